@@ -1,0 +1,3 @@
+"""graphmem: knowledge-graph entity memory for LLM agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,23 @@
+"""Lint and type checks run as part of the test suite, so CI runs them with the tests."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_ruff_lint_is_clean() -> None:
+    result = _run("ruff", "check", "graphmem", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean() -> None:
+    result = _run("mypy", "graphmem")
+    assert result.returncode == 0, result.stdout + result.stderr
