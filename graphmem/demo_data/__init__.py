@@ -1,0 +1,1 @@
+"""Bundled example corpus for ``graphmem demo`` (see README.md in this folder)."""
