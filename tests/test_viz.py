@@ -1,0 +1,506 @@
+"""Tests for graphmem.viz: budget and subgraph helpers, the page's safety, and the page itself
+drawn by a real headless Chromium with the network switched off (``browser`` marker)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from graphmem.errors import EntityNotFound, InvalidArgumentError
+from graphmem.viz import (
+    VizReport,
+    neighbourhood_subgraph,
+    path_subgraph,
+    render_graph,
+    select_visible_nodes,
+)
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+PAYLOADS = (
+    '<img src=x onerror="window.pwned=1">',
+    "</script><script>window.pwned=2</script>",
+    '"><svg onload=window.pwned=3>',
+)
+#: A URL anywhere in the file, including in-lined scripts and styles.
+URL = re.compile(r"https?://|//cdn", re.IGNORECASE)
+#: Markup that would fetch or link something (checked outside scripts).
+LOADING_MARKUP = re.compile(r"<[^>]*\b(?:src|href|action|srcset|poster|data)\s*=", re.IGNORECASE)
+#: CSS that would fetch something (``url(data:...)`` is in-line and fine).
+LOADING_CSS = re.compile(r"@import|url\(\s*(?![\"']?data:)", re.IGNORECASE)
+
+
+# --- graphs built by hand ---------------------------------------------------------------
+
+
+def add_entity(graph: nx.MultiDiGraph, key: str, name: str, label: str, **attrs: Any) -> None:
+    graph.add_node(key, name=name, label=label, **attrs)
+
+
+def add_relation(
+    graph: nx.MultiDiGraph, source: str, target: str, predicate: str, support: int = 1, **attrs: Any
+) -> None:
+    graph.add_edge(source, target, key=predicate, predicate=predicate, support=support, **attrs)
+
+
+def work_graph() -> nx.MultiDiGraph:
+    """A small work log: people, organisations, projects and places (15 entities)."""
+    graph = nx.MultiDiGraph()
+    people = {
+        "maria garcia": ("Maria Garcia", 14, ["Maria", "M. Garcia"]),
+        "ben okafor": ("Ben Okafor", 9, ["Ben"]),
+        "priya shah": ("Priya Shah", 7, ["Priya"]),
+        "tom lindqvist": ("Tom Lindqvist", 4, ["Tom"]),
+        "chen wei": ("Chen Wei", 5, []),
+        "sofia rossi": ("Sofia Rossi", 3, []),
+    }
+    for key, (name, mentions, aliases) in people.items():
+        add_entity(graph, key, name, "PERSON", mentions=mentions, aliases=aliases, evidence=[])
+    graph.nodes["maria garcia"]["evidence"] = [
+        "Maria Garcia presented the Atlas roadmap to the Acme board.",
+        "Maria joined Acme Corp as head of data in March.",
+    ]
+    for key, name, label, mentions, aliases in [
+        ("acme", "Acme Corp", "ORG", 21, ["Acme", "ACME Corporation"]),
+        ("globex", "Globex", "ORG", 8, ["Globex Inc."]),
+        ("initech", "Initech", "ORG", 4, []),
+        ("atlas", "Project Atlas", "PRODUCT", 12, ["Atlas"]),
+        ("helios", "Helios", "PRODUCT", 6, []),
+        ("nimbus", "Nimbus", "PRODUCT", 5, []),
+        ("berlin", "Berlin", "GPE", 6, []),
+        ("london", "London", "GPE", 3, []),
+        ("kickoff", "Atlas Kickoff", "EVENT", 2, []),
+    ]:
+        evidence = [f"{name} came up in the weekly notes."]
+        add_entity(graph, key, name, label, mentions=mentions, aliases=aliases, evidence=evidence)
+    for source, target, predicate, support in [
+        ("maria garcia", "acme", "works_at", 6),
+        ("ben okafor", "acme", "works_at", 3),
+        ("priya shah", "globex", "works_at", 2),
+        ("tom lindqvist", "acme", "works_at", 1),
+        ("chen wei", "globex", "works_at", 2),
+        ("sofia rossi", "initech", "works_at", 1),
+        ("priya shah", "maria garcia", "met", 2),
+        ("sofia rossi", "ben okafor", "met", 1),
+        ("maria garcia", "atlas", "leads", 4),
+        ("ben okafor", "atlas", "works_on", 3),
+        ("chen wei", "nimbus", "leads", 2),
+        ("acme", "helios", "co_occurs", 3),
+        ("acme", "berlin", "located_in", 2),
+        ("globex", "atlas", "co_occurs", 2),
+        ("initech", "nimbus", "co_occurs", 1),
+        ("tom lindqvist", "helios", "co_occurs", 1),
+        ("chen wei", "london", "co_occurs", 1),
+        ("kickoff", "berlin", "co_occurs", 1),
+        ("kickoff", "atlas", "co_occurs", 2),
+        ("maria garcia", "priya shah", "co_occurs", 2),
+    ]:
+        add_relation(graph, source, target, predicate, support)
+    graph.edges["maria garcia", "acme", "works_at"]["evidence"] = [
+        "Maria joined Acme Corp as head of data in March."
+    ]
+    return graph
+
+
+def hostile_graph() -> nx.MultiDiGraph:
+    """Every text field holds markup that would run script if it were parsed as HTML."""
+    graph = nx.MultiDiGraph()
+    img, script, svg = PAYLOADS
+    add_entity(
+        graph, "evil", img, script, mentions=3, aliases=[script, svg], evidence=[svg, img, script]
+    )
+    add_entity(graph, "victim", svg, "PERSON", mentions=1, aliases=[img], evidence=[script])
+    add_relation(graph, "evil", "victim", script, support=2, evidence=[img, svg])
+    graph.add_edge("victim", "evil", key=svg, predicate=img, support=1, evidence=[script])
+    return graph
+
+
+def hub_graph() -> nx.MultiDiGraph:
+    """Five hubs joined to each other and to 30 leaves; ten isolated entities (45 in all)."""
+    graph = nx.MultiDiGraph()
+    hubs = [f"hub{i}" for i in range(5)]
+    for hub in hubs:
+        add_entity(graph, hub, hub.title(), "ORG", mentions=2)
+    for i, source in enumerate(hubs):
+        for target in hubs[i + 1 :]:
+            add_relation(graph, source, target, "partners_with")
+    for leaf in range(30):
+        key = f"leaf{leaf:02d}"
+        add_entity(graph, key, f"Leaf {leaf:02d}", "PERSON", mentions=1)
+        add_relation(graph, key, hubs[leaf % 5], "works_at")
+    for lonely in range(10):
+        # Many mentions but no relations: mentions only break ties in degree.
+        add_entity(graph, f"lonely{lonely}", f"Lonely {lonely}", "GPE", mentions=50)
+    return graph
+
+
+# --- pure graph operations --------------------------------------------------------------
+
+
+class TestSelectVisibleNodes:
+    def test_keeps_the_most_connected(self) -> None:
+        kept = select_visible_nodes(hub_graph(), max_nodes=5)
+        assert sorted(map(str, kept)) == [f"hub{i}" for i in range(5)]
+
+    def test_mentions_break_ties_in_degree(self) -> None:
+        graph = nx.MultiDiGraph()
+        for key, mentions in [("a", 1), ("b", 9), ("c", 5)]:
+            graph.add_node(key, mentions=mentions)
+        assert select_visible_nodes(graph, max_nodes=2) == ["b", "c"]
+
+    def test_focus_nodes_come_first(self) -> None:
+        kept = select_visible_nodes(hub_graph(), max_nodes=3, focus=["lonely3", "leaf07"])
+        assert kept[:2] == ["lonely3", "leaf07"]
+        assert kept[2].startswith("hub")
+
+    def test_a_string_focus_is_one_node(self) -> None:
+        assert select_visible_nodes(hub_graph(), max_nodes=1, focus="lonely3") == ["lonely3"]
+
+    def test_unknown_focus_names_the_node(self) -> None:
+        with pytest.raises(EntityNotFound, match="Focus entity 'nobody' is not in the graph"):
+            select_visible_nodes(hub_graph(), focus=["hub0", "nobody"])
+
+    @pytest.mark.parametrize("max_nodes", [0, -3, 2.5, True])
+    def test_rejects_a_bad_budget(self, max_nodes: Any) -> None:
+        with pytest.raises(InvalidArgumentError, match="max_nodes must be an integer"):
+            select_visible_nodes(hub_graph(), max_nodes=max_nodes)
+
+
+class TestSubgraphs:
+    def test_neighbourhood_follows_edges_both_ways(self) -> None:
+        graph = work_graph()
+        assert set(neighbourhood_subgraph(graph, "atlas", depth=1)) == {
+            "atlas",
+            "maria garcia",
+            "ben okafor",
+            "globex",
+            "kickoff",
+        }
+
+    def test_neighbourhood_keeps_attributes_and_parallel_edges(self) -> None:
+        sub = neighbourhood_subgraph(work_graph(), "maria garcia", depth=1)
+        assert isinstance(sub, nx.MultiDiGraph)
+        assert sub.nodes["acme"]["name"] == "Acme Corp"
+        assert sub.number_of_edges("maria garcia", "priya shah") == 1
+        assert sub.number_of_edges("priya shah", "maria garcia") == 1
+
+    def test_depth_zero_is_the_entity_alone(self) -> None:
+        assert list(neighbourhood_subgraph(work_graph(), "acme", depth=0)) == ["acme"]
+
+    def test_path_keeps_only_consecutive_relations(self) -> None:
+        sub = path_subgraph(work_graph(), ["priya shah", "maria garcia", "acme"])
+        assert sorted(sub.edges(keys=True)) == [
+            ("maria garcia", "acme", "works_at"),
+            ("maria garcia", "priya shah", "co_occurs"),
+            ("priya shah", "maria garcia", "met"),
+        ]
+
+    @pytest.mark.parametrize(
+        "call",
+        [
+            lambda g: neighbourhood_subgraph(g, "nobody"),
+            lambda g: path_subgraph(g, ["acme", "nobody"]),
+        ],
+    )
+    def test_unknown_entity_names_the_node(self, call: Any) -> None:
+        with pytest.raises(EntityNotFound, match="Entity 'nobody' is not in the graph"):
+            call(work_graph())
+
+
+# --- the written page, without a browser ------------------------------------------------
+
+
+def page_data(html: str) -> dict[str, Any]:
+    match = re.search(r'<script type="application/json" id="graphmem-data">(.*?)</script>', html)
+    assert match, "no data block in the page"
+    data: dict[str, Any] = json.loads(match.group(1))
+    return data
+
+
+def start_tags(html: str) -> list[str]:
+    """Return the start tags an HTML parser finds, in order (script bodies are not markup)."""
+
+    class TagCollector(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.append(tag)
+
+    collector = TagCollector()
+    collector.feed(html)
+    collector.close()
+    return collector.tags
+
+
+class TestPageFile:
+    def test_report_counts(self, tmp_path: Path) -> None:
+        report = render_graph(hub_graph(), tmp_path / "deep" / "er" / "g.html", max_nodes=12)
+        assert report == VizReport(
+            path=tmp_path / "deep" / "er" / "g.html",
+            nodes_drawn=12,
+            edges_drawn=10 + 7,
+            nodes_omitted=33,
+            edges_omitted=23,
+        )
+        assert report.path.is_file()
+
+    @pytest.mark.parametrize("graph", [work_graph(), hostile_graph(), nx.MultiDiGraph()])
+    def test_holds_no_external_url(self, tmp_path: Path, graph: nx.MultiDiGraph) -> None:
+        html = render_graph(graph, tmp_path / "g.html").path.read_text(encoding="utf-8")
+        assert URL.findall(html) == []
+        markup = re.sub(r"(?s)(<script\b[^>]*>).*?(</script>)", r"\1\2", html)
+        assert LOADING_MARKUP.findall(markup) == []
+        styles = re.findall(r"(?s)<style>(.*?)</style>", html)
+        assert len(styles) == 1 and LOADING_CSS.findall(styles[0]) == []
+
+    def test_hostile_text_cannot_leave_the_data_block(self, tmp_path: Path) -> None:
+        html = render_graph(hostile_graph(), tmp_path / "g.html", title=PAYLOADS[1]).path
+        text = html.read_text(encoding="utf-8")
+        # An HTML parser sees three scripts (data, vis-network, page) and no injected element.
+        tags = start_tags(text)
+        assert tags.count("script") == 3
+        assert not {"img", "svg", "iframe", "object"} & set(tags)
+        assert "<title>&lt;/script&gt;&lt;script&gt;window.pwned=2&lt;/script&gt;</title>" in text
+        assert page_data(text)["nodes"][0]["tooltip"]["heading"] == PAYLOADS[0]
+
+    def test_only_the_pages_own_scripts_may_run(self, tmp_path: Path) -> None:
+        text = render_graph(work_graph(), tmp_path / "g.html").path.read_text(encoding="utf-8")
+        csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text)
+        assert csp, "no Content-Security-Policy"
+        assert "default-src 'none'" in csp.group(1)
+        assert len(re.findall(r"'sha256-[A-Za-z0-9+/=]+'", csp.group(1))) == 2
+        assert "unsafe-inline" not in csp.group(1).split("script-src")[1].split(";")[0]
+
+    def test_summary_states_what_was_left_out(self, tmp_path: Path) -> None:
+        text = render_graph(hub_graph(), tmp_path / "g.html", max_nodes=12).path.read_text()
+        assert page_data(text)["summary"]["text"] == (
+            "Showing 12 of 45 entities; 33 omitted (least connected). Relations: 17 of 40 drawn."
+        )
+
+    def test_long_and_odd_attributes_are_tamed(self, tmp_path: Path) -> None:
+        graph = nx.MultiDiGraph()
+        graph.add_node(("tuple", 1), name="x" * 500, mentions="many", aliases="Solo", evidence=None)
+        graph.add_edge(("tuple", 1), ("tuple", 1), key=7, support=float("nan"))
+        data = page_data(render_graph(graph, tmp_path / "g.html").path.read_text())
+        (node,) = data["nodes"]
+        assert len(node["label"]) == 32 and node["label"].endswith("…")
+        assert node["group_label"] == "UNLABELLED"
+        assert node["tooltip"]["sections"][0]["items"] == ["Solo"]
+        assert data["edges"][0]["label"] == ""
+
+
+# --- the page in a real browser, offline ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the session, with every network request made impossible."""
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.fail(
+            f"browser tests need {' and '.join(missing)}; install them with "
+            "`apt-get install -y chromium chromium-driver` (.ci/run does)",
+            pytrace=False,
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="graphmem-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,900",
+        # Anything that still tried the network would hit a closed local port.
+        "--proxy-server=127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd(
+            "Network.emulateNetworkConditions",
+            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
+        )
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver: Any, path: Path) -> dict[str, Any]:
+    """Load ``path`` from disk, wait for the network to settle and return its stats."""
+    driver.get_log("performance")  # drop earlier pages' entries
+    driver.get(path.as_uri())
+    deadline = time.monotonic() + 20
+    while not driver.execute_script("return window.graphmemReady === true"):
+        if time.monotonic() > deadline:
+            messages = [entry["message"] for entry in driver.get_log("browser")]
+            pytest.fail(f"page never reported ready; first browser messages: {messages[:3]}")
+        time.sleep(0.05)
+    stats: dict[str, Any] = driver.execute_script("return window.graphmemStats")
+    return stats
+
+
+def requested_urls(driver: Any) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def hover_node(driver: Any, node_id: int) -> str:
+    """Move the real mouse onto a node and return the tooltip's text once it shows."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    canvas = driver.find_element("css selector", "#graphmem-network canvas")
+    x, y = driver.execute_script(
+        "var p = graphmemNetwork.canvasToDOM(graphmemNetwork.getPosition(arguments[0]));"
+        "return [p.x, p.y];",
+        node_id,
+    )
+    size = canvas.size
+    actions = ActionChains(driver)
+    actions.move_to_element_with_offset(canvas, 0, 0).perform()  # leave any earlier hover
+    actions.move_to_element_with_offset(
+        canvas, round(x - size["width"] / 2), round(y - size["height"] / 2)
+    ).perform()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        text = driver.execute_script(
+            "var tip = document.querySelector('div.vis-tooltip');"
+            "return tip && tip.style.visibility === 'visible' ? tip.textContent : null;"
+        )
+        if text:
+            return str(text)
+        time.sleep(0.05)
+    pytest.fail(f"no tooltip appeared over node {node_id}")
+
+
+def node_id_by_name(driver: Any, name: str) -> int:
+    """Return the page's id of the node whose tooltip heading (its full name) is ``name``."""
+    ids = driver.execute_script(
+        "var wanted = arguments[0];"
+        "return graphmemNodes.getIds({filter: function (n) {"
+        "  return n.title.querySelector('.gm-tip-heading').textContent === wanted; }});",
+        name,
+    )
+    assert len(ids) == 1, f"expected one node named {name!r}, got {ids}"
+    return int(ids[0])
+
+
+@pytest.mark.browser
+class TestPageInBrowser:
+    def test_draws_every_node_and_edge(self, browser: Any, tmp_path: Path) -> None:
+        report = render_graph(work_graph(), tmp_path / "g.html")
+        stats = open_page(browser, report.path)
+        assert (stats["nodes"], stats["edges"]) == (15, 20)
+        assert (report.nodes_drawn, report.edges_drawn) == (15, 20)
+        positions = browser.execute_script("return Object.keys(graphmemNetwork.getPositions())")
+        assert len(positions) == 15
+        summary = browser.find_element("id", "graphmem-summary").text
+        assert summary == "15 entities, 20 relations."
+
+    def test_loads_nothing_from_the_network(self, browser: Any, tmp_path: Path) -> None:
+        report = render_graph(work_graph(), tmp_path / "g.html")
+        open_page(browser, report.path)
+        urls = requested_urls(browser)
+        assert urls, "the performance log recorded no request at all"
+        assert [url for url in urls if not url.startswith(("file:", "data:", "about:"))] == []
+        errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == []
+
+    def test_legend_lists_each_label_present(self, browser: Any, tmp_path: Path) -> None:
+        stats = open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        rows = browser.find_elements("css selector", "#graphmem-legend-labels li")
+        legend = {row.get_attribute("data-label"): row.text.split() for row in rows}
+        assert legend == {
+            "PERSON": ["PERSON", "6"],
+            "ORG": ["ORG", "3"],
+            "PRODUCT": ["PRODUCT", "3"],
+            "GPE": ["GPE", "2"],
+            "EVENT": ["EVENT", "1"],
+        }
+        assert stats["labels"] == ["PERSON", "ORG", "PRODUCT", "GPE", "EVENT"]
+
+    def test_hover_shows_aliases_and_recent_evidence(self, browser: Any, tmp_path: Path) -> None:
+        open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        tooltip = hover_node(browser, node_id_by_name(browser, "Maria Garcia"))
+        assert "Maria Garcia" in tooltip
+        assert "PERSON · 14 mentions" in tooltip
+        assert "M. Garcia" in tooltip
+        assert "Maria Garcia presented the Atlas roadmap to the Acme board." in tooltip
+        edge_tip = browser.execute_script(
+            "return graphmemEdges.get({filter: function (e) { return e.label === 'works_at'; }})"
+            ".map(function (e) { return e.title.textContent; });"
+        )
+        assert any("Maria joined Acme Corp as head of data in March." in tip for tip in edge_tip)
+
+    @pytest.mark.parametrize("with_csp", [True, False], ids=["with-csp", "escaping-alone"])
+    def test_hostile_memory_runs_nothing_and_reads_literally(
+        self, browser: Any, tmp_path: Path, with_csp: bool
+    ) -> None:
+        path = render_graph(hostile_graph(), tmp_path / "g.html", title=PAYLOADS[2]).path
+        if not with_csp:
+            # Prove the escaping holds on its own, without the policy as a safety net.
+            page = path.read_text(encoding="utf-8")
+            path.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page))
+        stats = open_page(browser, path)
+        assert stats["nodes"] == 2 and stats["edges"] == 2
+        tooltip = hover_node(browser, node_id_by_name(browser, PAYLOADS[0]))
+        time.sleep(0.2)  # give any injected handler the chance to fire
+        assert browser.execute_script("return typeof window.pwned") == "undefined"
+        for payload in PAYLOADS:
+            assert payload in tooltip
+        assert browser.find_element("css selector", "h1").text == PAYLOADS[2]
+        assert browser.title == PAYLOADS[2]
+        legend = [
+            row.get_attribute("data-label")
+            for row in browser.find_elements("css selector", "#graphmem-legend-labels li")
+        ]
+        assert sorted(legend) == sorted(["PERSON", PAYLOADS[1]])
+        assert (
+            browser.execute_script(
+                "return document.querySelectorAll('img, svg, iframe, object').length"
+            )
+            == 0
+        )
+        assert len(browser.find_elements("css selector", "script")) == 3
+
+    def test_budget_keeps_the_most_connected(self, browser: Any, tmp_path: Path) -> None:
+        report = render_graph(hub_graph(), tmp_path / "g.html", max_nodes=12, focus="lonely0")
+        stats = open_page(browser, report.path)
+        assert (stats["nodes"], stats["nodesTotal"], stats["nodesOmitted"]) == (12, 45, 33)
+        labels = set(
+            browser.execute_script("return graphmemNodes.map(function (n) { return n.label; })")
+        )
+        hubs = {f"Hub{i}" for i in range(5)}
+        assert hubs | {"Lonely 0"} <= labels
+        assert not any(label.startswith("Lonely") for label in labels - {"Lonely 0"})
+        summary = browser.find_element("id", "graphmem-summary").text
+        assert summary.startswith("Showing 12 of 45 entities; 33 omitted (least connected).")
