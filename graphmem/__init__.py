@@ -1,3 +1,54 @@
-"""graphmem: knowledge-graph entity memory for LLM agents."""
+"""graphmem: knowledge-graph entity memory for LLM agents.
+
+A drop-in replacement for the memory system of the Calute agent framework: replace
+``from calute.memory import ...`` and ``from calute.cortex.memory_integration import
+CortexMemory`` with ``from graphmem import ...``.
+
+Example:
+    >>> from graphmem import CortexMemory
+    >>> memory = CortexMemory()
+    >>> memory.save_agent_interaction("Researcher", "found", "Acme hired Alice Johnson", importance=0.7)
+    >>> memory.get_agent_history("Researcher")
+    ['[Researcher] found: Acme hired Alice Johnson', '[Researcher] found: Acme hired Alice Johnson']
+"""
+
+from .base import Memory
+from .cortex import CortexMemory, PersistenceDisabledWarning
+from .errors import (
+    DatabaseFileError,
+    EntityNotFound,
+    GraphmemError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    SchemaVersionError,
+)
+from .graph import KnowledgeGraph
+from .items import MemoryEntry, MemoryItem
+from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
+from .storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "ContextualMemory",
+    "CortexMemory",
+    "DatabaseFileError",
+    "EntityMemory",
+    "EntityNotFound",
+    "GraphmemError",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
+    "KnowledgeGraph",
+    "LongTermMemory",
+    "Memory",
+    "MemoryEntry",
+    "MemoryItem",
+    "MemoryStorage",
+    "PersistenceDisabledWarning",
+    "RAGStorage",
+    "SQLiteStorage",
+    "SchemaVersionError",
+    "ShortTermMemory",
+    "SimpleStorage",
+    "UserMemory",
+]

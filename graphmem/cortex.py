@@ -1,0 +1,326 @@
+"""``CortexMemory``: the facade that saves what agents do and builds the context for a task.
+
+Drop-in for Calute's ``calute.cortex.memory_integration.CortexMemory``: same constructor,
+methods and context format, without its bugs (a fresh memory writes every tier; short-term
+memory persists; users are isolated; the context lists each memory once).
+
+Example:
+    >>> memory = CortexMemory()
+    >>> memory.save_task_result("Analyze sales data", "Sales increased 15% this quarter",
+    ...                         agent_role="Data Analyst", importance=0.8)
+    >>> print(memory.build_context_for_task("Summarize sales", agent_role="Data Analyst"))
+    Recent context:
+      • Task completed: Analyze sales data - Result: Sales increased 15% this quarter
+    <BLANKLINE>
+    Relevant knowledge:
+      • Sales increased 15% this quarter
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from .errors import InvalidArgumentTypeError
+from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
+from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
+from .retrieval.context import ContextEntry, ContextReport, ContextSection
+from .storage import SQLiteStorage
+
+__all__ = ["CortexMemory", "PersistenceDisabledWarning"]
+
+_LONG_TERM_TASK_THRESHOLD = 0.7
+_LONG_TERM_INTERACTION_THRESHOLD = 0.6
+_RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
+
+
+class PersistenceDisabledWarning(UserWarning):
+    """A ``persistence_path`` was given but ``WRITE_MEMORY`` is not ``"1"``: nothing is saved."""
+
+
+class CortexMemory:
+    """Unified memory for agents and tasks: short-term, long-term, entity, user, contextual.
+
+    Args:
+        enable_short_term, enable_long_term, enable_entity, enable_user: which tiers exist
+            (a disabled tier is ``None``; ``contextual`` always exists).
+        persistence_path: a SQLite file (or database URL). Used only when the environment
+            variable ``WRITE_MEMORY`` is ``"1"``; otherwise the memory is ephemeral and a
+            :class:`PersistenceDisabledWarning` says so.
+        short_term_capacity: items kept in short-term memory.
+        long_term_capacity: items kept in long-term memory before eviction.
+    """
+
+    def __init__(
+        self,
+        enable_short_term: bool = True,
+        enable_long_term: bool = True,
+        enable_entity: bool = True,
+        enable_user: bool = False,
+        persistence_path: str | None = None,
+        short_term_capacity: int = 50,
+        long_term_capacity: int = 5000,
+    ) -> None:
+        if persistence_path is not None and not isinstance(persistence_path, str | os.PathLike):
+            raise InvalidArgumentTypeError(
+                f"persistence_path must be a str or None, got {type(persistence_path).__name__}"
+            )
+        write_memory = os.environ.get("WRITE_MEMORY", "0") == "1"
+        if persistence_path and not write_memory:
+            warnings.warn(
+                f"persistence_path={os.fspath(persistence_path)!r} is ignored because the environment "
+                "variable WRITE_MEMORY is not '1'; this memory is ephemeral. Set WRITE_MEMORY=1 to persist.",
+                PersistenceDisabledWarning,
+                stacklevel=2,
+            )
+        self.storage: SQLiteStorage | None = (
+            SQLiteStorage(persistence_path) if persistence_path and write_memory else None
+        )
+        space = self.storage if self.storage is not None else SQLiteStorage()
+        self._space = space
+        self.short_term = (
+            ShortTermMemory(capacity=short_term_capacity, storage=space)
+            if enable_short_term
+            else None
+        )
+        self.long_term = (
+            LongTermMemory(storage=space, max_items=long_term_capacity)
+            if enable_long_term
+            else None
+        )
+        self.entity_memory = EntityMemory(storage=space) if enable_entity else None
+        self.user_memory = UserMemory(storage=space) if enable_user else None
+        self.contextual = ContextualMemory(
+            short_term_capacity=short_term_capacity, long_term_storage=space
+        )
+
+    def __repr__(self) -> str:
+        return f"CortexMemory({self._space.database.describe()!r})"
+
+    # ------------------------------------------------------------------ saving
+    def save_task_result(
+        self,
+        task_description: str,
+        result: str,
+        agent_role: str,
+        importance: float = 0.5,
+        task_metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a task's result: short-term always, long-term when ``importance >= 0.7``,
+        entity and contextual memory always. All of it in one transaction."""
+        check_content(task_description, "task_description")
+        check_content(result, "result")
+        check_content(agent_role, "agent_role")
+        importance = check_importance(importance)
+        if task_metadata is not None and not isinstance(task_metadata, dict):
+            raise InvalidArgumentTypeError(
+                f"task_metadata must be a dict or None, got {type(task_metadata).__name__}"
+            )
+        encode_metadata(task_metadata or {}, "task_metadata")
+        metadata = {
+            **(task_metadata or {}),
+            "task": task_description[:100],
+            "agent_role": agent_role,
+        }
+        with self._space.database.write():
+            if self.short_term is not None:
+                self.short_term.save(
+                    f"Task completed: {task_description[:100]} - Result: {result[:200]}",
+                    metadata=metadata,
+                    agent_id=agent_role,
+                )
+            if self.long_term is not None and importance >= _LONG_TERM_TASK_THRESHOLD:
+                self.long_term.save(
+                    result, metadata=metadata, agent_id=agent_role, importance=importance
+                )
+            if self.entity_memory is not None:
+                self.entity_memory.save(
+                    f"{task_description} {result}", metadata=metadata, agent_id=agent_role
+                )
+            self.contextual.save(
+                result, metadata=metadata, importance=importance, agent_id=agent_role
+            )
+
+    def save_agent_interaction(
+        self, agent_role: str, action: str, content: str, importance: float = 0.3
+    ) -> None:
+        """Record ``"[agent_role] action: content"`` in short-term, and long-term when
+        ``importance >= 0.6``."""
+        for name, value in (("agent_role", agent_role), ("action", action), ("content", content)):
+            check_content(value, name)
+        importance = check_importance(importance)
+        interaction = f"[{agent_role}] {action}: {content}"
+        with self._space.database.write():
+            if self.short_term is not None:
+                self.short_term.save(interaction, metadata={"action": action}, agent_id=agent_role)
+            if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
+                self.long_term.save(interaction, agent_id=agent_role, importance=importance)
+
+    def save_cortex_decision(
+        self, decision: str, context: str, outcome: str | None = None, importance: float = 0.7
+    ) -> None:
+        """Record an orchestration decision in long-term (agent ``cortex_manager``) and contextual memory."""
+        check_content(decision, "decision")
+        check_content(context, "context")
+        if outcome is not None:
+            check_content(outcome, "outcome")
+        importance = check_importance(importance)
+        content = f"Decision: {decision}\nContext: {context}"
+        if outcome:
+            content += f"\nOutcome: {outcome}"
+        metadata = {"type": "cortex_decision", "has_outcome": outcome is not None}
+        with self._space.database.write():
+            if self.long_term is not None:
+                self.long_term.save(
+                    content, metadata=metadata, importance=importance, agent_id="cortex_manager"
+                )
+            self.contextual.save(content, metadata=metadata, importance=importance)
+
+    # ------------------------------------------------------------------ context
+    def build_context_report(
+        self,
+        task_description: str,
+        agent_role: str | None = None,
+        additional_context: str | None = None,
+        max_items: int = 10,
+    ) -> ContextReport:
+        """The context for a task as a structured report (items, scores, explanations, subgraph).
+
+        ``build_context_for_task`` returns ``report.text`` of this report.
+        """
+        if not isinstance(task_description, str):
+            raise InvalidArgumentTypeError(
+                f"task_description must be a str, got {type(task_description).__name__}"
+            )
+        check_optional_id(agent_role, "agent_role")
+        if additional_context is not None and not isinstance(additional_context, str):
+            raise InvalidArgumentTypeError("additional_context must be a str or None")
+        agent_filter = {"agent_id": agent_role} if agent_role else None
+        report = ContextReport(task=task_description, background=additional_context or None)
+        shown: set[str] = set()
+
+        def entry(item: MemoryItem, max_chars: int, tier: str, hit: Any = None) -> ContextEntry:
+            shown.add(item.content[:max_chars])
+            shown.add(item.content)
+            return ContextEntry(
+                item.content,
+                max_chars,
+                item.memory_id,
+                tier,
+                hit.score if hit else None,
+                hit.explanation if hit else None,
+            )
+
+        if self.short_term is not None:
+            if agent_role:
+                found = self.short_term.retrieve(filters=agent_filter, limit=5)
+                recent = list(reversed(found)) if isinstance(found, list) else []
+            else:
+                recent = self.short_term.get_recent(n=5)
+            report.sections.append(
+                ContextSection("Recent context:", [entry(i, _RECENT, "short_term") for i in recent])
+            )
+        if self.long_term is not None and task_description.strip():
+            hits = self.long_term.search_hits(task_description, limit=5, filters=agent_filter)
+            report.sections.append(
+                ContextSection(
+                    "Relevant knowledge:",
+                    [
+                        entry(h.item, _KNOWLEDGE, "long_term", h)
+                        for h in hits
+                        if h.item.content not in shown
+                    ],
+                )
+            )
+        if self.entity_memory is not None and task_description.strip():
+            known = []
+            for name in self.entity_memory.extract_entities(task_description)[:5]:
+                frequency = self.entity_memory.get_entity_info(name).get("frequency", 0)
+                if frequency > 0:
+                    known.append(
+                        ContextEntry(f"{name}: {frequency} mentions", 10**9, tier="entity")
+                    )
+            report.sections.append(ContextSection("Known entities:", known))
+            report.subgraph = self.entity_memory.subgraph(
+                [e.content.rsplit(":", 1)[0] for e in known], depth=1
+            )
+        if task_description.strip():
+            hits = self.contextual.search_hits(
+                task_description, limit=max_items, filters=agent_filter
+            )
+            fresh = [
+                h
+                for h in hits
+                if h.item.content not in shown and h.item.content[:_RELATED] not in shown
+            ]
+            unique: list[Any] = []
+            for hit in fresh:
+                if all(hit.item.content != other.item.content for other in unique):
+                    unique.append(hit)
+            report.sections.append(
+                ContextSection(
+                    "Related memories:",
+                    [entry(h.item, _RELATED, "contextual", h) for h in unique[:3]],
+                )
+            )
+        return report
+
+    def build_context_for_task(
+        self,
+        task_description: str,
+        agent_role: str | None = None,
+        additional_context: str | None = None,
+        max_items: int = 10,
+    ) -> str:
+        """Context for a task: background, recent context, relevant knowledge, known entities
+        and related memories (each section only when it has content; "" when none has)."""
+        return self.build_context_report(
+            task_description, agent_role, additional_context, max_items
+        ).text
+
+    # ------------------------------------------------------------------ reading
+    def get_agent_history(self, agent_role: str, limit: int = 20) -> list[str]:
+        """An agent's history: short-term items newest first, then long-term items newest first."""
+        check_content(agent_role, "agent_role")
+        history: list[str] = []
+        if self.short_term is not None:
+            found = self.short_term.retrieve(filters={"agent_id": agent_role}, limit=limit)
+            history.extend(item.content for item in (found if isinstance(found, list) else []))
+        if self.long_term is not None and len(history) < limit:
+            rows = self.long_term.search(
+                "", limit=limit - len(history), filters={"agent_id": agent_role}
+            )
+            history.extend(item.content for item in rows)
+        return history[:limit]
+
+    def get_user_context(self, user_id: str) -> str:
+        """A user's context ("" when user memory is disabled)."""
+        return self.user_memory.get_user_context(user_id) if self.user_memory is not None else ""
+
+    def get_summary(self) -> str:
+        """Summaries of short-term and long-term memory, and how many entities are tracked."""
+        parts: list[str] = []
+        if self.short_term is not None:
+            parts.append(self.short_term.summarize())
+        if self.long_term is not None:
+            parts.append(self.long_term.consolidate())
+        if self.entity_memory is not None and len(self.entity_memory) > 0:
+            parts.append(f"Tracking {len(self.entity_memory.entities)} entities")
+        return "\n\n".join(parts)
+
+    # ------------------------------------------------------------------ resetting
+    def reset_short_term(self) -> None:
+        """Clear short-term memory only."""
+        if self.short_term is not None:
+            self.short_term.clear()
+
+    def reset_all(self) -> None:
+        """Clear every tier (user memory included), the entity graph and the persisted rows."""
+        with self._space.database.write():
+            for tier in (self.short_term, self.long_term, self.entity_memory, self.contextual):
+                if tier is not None:
+                    tier.clear()
+            if self.user_memory is not None:
+                for user_id in list(self.user_memory.user_memories):
+                    self.user_memory.clear_user_memory(user_id)

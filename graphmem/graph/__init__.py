@@ -1,0 +1,5 @@
+"""The knowledge graph: a NetworkX view of the entity tables, and relationship queries."""
+
+from .knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
+
+__all__ = ["Edge", "EntityInfo", "Hop", "KnowledgeGraph"]

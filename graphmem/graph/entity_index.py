@@ -1,0 +1,572 @@
+"""The entity index: turns saved memories into entities, mentions and relations.
+
+For each memory it finds entity mentions (:mod:`graphmem.extract.entities`), resolves them to
+the tenant's entities (canonical key, known aliases, a lone first or last name to a unique full
+PERSON name), links entities that share a sentence or a memory (``co_occurs``), adds typed
+relations from the dependency rules when asked, and writes it all in the caller's transaction.
+The tenant's :class:`KnowledgeGraph` view is updated once the transaction commits; a view whose
+generation differs from the database's (another process wrote) is rebuilt from the tables.
+
+Example:
+    >>> from graphmem.store.database import Database
+    >>> from graphmem.items import MemoryItem
+    >>> db = Database(); index = EntityIndex(db)
+    >>> with db.write() as conn:
+    ...     seq = db.insert_memory(conn, MemoryItem("Alice Johnson met Bob Stone in Paris."), namespace="n")
+    ...     _ = index.index(conn, [(seq, MemoryItem("Alice Johnson met Bob Stone in Paris."))])
+    >>> sorted(index.graph("").neighbors("Alice Johnson"))
+    ['Bob Stone', 'Paris']
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from spacy.tokens import Doc, Span
+from sqlalchemy import Connection
+
+from ..errors import EntityNotFound, InvalidArgumentError
+from ..extract.entities import AliasMatcher, Mention, find_mentions
+from ..extract.normalize import canonical_key
+from ..extract.pipeline import Analyzer, get_analyzer
+from ..items import MemoryItem
+from ..store import graph_rows
+from ..store.database import Database, MemoryRow
+from .knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
+
+__all__ = ["GIVEN_LABEL", "MAX_INDEXED_CHARS", "EntityIndex", "IndexedMemory", "RelationSource"]
+
+#: Entities are looked for in the first this-many characters of a memory (all of it is stored
+#: and searchable); analysing megabytes of text on every save would stall the caller.
+MAX_INDEXED_CHARS = 200_000
+#: Pairs of co-occurring entities are drawn from at most this many entities per memory.
+MAX_COOCCURRING_ENTITIES = 12
+#: Label of entities named by the caller (``EntityMemory.save(..., entities=[...])``) and unknown.
+GIVEN_LABEL = "ENTITY"
+_CO_SENTENCE = ("co_sentence", 1.0)
+_CO_MEMORY = ("co_memory", 0.5)
+
+
+class RelationSource(Protocol):
+    """What the index needs from a typed-relation extractor."""
+
+    def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> Sequence[Any]: ...
+
+    def functional_predicates(self) -> frozenset[str]: ...
+
+
+@dataclass
+class IndexedMemory:
+    """What indexing found in one memory: entity display names, in text order."""
+
+    seq: int
+    entity_names: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _TenantState:
+    graph: KnowledgeGraph
+    matcher: AliasMatcher
+    generation: int
+
+
+class EntityIndex:
+    """Entity extraction, resolution and graph maintenance over one :class:`Database`."""
+
+    def __init__(
+        self,
+        db: Database,
+        analyzer: Analyzer | None = None,
+        relation_source: RelationSource | None = None,
+    ) -> None:
+        self.db = db
+        self._analyzer = analyzer
+        self._relation_source = relation_source
+        self._relation_source_loaded = relation_source is not None
+        self._tenants: dict[str, _TenantState] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The spaCy analyzer (loaded on first use)."""
+        if self._analyzer is None:
+            self._analyzer = get_analyzer()
+        return self._analyzer
+
+    @property
+    def relation_source(self) -> RelationSource | None:
+        """The typed-relation extractor, or None when the pipeline has no parser."""
+        if not self._relation_source_loaded:
+            self._relation_source_loaded = True
+            if self.analyzer.has_parser:
+                from ..extract.relations import RelationExtractor
+
+                self._relation_source = RelationExtractor(self.analyzer.nlp)
+        return self._relation_source
+
+    # ------------------------------------------------------------------ graph views
+    def graph(self, tenant: str) -> KnowledgeGraph:
+        """The tenant's graph, rebuilt from the tables when another writer changed them."""
+        with self._lock:
+            with self.db.read() as conn:
+                generation = self.db.generation(conn)
+                state = self._tenants.get(tenant)
+                if state is None or state.generation != generation:
+                    state = self._load(conn, tenant, generation)
+            return state.graph
+
+    def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
+        ents, rels = graph_rows.load_tenant(conn, tenant)
+        kg = KnowledgeGraph(self._evidence_loader)
+        matcher = AliasMatcher(self.analyzer.nlp)
+        for e in ents:
+            kg.add_entity(
+                e.key,
+                name=e.name,
+                label=e.label,
+                mentions=e.mentions,
+                aliases=e.aliases,
+                first_seen=e.first_seen,
+                last_seen=e.last_seen,
+                entity_id=e.id,
+            )
+            for alias in e.aliases:
+                matcher.add(alias, e.label)
+        for r in rels:
+            kg.add_edge(
+                r.subject_key,
+                r.predicate,
+                r.object_key,
+                support=r.support,
+                confidence=r.confidence,
+                first_seen=r.first_seen,
+                last_seen=r.last_seen,
+                valid_from=r.valid_from,
+                valid_to=r.valid_to,
+                relation_id=r.id,
+            )
+        state = _TenantState(kg, matcher, generation)
+        self._tenants[tenant] = state
+        return state
+
+    def matcher(self, tenant: str) -> AliasMatcher:
+        """The tenant's matcher of known names (fresh, like :meth:`graph`)."""
+        with self._lock:
+            self.graph(tenant)
+            return self._tenants[tenant].matcher
+
+    def add_relation(
+        self, tenant: str, subject: str, predicate: str, obj: str, confidence: float = 1.0
+    ) -> Edge:
+        """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become entities."""
+        key_pred = predicate.strip().lower().replace(" ", "_")
+        seen = datetime.now().isoformat()
+        with self._lock, self.db.write() as conn:
+            before, after = self.db.bump_generation(conn)
+            state = self._tenants.get(tenant)
+            if state is None or state.generation != before:
+                state = self._load(conn, tenant, before)
+            keys = []
+            for name in (subject, obj):
+                key = state.graph.resolve(name)
+                if key is None:
+                    key = canonical_key(name)
+                    entity_id = graph_rows.insert_entity(
+                        conn, tenant, key, name.strip(), GIVEN_LABEL, seen
+                    )
+                    state.graph.add_entity(
+                        key,
+                        name=name.strip(),
+                        label=GIVEN_LABEL,
+                        first_seen=seen,
+                        last_seen=seen,
+                        entity_id=entity_id,
+                    )
+                    state.matcher.add(name.strip(), GIVEN_LABEL)
+                keys.append(key)
+            self._link(
+                conn,
+                state,
+                tenant,
+                keys[0],
+                key_pred,
+                keys[1],
+                confidence,
+                seen,
+                (None, 0, 0, "manual"),
+            )
+            self._track_transaction({tenant}, before, after)
+            data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
+            return state.graph._edge(keys[0], keys[1], data)
+
+    def merge(self, tenant: str, keep: str, merge: str) -> int:
+        """Merge entity ``merge`` into ``keep``: aliases, mentions and relations move over.
+
+        Logged in the ``merges`` table with a snapshot; returns the id :meth:`unmerge` takes.
+        """
+        with self._lock, self.db.write() as conn:
+            before, after = self.db.bump_generation(conn)
+            state = self._tenants.get(tenant)
+            if state is None or state.generation != before:
+                state = self._load(conn, tenant, before)
+            keys = []
+            for name in (keep, merge):
+                key = state.graph.resolve(name)
+                if key is None:
+                    raise EntityNotFound(f"entity {name!r} is not in the graph")
+                keys.append(key)
+            if keys[0] == keys[1]:
+                raise InvalidArgumentError(f"{keep!r} and {merge!r} are already the same entity")
+            ids = [state.graph.graph.nodes[k]["entity_id"] for k in keys]
+            snapshot = graph_rows.merge_entity_rows(conn, tenant, ids[0], ids[1])
+            merge_id = graph_rows.log_merge(conn, tenant, keys[0], keys[1], snapshot)
+            self._tenants.pop(tenant, None)
+            self._track_transaction({tenant}, before, after)
+            return merge_id
+
+    def unmerge(self, tenant: str, merge_id: int) -> None:
+        """Undo a merge, restoring the rows it changed. Later merges of the same entities
+        must be undone first."""
+        with self._lock, self.db.write() as conn:
+            before, after = self.db.bump_generation(conn)
+            snapshot = graph_rows.take_merge(conn, tenant, merge_id)
+            graph_rows.unmerge_entity_rows(conn, snapshot)
+            self._tenants.pop(tenant, None)
+            self._track_transaction({tenant}, before, after)
+
+    def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
+        with self.db.read() as conn:
+            return dict(graph_rows.evidence_for(conn, relation_ids))
+
+    def invalidate(self) -> None:
+        """Drop every cached view (they are rebuilt on next use)."""
+        with self._lock:
+            self._tenants.clear()
+
+    # ------------------------------------------------------------------ indexing
+    def analyse(self, items: Sequence[MemoryItem], relations: bool) -> list[Doc]:
+        """Run the pipeline over the items' text (batched)."""
+        return self.analyzer.analyse(
+            [item.content[:MAX_INDEXED_CHARS] for item in items],
+            relations=relations and self.analyzer.has_parser,
+        )
+
+    def index(
+        self,
+        conn: Connection,
+        rows: Sequence[tuple[int, MemoryItem]],
+        *,
+        relations: bool = False,
+        docs: Sequence[Doc] | None = None,
+        given_entities: Mapping[int, Sequence[str]] | None = None,
+    ) -> list[IndexedMemory]:
+        """Index saved rows in the caller's write transaction.
+
+        ``given_entities`` (seq -> names) replaces extraction for those rows: the names are
+        linked where they occur in the text (or to the whole memory when they do not).
+        """
+        if not rows:
+            return []
+        if docs is None:
+            docs = self.analyse([item for _, item in rows], relations)
+        with self._lock:
+            before, after = self.db.bump_generation(conn)
+            results: list[IndexedMemory] = []
+            touched: set[str] = set()
+            for (seq, item), doc in zip(rows, docs, strict=True):
+                tenant = item.user_id or ""
+                touched.add(tenant)
+                state = self._tenants.get(tenant)
+                if state is None or state.generation != before:
+                    state = self._load(conn, tenant, before)
+                given = (given_entities or {}).get(seq)
+                results.append(
+                    self._index_one(conn, state, tenant, seq, item, doc, relations, given)
+                )
+            self._track_transaction(touched, before, after)
+            return results
+
+    def forget(self, conn: Connection, tenants: set[str]) -> None:
+        """After memory rows were deleted: drop what lost its support, refresh the views.
+
+        Deleting a row cascades to its mentions and evidence; relations left without evidence
+        and entities left without mentions or relations are deleted here.
+        """
+        with self._lock:
+            before, after = self.db.bump_generation(conn)
+            for tenant in sorted(tenants):
+                graph_rows.prune_unsupported(conn, tenant)
+                self._tenants.pop(tenant, None)
+            self._track_transaction(set(tenants), before, after)
+
+    def reindex(
+        self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
+    ) -> None:
+        """Re-extract a memory whose content (or owner) changed."""
+        graph_rows.delete_index_rows(conn, row.seq)
+        self.forget(conn, {row.tenant, new.user_id or ""})
+        self.index(conn, [(row.seq, new)], relations=relations)
+
+    def _track_transaction(self, touched: set[str], before: int, after: int) -> None:
+        """Keep views valid across this transaction's commit, or drop the ones it changed."""
+
+        def committed() -> None:
+            with self._lock:
+                for state in self._tenants.values():
+                    if state.generation == before:
+                        state.generation = after
+
+        def rolled_back() -> None:
+            with self._lock:
+                for tenant in touched:
+                    self._tenants.pop(tenant, None)
+
+        self.db.after_commit(committed)
+        self.db.after_rollback(rolled_back)
+
+    def _index_one(
+        self,
+        conn: Connection,
+        state: _TenantState,
+        tenant: str,
+        seq: int,
+        item: MemoryItem,
+        doc: Doc,
+        relations: bool,
+        given: Sequence[str] | None = None,
+    ) -> IndexedMemory:
+        seen = item.timestamp.isoformat()
+        mentions = (
+            find_mentions(doc, state.matcher)
+            if given is None
+            else self._given_mentions(state, doc, given)
+        )
+        entity_ids: dict[str, int] = {}
+        mention_rows: list[dict[str, Any]] = []
+        keys_in_order: list[str] = []
+        span_keys: dict[tuple[int, int], str] = {}
+        for mention in mentions:
+            key = self._resolve(conn, state, tenant, mention, seen)
+            entity_ids[key] = state.graph.graph.nodes[key]["entity_id"]
+            span_keys[(mention.start, mention.end)] = key
+            mention_rows.append(
+                {
+                    "entity_id": entity_ids[key],
+                    "memory_seq": seq,
+                    "start": mention.start,
+                    "end": mention.end,
+                    "surface": mention.surface,
+                    "label": mention.label,
+                }
+            )
+            if key not in keys_in_order:
+                keys_in_order.append(key)
+        graph_rows.add_mentions(conn, mention_rows)
+        for key, label in self._vote(conn, state, entity_ids).items():
+            state.graph.graph.nodes[key]["label"] = label
+        for key in keys_in_order:
+            node = state.graph.graph.nodes[key]
+            node["mentions"] += sum(1 for m in mention_rows if m["entity_id"] == entity_ids[key])
+            if seen > node["last_seen"]:
+                node["last_seen"] = seen
+                graph_rows.touch_entity(conn, entity_ids[key], seen)
+        self._link_cooccurring(conn, state, tenant, seq, mentions, span_keys, seen)
+        source = self.relation_source if relations else None
+        if source is not None and doc.has_annotation("DEP"):
+            self._add_typed_relations(
+                conn, state, tenant, seq, doc, mentions, span_keys, seen, source
+            )
+        return IndexedMemory(seq, [state.graph.name_of(k) for k in keys_in_order])
+
+    def _given_mentions(self, state: _TenantState, doc: Doc, names: Sequence[str]) -> list[Mention]:
+        """Mentions of caller-supplied entity names (Calute's ``entities=`` argument)."""
+        matcher = AliasMatcher(self.analyzer.nlp)
+        for name in names:
+            known = state.graph.resolve(name)
+            matcher.add(name, state.graph.graph.nodes[known]["label"] if known else GIVEN_LABEL)
+        found = find_mentions(doc, matcher, include_ner=False)
+        found_keys = {m.key for m in found}
+        whole = doc[:]
+        for name in names:
+            key = canonical_key(name)
+            if key and key not in found_keys:
+                found_keys.add(key)
+                label = matcher.labels.get(name, GIVEN_LABEL)
+                found.append(Mention(name, label, key, 0, 0, 0, len(doc.text), whole))
+        return found
+
+    def _vote(
+        self, conn: Connection, state: _TenantState, entity_ids: dict[str, int]
+    ) -> dict[str, str]:
+        if not entity_ids:
+            return {}
+        by_id = {v: k for k, v in entity_ids.items()}
+        return {
+            by_id[i]: label
+            for i, label in graph_rows.vote_labels(conn, entity_ids.values()).items()
+        }
+
+    def _resolve(
+        self, conn: Connection, state: _TenantState, tenant: str, mention: Mention, seen: str
+    ) -> str:
+        kg = state.graph
+        key = kg.alias_keys.get(mention.key)
+        if key is None and " " not in mention.key:
+            # A lone first or last name joins the unique full PERSON name it belongs to,
+            # whatever label NER gave it (the small model often calls a lone name an ORG).
+            key = kg.resolve(mention.key)
+        if key is not None:
+            if mention.key not in kg.alias_keys:
+                graph_rows.add_alias(
+                    conn, tenant, mention.key, mention.surface, kg.graph.nodes[key]["entity_id"]
+                )
+                kg.alias_keys[mention.key] = key
+                kg.graph.nodes[key]["aliases"].append(mention.surface)
+                state.matcher.add(mention.surface, kg.graph.nodes[key]["label"])
+            return key
+        entity_id = graph_rows.insert_entity(
+            conn, tenant, mention.key, mention.surface, mention.label, seen
+        )
+        kg.add_entity(
+            mention.key,
+            name=mention.surface,
+            label=mention.label,
+            mentions=0,
+            first_seen=seen,
+            last_seen=seen,
+            entity_id=entity_id,
+        )
+        state.matcher.add(mention.surface, mention.label)
+        return mention.key
+
+    def _link(
+        self,
+        conn: Connection,
+        state: _TenantState,
+        tenant: str,
+        subject: str,
+        predicate: str,
+        obj: str,
+        confidence: float,
+        seen: str,
+        evidence: tuple[int | None, int, int, str],
+    ) -> None:
+        g = state.graph.graph
+        relation_id = graph_rows.upsert_relation(
+            conn,
+            tenant,
+            g.nodes[subject]["entity_id"],
+            predicate,
+            g.nodes[obj]["entity_id"],
+            confidence,
+            seen,
+        )
+        graph_rows.add_evidence(conn, relation_id, *evidence)
+        data = g.get_edge_data(subject, obj, key=predicate)
+        if data is None:
+            state.graph.add_edge(
+                subject,
+                predicate,
+                obj,
+                support=1,
+                confidence=confidence,
+                first_seen=seen,
+                last_seen=seen,
+                valid_from=seen,
+                relation_id=relation_id,
+            )
+        else:
+            data["support"] += 1
+            data["confidence"] = max(data["confidence"], confidence)
+            data["last_seen"] = max(data["last_seen"], seen)
+
+    def _link_cooccurring(
+        self,
+        conn: Connection,
+        state: _TenantState,
+        tenant: str,
+        seq: int,
+        mentions: Sequence[Mention],
+        span_keys: dict[tuple[int, int], str],
+        seen: str,
+    ) -> None:
+        first_sentence: dict[str, tuple[int, int]] = {}
+        sentences: dict[str, set[tuple[int, int]]] = {}
+        for m in mentions:
+            key = span_keys[(m.start, m.end)]
+            first_sentence.setdefault(key, (m.sent_start, m.sent_end))
+            sentences.setdefault(key, set()).add((m.sent_start, m.sent_end))
+        keys = sorted(
+            first_sentence, key=lambda k: (-len(sentences[k]), list(first_sentence).index(k))
+        )
+        keys = sorted(keys[:MAX_COOCCURRING_ENTITIES])
+        for a, b in itertools.combinations(keys, 2):
+            shared = sorted(sentences[a] & sentences[b])
+            if shared:
+                rule, confidence = _CO_SENTENCE
+                start, end = shared[0]
+            else:
+                rule, confidence = _CO_MEMORY
+                start = min(first_sentence[a][0], first_sentence[b][0])
+                end = max(first_sentence[a][1], first_sentence[b][1])
+            self._link(
+                conn, state, tenant, a, CO_OCCURS, b, confidence, seen, (seq, start, end, rule)
+            )
+
+    def _add_typed_relations(
+        self,
+        conn: Connection,
+        state: _TenantState,
+        tenant: str,
+        seq: int,
+        doc: Doc,
+        mentions: Sequence[Mention],
+        span_keys: dict[tuple[int, int], str],
+        seen: str,
+        source: RelationSource,
+    ) -> None:
+        spans = [m.span for m in mentions]
+        functional = source.functional_predicates()
+        for cand in source.extract(doc, spans):
+            subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
+            obj = span_keys.get((cand.object.start_char, cand.object.end_char))
+            if subject is None or obj is None or subject == obj:
+                continue
+            if cand.predicate in functional:
+                self._close_older_values(conn, state, subject, cand.predicate, obj, seen)
+            self._link(
+                conn,
+                state,
+                tenant,
+                subject,
+                cand.predicate,
+                obj,
+                float(cand.confidence),
+                seen,
+                (seq, cand.sentence.start_char, cand.sentence.end_char, cand.rule),
+            )
+
+    def _close_older_values(
+        self,
+        conn: Connection,
+        state: _TenantState,
+        subject: str,
+        predicate: str,
+        obj: str,
+        seen: str,
+    ) -> None:
+        g = state.graph.graph
+        for _, other, key, data in list(g.out_edges(subject, keys=True, data=True)):
+            if (
+                key == predicate
+                and other != obj
+                and data["valid_to"] is None
+                and data["last_seen"] <= seen
+            ):
+                graph_rows.close_relation(conn, data["relation_id"], seen)
+                data["valid_to"] = seen

@@ -1,0 +1,395 @@
+"""A tenant's knowledge graph: a :class:`networkx.MultiDiGraph` view with relationship queries.
+
+Nodes are entity keys (see :func:`graphmem.extract.normalize.canonical_key`) with attributes
+``name``, ``label``, ``mentions``, ``aliases``, ``first_seen``, ``last_seen``; edges are keyed
+by predicate with ``predicate``, ``support``, ``confidence``, ``first_seen``, ``last_seen``,
+``valid_from``, ``valid_to`` and ``relation_id``. The SQL tables are the source of truth; this
+view is rebuilt from them and updated as memories are written. Evidence is read from SQL on
+demand through ``evidence_loader``.
+
+Example:
+    >>> kg = KnowledgeGraph()
+    >>> kg.add_entity("alice johnson", name="Alice Johnson", label="PERSON")
+    >>> kg.add_entity("acme", name="Acme", label="ORG")
+    >>> kg.add_edge("alice johnson", "works_at", "acme", support=2)
+    >>> [(e.subject, e.predicate, e.object) for e in kg.find(predicate="works_at", object="Acme")]
+    [('Alice Johnson', 'works_at', 'Acme')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import networkx as nx
+
+from ..errors import EntityNotFound, InvalidArgumentError
+from ..extract.normalize import canonical_key
+
+__all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "KnowledgeGraph"]
+
+#: Predicate of the untyped edge between entities mentioned in the same memory.
+CO_OCCURS = "co_occurs"
+
+EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    """What the graph knows about one entity."""
+
+    key: str
+    name: str
+    label: str
+    mentions: int
+    aliases: tuple[str, ...]
+    first_seen: str
+    last_seen: str
+
+
+@dataclass
+class Edge:
+    """A relation between two entities, with its evidence when it was asked for."""
+
+    subject: str
+    predicate: str
+    object: str
+    support: int
+    confidence: float
+    first_seen: str
+    last_seen: str
+    valid_from: str | None
+    valid_to: str | None
+    relation_id: int | None
+    evidence: list[Any] = field(default_factory=list)
+
+    @property
+    def current(self) -> bool:
+        """False once a newer value of a one-valued predicate closed this relation."""
+        return self.valid_to is None
+
+
+@dataclass
+class Hop:
+    """One step of a path: ``source`` to ``target`` through ``edge`` (possibly reversed)."""
+
+    source: str
+    target: str
+    edge: Edge
+    reversed: bool
+
+
+class KnowledgeGraph:
+    """Relationship queries over one tenant's graph."""
+
+    def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
+        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        self.alias_keys: dict[str, str] = {}
+        self._evidence_loader = evidence_loader
+
+    # ------------------------------------------------------------------ building
+    def add_entity(
+        self,
+        key: str,
+        *,
+        name: str,
+        label: str,
+        mentions: int = 0,
+        aliases: Iterable[str] = (),
+        first_seen: str = "",
+        last_seen: str = "",
+        entity_id: int | None = None,
+    ) -> None:
+        """Add or replace a node."""
+        alias_list = list(dict.fromkeys([name, *aliases]))
+        self.graph.add_node(
+            key,
+            name=name,
+            label=label,
+            mentions=mentions,
+            aliases=alias_list,
+            first_seen=first_seen,
+            last_seen=last_seen,
+            entity_id=entity_id,
+        )
+        for alias in alias_list:
+            self.alias_keys.setdefault(canonical_key(alias), key)
+        self.alias_keys.setdefault(key, key)
+
+    def add_edge(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        support: int = 1,
+        confidence: float = 1.0,
+        first_seen: str = "",
+        last_seen: str = "",
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        relation_id: int | None = None,
+    ) -> None:
+        """Add or replace the edge ``subject -predicate-> obj``."""
+        self.graph.add_edge(
+            subject,
+            obj,
+            key=predicate,
+            predicate=predicate,
+            support=support,
+            confidence=confidence,
+            first_seen=first_seen,
+            last_seen=last_seen,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            relation_id=relation_id,
+        )
+
+    # ------------------------------------------------------------------ lookups
+    def resolve(self, name: str) -> str | None:
+        """The node key for a name or alias, or None.
+
+        A lone first or last name resolves to a PERSON whose full name it is part of, when
+        exactly one such person exists.
+        """
+        key = canonical_key(name)
+        if key in self.alias_keys:
+            return self.alias_keys[key]
+        if key and " " not in key:
+            matches = {
+                node
+                for node, data in self.graph.nodes(data=True)
+                if data.get("label") == "PERSON" and key in str(node).split()
+            }
+            if len(matches) == 1:
+                return matches.pop()
+        return None
+
+    def _require(self, name: str) -> str:
+        key = self.resolve(name)
+        if key is None:
+            raise EntityNotFound(f"entity {name!r} is not in the graph")
+        return key
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.resolve(name) is not None
+
+    def __len__(self) -> int:
+        return int(self.graph.number_of_nodes())
+
+    def get_entity(self, name: str) -> EntityInfo | None:
+        """The entity a name resolves to, or None.
+
+        Example:
+            >>> kg = KnowledgeGraph(); kg.add_entity("acme", name="Acme Corp", label="ORG")
+            >>> kg.get_entity("acme corp.").name
+            'Acme Corp'
+        """
+        key = self.resolve(name)
+        if key is None:
+            return None
+        data = self.graph.nodes[key]
+        return EntityInfo(
+            key=key,
+            name=data["name"],
+            label=data["label"],
+            mentions=int(data["mentions"]),
+            aliases=tuple(data["aliases"]),
+            first_seen=data["first_seen"],
+            last_seen=data["last_seen"],
+        )
+
+    def name_of(self, key: str) -> str:
+        """Display name of a node key."""
+        return str(self.graph.nodes[key]["name"])
+
+    def _edge(self, u: str, v: str, data: dict[str, Any]) -> Edge:
+        return Edge(
+            subject=self.name_of(u),
+            predicate=data["predicate"],
+            object=self.name_of(v),
+            support=int(data["support"]),
+            confidence=float(data["confidence"]),
+            first_seen=data["first_seen"],
+            last_seen=data["last_seen"],
+            valid_from=data["valid_from"],
+            valid_to=data["valid_to"],
+            relation_id=data["relation_id"],
+        )
+
+    def _with_evidence(self, edges: list[Edge]) -> list[Edge]:
+        if self._evidence_loader is None:
+            return edges
+        ids = [e.relation_id for e in edges if e.relation_id is not None]
+        loaded = self._evidence_loader(ids)
+        for edge in edges:
+            if edge.relation_id is not None:
+                edge.evidence = loaded.get(edge.relation_id, [])
+        return edges
+
+    # ------------------------------------------------------------------ queries
+    def relations(
+        self, name: str, *, predicate: str | None = None, evidence: bool = True
+    ) -> list[Edge]:
+        """Every relation with ``name`` as subject or object, strongest first."""
+        key = self._require(name)
+        edges = [
+            self._edge(u, v, d)
+            for u, v, d in [
+                *self.graph.out_edges(key, data=True),
+                *self.graph.in_edges(key, data=True),
+            ]
+            if predicate is None or d["predicate"] == predicate
+        ]
+        edges.sort(key=lambda e: (-e.support, e.predicate, e.subject, e.object))
+        return self._with_evidence(edges) if evidence else edges
+
+    def find(
+        self,
+        *,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,  # noqa: A002 - the natural name in "subject predicate object"
+        current_only: bool = False,
+        evidence: bool = False,
+    ) -> list[Edge]:
+        """Relations matching a pattern: ``find(predicate="works_at", object="Acme")``.
+
+        An unknown subject or object name gives an empty list.
+        """
+        s_key = self.resolve(subject) if subject is not None else None
+        o_key = self.resolve(object) if object is not None else None
+        if (subject is not None and s_key is None) or (object is not None and o_key is None):
+            return []
+        if s_key is not None:
+            candidates = self.graph.out_edges(s_key, data=True)
+        elif o_key is not None:
+            candidates = self.graph.in_edges(o_key, data=True)
+        else:
+            candidates = self.graph.edges(data=True)
+        edges = [
+            self._edge(u, v, d)
+            for u, v, d in candidates
+            if (s_key is None or u == s_key)
+            and (o_key is None or v == o_key)
+            and (predicate is None or d["predicate"] == predicate)
+            and (not current_only or d["valid_to"] is None)
+        ]
+        edges.sort(key=lambda e: (-e.support, e.subject, e.predicate, e.object))
+        return self._with_evidence(edges) if evidence else edges
+
+    def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
+        """Entities within ``depth`` hops (either direction) -> their distance, nearest first."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise InvalidArgumentError(f"depth must be a positive int, got {depth!r}")
+        start = self._require(name)
+        distances = {start: 0}
+        frontier = [start]
+        for hop in range(1, depth + 1):
+            nxt: list[str] = []
+            for node in frontier:
+                for other in self._adjacent(node, predicate):
+                    if other not in distances:
+                        distances[other] = hop
+                        nxt.append(other)
+            frontier = nxt
+        del distances[start]
+        return {
+            self.name_of(k): d for k, d in sorted(distances.items(), key=lambda kv: (kv[1], kv[0]))
+        }
+
+    def _adjacent(self, node: str, predicate: str | None) -> list[str]:
+        out = [
+            v
+            for _, v, k in self.graph.out_edges(node, keys=True)
+            if predicate is None or k == predicate
+        ]
+        inc = [
+            u
+            for u, _, k in self.graph.in_edges(node, keys=True)
+            if predicate is None or k == predicate
+        ]
+        return sorted(set(out) | set(inc))
+
+    def paths(self, a: str, b: str, max_hops: int = 3, limit: int = 10) -> list[list[Hop]]:
+        """Shortest connections between two entities (edges in either direction), with evidence.
+
+        Each path is a list of hops; a hop holds the strongest edge between its two ends.
+        """
+        if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
+            raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
+        source, target = self._require(a), self._require(b)
+        if source == target:
+            return []
+        undirected = nx.Graph(self.graph)
+        try:
+            node_paths = nx.all_shortest_paths(undirected, source, target)
+            found = []
+            for nodes in node_paths:
+                if len(nodes) - 1 > max_hops:
+                    break
+                found.append(nodes)
+                if len(found) >= limit:
+                    break
+        except nx.NetworkXNoPath:
+            return []
+        result: list[list[Hop]] = []
+        for nodes in found:
+            hops: list[Hop] = []
+            for u, v in zip(nodes, nodes[1:], strict=False):
+                hops.append(self._best_hop(u, v))
+            result.append(hops)
+        self._with_evidence([hop.edge for hops in result for hop in hops])
+        return result
+
+    def _best_hop(self, u: str, v: str) -> Hop:
+        options: list[tuple[int, bool, str, dict[str, Any]]] = []
+        for key, data in (self.graph.get_edge_data(u, v) or {}).items():
+            options.append(
+                (int(data["support"]) + (1000 if key != CO_OCCURS else 0), False, key, data)
+            )
+        for key, data in (self.graph.get_edge_data(v, u) or {}).items():
+            options.append(
+                (int(data["support"]) + (1000 if key != CO_OCCURS else 0), True, key, data)
+            )
+        _, is_reversed, _, data = max(options, key=lambda o: (o[0], not o[1], o[2]))
+        edge = self._edge(v, u, data) if is_reversed else self._edge(u, v, data)
+        return Hop(source=self.name_of(u), target=self.name_of(v), edge=edge, reversed=is_reversed)
+
+    def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
+        """The entities named (unknown names ignored) and everything within ``depth`` hops."""
+        keep: set[str] = set()
+        for name in names:
+            key = self.resolve(name)
+            if key is None:
+                continue
+            keep.add(key)
+            if depth > 0:
+                keep.update(
+                    nx.single_source_shortest_path_length(
+                        self.graph.to_undirected(as_view=True), key, cutoff=depth
+                    )
+                )
+        return self.graph.subgraph(keep).copy()
+
+    def as_of(self, when: datetime | str) -> KnowledgeGraph:
+        """The graph as it stood at ``when``: entities seen by then, relations valid then."""
+        stamp = when.isoformat() if isinstance(when, datetime) else str(when)
+        view = KnowledgeGraph(self._evidence_loader)
+        for key, data in self.graph.nodes(data=True):
+            if data["first_seen"] and data["first_seen"] > stamp:
+                continue
+            view.graph.add_node(key, **data)
+        for u, v, k, data in self.graph.edges(keys=True, data=True):
+            if u not in view.graph or v not in view.graph:
+                continue
+            started = data["valid_from"] or data["first_seen"]
+            if started and started > stamp:
+                continue
+            if data["valid_to"] and data["valid_to"] <= stamp:
+                continue
+            view.graph.add_edge(u, v, key=k, **data)
+        view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
+        return view

@@ -1,0 +1,9 @@
+"""The five memory tiers, thin over the store, the entity index and retrieval."""
+
+from .contextual import ContextualMemory
+from .entity import EntityMemory
+from .long_term import LongTermMemory
+from .short_term import ShortTermMemory
+from .user import UserMemory
+
+__all__ = ["ContextualMemory", "EntityMemory", "LongTermMemory", "ShortTermMemory", "UserMemory"]

@@ -1,0 +1,450 @@
+""":class:`SQLMemory`: the shared implementation of the SQL-backed tiers.
+
+A tier is a *namespace* of rows in a :class:`~graphmem.storage.SQLiteStorage`. Saving validates
+the input (nothing is written on error), copies the caller's metadata, analyses the text for
+entities outside the database lock, then writes the row, its mentions and relations in one
+transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from ..base import Memory
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..filters import ITEM_ATTRIBUTES, check_filters, item_matches
+from ..items import (
+    MemoryItem,
+    check_content,
+    check_importance,
+    check_optional_id,
+    decode_metadata,
+    encode_metadata,
+)
+from ..retrieval.search import Hit, rank
+from ..storage import SQLiteStorage, resolve_storage
+from ..store.database import SQL_FILTER_COLUMNS, MemoryRow
+
+__all__ = ["SQLMemory", "check_limit", "split_filters"]
+
+_UPDATABLE = ITEM_ATTRIBUTES - {"memory_id"}
+
+
+def check_limit(limit: object, name: str = "limit") -> int:
+    """A non-negative int limit."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidArgumentTypeError(f"{name} must be an int, got {type(limit).__name__}")
+    if limit < 0:
+        raise InvalidArgumentError(f"{name} must be >= 0, got {limit}")
+    return limit
+
+
+def split_filters(filters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split filters into those SQL can apply (column == plain value) and the rest."""
+    sql: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in (filters or {}).items():
+        if key in SQL_FILTER_COLUMNS and (value is None or isinstance(value, str)):
+            sql[key] = value
+        else:
+            rest[key] = value
+    return sql, rest
+
+
+class SQLMemory(Memory):
+    """Base of graphmem's tiers. Subclasses set the class attributes below."""
+
+    #: Rows of this tier carry this ``memory_type``.
+    memory_type = "general"
+    #: Default namespace (one per tier kind); instances may be given another.
+    default_namespace = "general"
+    #: Extract entities from saved text and link them in the knowledge graph.
+    index_entities = True
+    #: Also extract typed relations (needs the dependency parser; slower).
+    extract_relations = False
+
+    def __init__(
+        self,
+        storage: Any | None = None,
+        max_items: int | None = None,
+        enable_embeddings: bool = False,
+        *,
+        namespace: str | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        super().__init__(storage=storage, max_items=max_items, enable_embeddings=enable_embeddings)
+        self._space: SQLiteStorage = resolve_storage(storage)
+        self.namespace = namespace or self.default_namespace
+        self._tenant = check_optional_id(tenant, "tenant")
+        self._write_lock = threading.RLock()
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def space(self) -> SQLiteStorage:
+        """The SQL database and entity index this tier lives in."""
+        return self._space
+
+    def _namespaces(self) -> list[str]:
+        return [self.namespace]
+
+    def _make_item(
+        self,
+        content: object,
+        metadata: object,
+        extra: Mapping[str, Any],
+        *,
+        agent_id: object = None,
+        user_id: object = None,
+        conversation_id: object = None,
+        task_id: object = None,
+        memory_type: str | None = None,
+    ) -> MemoryItem:
+        """Validate arguments and build the item; the caller's dicts are copied, not kept."""
+        text = check_content(content)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidArgumentTypeError(
+                f"metadata must be a dict or None, got {type(metadata).__name__}"
+            )
+        merged = {**(metadata or {}), **extra}
+        # A deep copy through the JSON codec: validates and detaches from the caller.
+        merged = decode_metadata(encode_metadata(merged))
+        uid = check_optional_id(user_id, "user_id")
+        if self._tenant is not None:
+            if uid is not None and uid != self._tenant:
+                raise InvalidArgumentError(
+                    f"user_id {uid!r} does not match this memory's user {self._tenant!r}"
+                )
+            uid = self._tenant
+        return MemoryItem(
+            content=text,
+            memory_type=memory_type or self.memory_type,
+            metadata=merged,
+            agent_id=check_optional_id(agent_id, "agent_id"),
+            task_id=check_optional_id(task_id, "task_id"),
+            conversation_id=check_optional_id(conversation_id, "conversation_id"),
+            user_id=uid,
+        )
+
+    def _importance_of(self, item: MemoryItem) -> float | None:
+        value = item.metadata.get("importance")
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+
+    def _write(self, items: list[MemoryItem], extras: Sequence[Any] | None = None) -> list[int]:
+        """Insert items (and index them) in one transaction; applies the capacity policy."""
+        db = self._space.database
+        index = self._space.entity_index
+        docs = index.analyse(items, self.extract_relations) if self.index_entities else None
+        with self._write_lock, db.write() as conn:
+            seqs = db.insert_memories(
+                conn, [(i, self.namespace, self._importance_of(i)) for i in items]
+            )
+            if self.index_entities:
+                index.index(
+                    conn,
+                    list(zip(seqs, items, strict=True)),
+                    relations=self.extract_relations,
+                    docs=docs,
+                )
+            self._enforce_capacity(conn)
+        return seqs
+
+    def _build(
+        self, content: str, metadata: dict[str, Any] | None = None, **kwargs: Any
+    ) -> MemoryItem:
+        """Validate ``save`` arguments into an item (subclasses define the keywords)."""
+        raise NotImplementedError
+
+    def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
+        """A ``save_many`` record -> the item and whatever else ``_write`` needs for it."""
+        return self._build(**record), None
+
+    def save_many(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        progress: bool = False,
+    ) -> list[MemoryItem]:
+        """Save many items fast: ``records`` are dicts of :meth:`save` keyword arguments.
+
+        Every record is validated first (an invalid one raises and nothing is written); then
+        the text is analysed with ``nlp.pipe`` and each batch is written in one transaction.
+
+        Example:
+            >>> from graphmem import LongTermMemory
+            >>> memory = LongTermMemory()
+            >>> len(memory.save_many([{"content": "Alice met Bob"}, {"content": "Bob met Carol"}]))
+            2
+        """
+        batch_size = check_limit(batch_size, "batch_size") or 1
+        items: list[MemoryItem] = []
+        extras: list[Any] = []
+        for position, record in enumerate(records):
+            if not isinstance(record, Mapping):
+                raise InvalidArgumentTypeError(
+                    f"records[{position}] must be a dict, got {type(record).__name__}"
+                )
+            try:
+                item, extra = self._from_record(dict(record))
+            except TypeError as exc:
+                if isinstance(exc, InvalidArgumentTypeError):
+                    raise
+                raise InvalidArgumentTypeError(f"records[{position}]: {exc}") from None
+            items.append(item)
+            extras.append(extra)
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(items), unit="memories", desc=f"saving to {self.namespace}")
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            self._write(chunk, extras[start : start + batch_size])
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+        return items
+
+    def _enforce_capacity(self, conn: Connection) -> None:
+        """Evict items over ``max_items`` (subclasses choose which)."""
+
+    def _delete_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
+        rows = list(rows)
+        if not rows:
+            return 0
+        db = self._space.database
+        deleted = db.delete_rows(conn, [r.seq for r in rows])
+        if self.index_entities:
+            self._space.entity_index.forget(conn, {r.tenant for r in rows})
+        return deleted
+
+    def _tenant_filter(self, filters: Mapping[str, Any] | None) -> str | None:
+        return self._tenant
+
+    def _select(
+        self,
+        conn: Connection,
+        filters: Mapping[str, Any] | None,
+        limit: int | None,
+        newest_first: bool,
+    ) -> list[tuple[MemoryRow, MemoryItem]]:
+        """Rows matching ``filters`` in order, streaming in pages so limits stay cheap."""
+        sql, rest = split_filters(filters)
+        db = self._space.database
+        out: list[tuple[MemoryRow, MemoryItem]] = []
+        cursor: int | None = None
+        page = 200 if limit is None else max(limit * 2, 50)
+        while limit is None or len(out) < limit:
+            batch = db.list_items(
+                conn,
+                self._namespaces(),
+                tenant=self._tenant,
+                sql_filters=sql,
+                newest_first=newest_first,
+                limit=page,
+                before_seq=cursor,
+            )
+            for row, item in batch:
+                if item_matches(item, rest):
+                    out.append((row, item))
+                    if limit is not None and len(out) >= limit:
+                        break
+            if len(batch) < page:
+                break
+            cursor = batch[-1][0].seq
+        return out
+
+    def _touch(self, rows: Iterable[MemoryRow], items: Iterable[MemoryItem]) -> None:
+        """Count an access of each returned item (in the database and on the objects)."""
+        now = datetime.now()
+        rows = list(rows)
+        if not rows:
+            return
+        with self._space.database.write() as conn:
+            self._space.database.touch(conn, [r.seq for r in rows], now)
+        for item in items:
+            item.access_count += 1
+            item.last_accessed = now
+
+    # ------------------------------------------------------------------ Memory API
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[MemoryItem]:
+        """Items matching ``query``, best first; a blank query lists items newest first.
+
+        Only items sharing a (stemmed) word with the query, or linked to an entity it names,
+        are returned; ``relevance_score`` is set to the item's score in (0, 1].
+        """
+        return [hit.item for hit in self.search_hits(query, limit=limit, filters=filters)]
+
+    def search_hits(
+        self, query: str, limit: int = 10, filters: dict[str, Any] | None = None
+    ) -> list[Hit]:
+        """Like :meth:`search`, with each item's score and explanation."""
+        if not isinstance(query, str):
+            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
+        limit = check_limit(limit)
+        filters = check_filters(filters)
+        if limit == 0:
+            return []
+        if not query.strip():
+            with self._space.database.read() as conn:
+                rows = self._select(conn, filters, limit, newest_first=True)
+            hits = [Hit(row.seq, item, 1.0) for row, item in rows]
+        else:
+            sql, rest = split_filters(filters)
+            hits = rank(
+                self._space,
+                self._namespaces(),
+                query,
+                tenant=self._tenant,
+                sql_filters=sql,
+                predicate=lambda item: item_matches(item, rest),
+                limit=limit,
+            )
+        self._touch([MemoryRow(h.seq, self.namespace, "") for h in hits], [h.item for h in hits])
+        return hits
+
+    def retrieve(
+        self,
+        memory_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int = 10,
+    ) -> MemoryItem | list[MemoryItem] | None:
+        """One item by id (None when absent), or up to ``limit`` items matching ``filters``."""
+        if memory_id is not None:
+            if not isinstance(memory_id, str):
+                raise InvalidArgumentTypeError(
+                    f"memory_id must be a str, got {type(memory_id).__name__}"
+                )
+            with self._space.database.read() as conn:
+                found = self._find(conn, memory_id)
+            if found is None:
+                return None
+            self._touch([found[0]], [found[1]])
+            return found[1]
+        limit = check_limit(limit)
+        filters = check_filters(filters)
+        with self._space.database.read() as conn:
+            rows = self._select(conn, filters, limit, newest_first=self._retrieve_newest_first)
+        self._touch([r for r, _ in rows], [i for _, i in rows])
+        return [item for _, item in rows]
+
+    #: Order of ``retrieve(filters=...)``: Calute's short-term lists newest first.
+    _retrieve_newest_first = False
+
+    def _find(self, conn: Connection, memory_id: str) -> tuple[MemoryRow, MemoryItem] | None:
+        found = self._space.database.find(conn, memory_id, self._namespaces())
+        if found is None or (self._tenant is not None and found[0].tenant != self._tenant):
+            return None
+        return found
+
+    def update(self, memory_id: str, updates: dict[str, Any]) -> bool:
+        """Change fields of an item; a content change re-extracts its entities.
+
+        Unknown field names and invalid values raise; nothing is written then.
+        """
+        if not isinstance(memory_id, str):
+            raise InvalidArgumentTypeError(
+                f"memory_id must be a str, got {type(memory_id).__name__}"
+            )
+        if not isinstance(updates, dict):
+            raise InvalidArgumentTypeError(f"updates must be a dict, got {type(updates).__name__}")
+        unknown = sorted(set(updates) - _UPDATABLE)
+        if unknown:
+            raise InvalidArgumentError(
+                f"cannot update unknown or read-only field(s): {', '.join(unknown)}"
+            )
+        db = self._space.database
+        with self._write_lock, db.write() as conn:
+            found = self._find(conn, memory_id)
+            if found is None:
+                return False
+            row, item = found
+            changed = MemoryItem(**{**item.__dict__})
+            for key, value in updates.items():
+                setattr(changed, key, value)
+            self._check_updated(changed)
+            db.update_row(conn, row.seq, changed, self._importance_of(changed))
+            if self.index_entities and (
+                changed.content != item.content or changed.user_id != item.user_id
+            ):
+                self._space.entity_index.reindex(
+                    conn, row, item, changed, relations=self.extract_relations
+                )
+        return True
+
+    def _check_updated(self, item: MemoryItem) -> None:
+        check_content(item.content)
+        encode_metadata(item.metadata)
+        for name in ("agent_id", "task_id", "conversation_id", "user_id"):
+            check_optional_id(getattr(item, name), name)
+        if self._tenant is not None and item.user_id != self._tenant:
+            raise InvalidArgumentError("user_id of a user's memory cannot change")
+        if not isinstance(item.timestamp, datetime):
+            raise InvalidArgumentTypeError("timestamp must be a datetime")
+        if "importance" in item.metadata:
+            check_importance(item.metadata["importance"], "metadata['importance']")
+
+    def delete(self, memory_id: str | None = None, filters: dict[str, Any] | None = None) -> int:
+        """Delete one item by id, or every item matching ``filters``; returns the count.
+
+        With neither argument nothing is deleted (use :meth:`clear`).
+        """
+        filters = check_filters(filters)
+        db = self._space.database
+        with self._write_lock, db.write() as conn:
+            if memory_id is not None:
+                if not isinstance(memory_id, str):
+                    raise InvalidArgumentTypeError(
+                        f"memory_id must be a str, got {type(memory_id).__name__}"
+                    )
+                found = self._find(conn, memory_id)
+                return self._delete_rows(conn, [found[0]]) if found else 0
+            if not filters:
+                return 0
+            rows = self._select(conn, filters, None, newest_first=False)
+            return self._delete_rows(conn, [r for r, _ in rows])
+
+    def clear(self) -> None:
+        """Remove every item of this tier (of this user, for a user's memory)."""
+        db = self._space.database
+        with self._write_lock, db.write() as conn:
+            rows = db.list_items(conn, self._namespaces(), tenant=self._tenant)
+            self._delete_rows(conn, [r for r, _ in rows])
+
+    # ------------------------------------------------------------------ base hooks
+    def _recent_items(self, limit: int) -> list[MemoryItem]:
+        if limit <= 0:
+            return []
+        with self._space.database.read() as conn:
+            rows = self._space.database.list_items(
+                conn, self._namespaces(), tenant=self._tenant, newest_first=True, limit=limit
+            )
+        return [item for _, item in reversed(rows)]
+
+    def _all_items(self) -> Iterable[MemoryItem]:
+        with self._space.database.read() as conn:
+            rows = self._space.database.list_items(conn, self._namespaces(), tenant=self._tenant)
+        return [item for _, item in rows]
+
+    def __len__(self) -> int:
+        with self._space.database.read() as conn:
+            return self._space.database.count(conn, self._namespaces(), tenant=self._tenant)
+
+    def __bool__(self) -> bool:
+        # An empty tier is still a tier: ``if memory.short_term:`` must not skip it
+        # (Calute's facade never wrote to a fresh memory because of this).
+        return True

@@ -1,0 +1,300 @@
+"""Contextual memory: short- and long-term memory searched as one, with a context stack.
+
+Items are saved to its short-term part, or to its long-term part when important (or asked);
+a short-term item accessed ``promotion_threshold`` times is copied to long-term once. Search
+ranks both parts together, through words and the knowledge graph.
+
+Example:
+    >>> memory = ContextualMemory()
+    >>> _ = memory.save("Alice Johnson approved the Atlas budget", importance=0.9)
+    >>> _ = memory.save("Bob Stone fixed the login bug")
+    >>> [item.content for item in memory.search("Atlas budget")]
+    ['Alice Johnson approved the Atlas budget']
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..base import Memory
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..filters import check_filters, item_matches
+from ..items import MemoryItem, check_importance
+from ..retrieval.search import Hit, rank
+from ..storage import resolve_storage
+from ..store.database import MemoryRow
+from ._sql import check_limit, split_filters
+from .long_term import LongTermMemory
+from .short_term import ShortTermMemory
+
+__all__ = ["ContextualMemory"]
+
+
+class ContextualMemory(Memory):
+    """Hybrid short/long-term memory with context-aware retrieval and promotion.
+
+    Args:
+        short_term_capacity: capacity of the short-term part.
+        long_term_storage: a :class:`~graphmem.storage.SQLiteStorage` both parts live in
+            (else an in-memory database).
+        promotion_threshold: accesses after which a short-term item is copied to long-term.
+        importance_threshold: importance from which ``save`` goes straight to long-term.
+    """
+
+    def __init__(
+        self,
+        short_term_capacity: int = 20,
+        long_term_storage: Any | None = None,
+        promotion_threshold: int = 3,
+        importance_threshold: float = 0.7,
+        *,
+        namespace: str = "contextual",
+        tenant: str | None = None,
+        long_term_capacity: int | None = 10000,
+    ) -> None:
+        if (
+            isinstance(promotion_threshold, bool)
+            or not isinstance(promotion_threshold, int)
+            or promotion_threshold < 1
+        ):
+            raise InvalidArgumentError(
+                f"promotion_threshold must be a positive int, got {promotion_threshold!r}"
+            )
+        space = resolve_storage(long_term_storage)
+        super().__init__(storage=space)
+        self.short_term = ShortTermMemory(
+            capacity=short_term_capacity,
+            storage=space,
+            namespace=f"{namespace}.short_term",
+            tenant=tenant,
+            index_entities=True,
+        )
+        self.long_term = LongTermMemory(
+            storage=space,
+            max_items=long_term_capacity,
+            namespace=f"{namespace}.long_term",
+            tenant=tenant,
+        )
+        self.promotion_threshold = promotion_threshold
+        self.importance_threshold = check_importance(importance_threshold, "importance_threshold")
+        self.context_stack: list[dict[str, Any]] = []
+        self._space = space
+        self._tenant = tenant
+
+    # ------------------------------------------------------------------ context stack
+    def push_context(self, context_type: str, context_data: dict[str, Any]) -> None:
+        """Enter a context (a task, a conversation...); saved items record it."""
+        if not isinstance(context_type, str):
+            raise InvalidArgumentTypeError(
+                f"context_type must be a str, got {type(context_type).__name__}"
+            )
+        self.context_stack.append(
+            {"type": context_type, "data": context_data, "timestamp": datetime.now()}
+        )
+
+    def pop_context(self) -> dict[str, Any] | None:
+        """Leave the current context; None when there is none."""
+        return self.context_stack.pop() if self.context_stack else None
+
+    def get_current_context(self) -> dict[str, Any] | None:
+        """The current context without leaving it."""
+        return self.context_stack[-1] if self.context_stack else None
+
+    # ------------------------------------------------------------------ Memory API
+    def save(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        importance: float = 0.5,
+        to_long_term: bool = False,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        """Save to short-term, or long-term when ``importance >= importance_threshold`` or asked."""
+        importance = check_importance(importance)
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidArgumentTypeError(
+                f"metadata must be a dict or None, got {type(metadata).__name__}"
+            )
+        metadata = dict(metadata or {})
+        if self.context_stack:
+            metadata["context"] = self.get_current_context()
+        if to_long_term or importance >= self.importance_threshold:
+            return self.long_term.save(content, metadata=metadata, importance=importance, **kwargs)
+        return self.short_term.save(
+            content, metadata={**metadata, "importance": importance}, **kwargs
+        )
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        search_long_term: bool = True,
+        **kwargs: Any,
+    ) -> list[MemoryItem]:
+        """Both parts ranked together; each item's ``metadata["source"]`` says which part."""
+        return [hit.item for hit in self.search_hits(query, limit, filters, search_long_term)]
+
+    def search_hits(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        search_long_term: bool = True,
+    ) -> list[Hit]:
+        """Like :meth:`search`, with scores and explanations."""
+        if not isinstance(query, str):
+            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
+        limit = check_limit(limit)
+        filters = check_filters(filters)
+        parts = [self.short_term] + ([self.long_term] if search_long_term else [])
+        if limit == 0:
+            return []
+        if not query.strip():
+            hits = [h for part in parts for h in part.search_hits("", limit, filters)]
+            hits.sort(key=lambda h: h.item.timestamp, reverse=True)
+            hits = hits[:limit]
+        else:
+            sql, rest = split_filters(filters)
+            hits = rank(
+                self._space,
+                [p.namespace for p in parts],
+                query,
+                tenant=self._tenant,
+                sql_filters=sql,
+                predicate=lambda item: item_matches(item, rest),
+                limit=limit,
+            )
+            self.short_term._touch([MemoryRow(h.seq, "", "") for h in hits], [h.item for h in hits])
+        short_ids = self._short_term_ids([h.item.memory_id for h in hits])
+        for hit in hits:
+            hit.item.metadata["source"] = (
+                "short_term" if hit.item.memory_id in short_ids else "long_term"
+            )
+        if self.context_stack:
+            hits = self._rerank_by_context(hits)
+        for hit in hits:
+            if hit.item.memory_id in short_ids:
+                self._check_promotion(hit.item)
+        return hits
+
+    def _short_term_ids(self, memory_ids: list[str]) -> set[str]:
+        db = self._space.database
+        with db.read() as conn:
+            return {mid for mid in memory_ids if db.find(conn, mid, [self.short_term.namespace])}
+
+    def _rerank_by_context(self, hits: list[Hit]) -> list[Hit]:
+        current = self.get_current_context() or {}
+        current_words = set(str(current.get("data", "")).lower().split())
+
+        def match(hit: Hit) -> float:
+            context = hit.item.metadata.get("context") or {}
+            if not isinstance(context, dict):
+                return 0.0
+            score = 0.5 if context.get("type") == current.get("type") else 0.0
+            words = set(str(context.get("data", "")).lower().split())
+            if words and current_words:
+                score += 0.5 * len(words & current_words) / max(len(words), len(current_words))
+            return score
+
+        for hit in hits:
+            hit.score = hit.score * 0.7 + match(hit) * 0.3
+            hit.item.relevance_score = hit.score
+        return sorted(hits, key=lambda h: -h.score)
+
+    def _check_promotion(self, item: MemoryItem) -> None:
+        """Copy a short-term item accessed often enough to long-term, once."""
+        if item.access_count < self.promotion_threshold or item.metadata.get("promoted"):
+            return
+        metadata = {k: v for k, v in item.metadata.items() if k not in ("source", "importance")}
+        importance = item.metadata.get("importance", 0.6)
+        self.long_term.save(
+            item.content,
+            metadata=metadata,
+            agent_id=item.agent_id,
+            user_id=item.user_id,
+            conversation_id=item.conversation_id,
+            importance=importance if isinstance(importance, int | float) else 0.6,
+        )
+        item.metadata["promoted"] = True
+        stored = {k: v for k, v in item.metadata.items() if k != "source"}
+        self.short_term.update(item.memory_id, {"metadata": stored})
+
+    def retrieve(
+        self,
+        memory_id: str | None = None,
+        filters: dict[str, Any] | None = None,
+        limit: int = 10,
+    ) -> MemoryItem | list[MemoryItem] | None:
+        """By id from either part (promoting when due), or by filters: short-term first."""
+        if memory_id is not None:
+            found = self.short_term.retrieve(memory_id)
+            if isinstance(found, MemoryItem):
+                self._check_promotion(found)
+                return found
+            return self.long_term.retrieve(memory_id)
+        limit = check_limit(limit)
+        short = self.short_term.retrieve(filters=filters, limit=limit)
+        results = list(short) if isinstance(short, list) else []
+        if len(results) < limit:
+            long = self.long_term.retrieve(filters=filters, limit=limit - len(results))
+            results.extend(long if isinstance(long, list) else [])
+        return results[:limit]
+
+    def update(self, memory_id: str, updates: dict[str, Any]) -> bool:
+        """Update the item in whichever part holds it."""
+        return self.short_term.update(memory_id, updates) or self.long_term.update(
+            memory_id, updates
+        )
+
+    def delete(self, memory_id: str | None = None, filters: dict[str, Any] | None = None) -> int:
+        """Delete from both parts."""
+        return self.short_term.delete(memory_id, filters) + self.long_term.delete(
+            memory_id, filters
+        )
+
+    def clear(self) -> None:
+        """Clear both parts and the context stack."""
+        self.short_term.clear()
+        self.long_term.clear()
+        self.context_stack.clear()
+
+    def get_context_summary(self) -> str:
+        """Current context, recent activity and important memories, as text.
+
+        Example:
+            >>> ContextualMemory().get_context_summary()
+            'No context available.'
+        """
+        lines: list[str] = []
+        if self.context_stack:
+            lines.append("Current context:")
+            lines.extend(
+                f"  - {c['type']}: {str(c['data'])[:100]}" for c in self.context_stack[-3:]
+            )
+        recent = self.short_term.get_recent(5)
+        if recent:
+            lines.append("\nRecent activity:")
+            lines.extend(f"  - {item.content[:100]}" for item in recent)
+        important = self.long_term.retrieve(
+            filters={"importance": lambda v: isinstance(v, int | float) and v >= 0.8}, limit=3
+        )
+        if isinstance(important, list) and important:
+            lines.append("\nImportant memories:")
+            lines.extend(f"  - {item.content[:100]}" for item in important)
+        return "\n".join(lines) if lines else "No context available."
+
+    def _recent_items(self, limit: int) -> list[MemoryItem]:
+        items = [*self.long_term._recent_items(limit), *self.short_term._recent_items(limit)]
+        items.sort(key=lambda i: i.timestamp)
+        return items[-limit:] if limit > 0 else []
+
+    def _all_items(self) -> list[MemoryItem]:
+        return [*self.short_term._all_items(), *self.long_term._all_items()]
+
+    def __len__(self) -> int:
+        return len(self.short_term) + len(self.long_term)
+
+    def __bool__(self) -> bool:
+        return True

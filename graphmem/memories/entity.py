@@ -1,0 +1,338 @@
+"""Entity memory: memories linked to the people, organisations, places and products in them.
+
+Saving a memory extracts its entities with spaCy, resolves them to the entities already known
+(canonical names, aliases, a lone first or last name), links them in the knowledge graph with
+``co_occurs`` edges and typed relations (``works_at``, ``cto_of``...), each with its evidence.
+The Calute views (``entities``, ``relationships``, ``entity_mentions``) are derived from it.
+
+Example:
+    >>> memory = EntityMemory()
+    >>> item = memory.save("Alice Johnson joined Acme Corp in Berlin.")
+    >>> item.metadata["entities"]
+    ['Alice Johnson', 'Acme Corp', 'Berlin']
+    >>> sorted(memory.get_related_entities("Alice Johnson"))
+    ['Acme Corp', 'Berlin']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import networkx as nx
+from sqlalchemy import select
+
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..extract.entities import find_mentions
+from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
+from ..items import MemoryItem, check_content
+from ..store import schema
+from ._sql import SQLMemory
+
+__all__ = ["EntityMemory"]
+
+#: How many recent memory snippets ``entities[name]["contexts"]`` keeps.
+MAX_CONTEXTS = 10
+
+
+class EntityMemory(SQLMemory):
+    """Tracks entities and their relationships across memories (a knowledge graph).
+
+    Args:
+        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+        max_items: accepted for Calute compatibility (entity memories are not evicted).
+        enable_embeddings: accepted for Calute compatibility; unused.
+    """
+
+    memory_type = "entity"
+    default_namespace = "entity"
+    extract_relations = True
+
+    def __init__(
+        self,
+        storage: Any | None = None,
+        max_items: int | None = 5000,
+        enable_embeddings: bool = False,
+        *,
+        namespace: str | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        super().__init__(
+            storage=storage,
+            max_items=max_items,
+            enable_embeddings=enable_embeddings,
+            namespace=namespace,
+            tenant=tenant,
+        )
+
+    # ------------------------------------------------------------------ writing
+    def save(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        entities: list[str] | None = None,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        """Save a memory and link its entities; ``metadata["entities"]`` lists them.
+
+        Args:
+            entities: names to link instead of extracting them.
+        """
+        item = self._build(content, metadata, entities=entities, **kwargs)
+        self._write_entities([item], [entities])
+        return item
+
+    def _build(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        entities: list[str] | None = None,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        if entities is not None:
+            if not isinstance(entities, list | tuple) or not all(
+                isinstance(e, str) for e in entities
+            ):
+                raise InvalidArgumentTypeError("entities must be a list of str or None")
+            for name in entities:
+                check_content(name, "entities[]")
+        fields = {
+            k: kwargs.pop(k, None) for k in ("agent_id", "user_id", "conversation_id", "task_id")
+        }
+        return self._make_item(content, metadata, kwargs, **fields)
+
+    def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
+        entities = record.get("entities")
+        return self._build(**record), entities
+
+    def _write_entities(
+        self, items: list[MemoryItem], given: Sequence[list[str] | None]
+    ) -> list[int]:
+        db = self.space.database
+        index = self.space.entity_index
+        docs = index.analyse(items, self.extract_relations)
+        with self._write_lock, db.write() as conn:
+            seqs = db.insert_memories(
+                conn, [(i, self.namespace, self._importance_of(i)) for i in items]
+            )
+            results = index.index(
+                conn,
+                list(zip(seqs, items, strict=True)),
+                relations=self.extract_relations,
+                docs=docs,
+                given_entities={s: g for s, g in zip(seqs, given, strict=True) if g is not None},
+            )
+            for seq, item, result in zip(seqs, items, results, strict=True):
+                item.metadata["entities"] = result.entity_names
+                db.update_metadata(conn, seq, item.metadata)
+        return seqs
+
+    def _write(self, items: list[MemoryItem], extras: Sequence[Any] | None = None) -> list[int]:
+        return self._write_entities(items, extras or [None] * len(items))
+
+    def add_relation(
+        self, subject: str, predicate: str, obj: str, *, confidence: float = 1.0
+    ) -> Edge:
+        """Record a relation by hand (rule ``manual``); both entities are created if new.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> memory.add_relation("Alice Johnson", "mentors", "Bob Stone").predicate
+            'mentors'
+        """
+        for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
+            check_content(value, name)
+        return self.space.entity_index.add_relation(
+            self._graph_tenant, subject, predicate, obj, confidence
+        )
+
+    def merge_entities(self, keep: str, merge: str) -> int:
+        """Merge entity ``merge`` into ``keep`` (logged); returns the merge id for :meth:`unmerge`."""
+        return self.space.entity_index.merge(self._graph_tenant, keep, merge)
+
+    def unmerge(self, merge_id: int) -> None:
+        """Undo a merge exactly."""
+        self.space.entity_index.unmerge(self._graph_tenant, merge_id)
+
+    # ------------------------------------------------------------------ the graph
+    @property
+    def _graph_tenant(self) -> str:
+        return self._tenant or ""
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """This memory's knowledge graph (its user's, for a user's memory)."""
+        return self.space.entity_index.graph(self._graph_tenant)
+
+    def get_entity(self, name: str) -> EntityInfo | None:
+        """The entity ``name`` resolves to, or None."""
+        return self.graph.get_entity(name)
+
+    def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
+        """Entities within ``depth`` hops -> distance (see :meth:`KnowledgeGraph.neighbors`)."""
+        return self.graph.neighbors(name, depth=depth, predicate=predicate)
+
+    def relations(self, name: str, predicate: str | None = None) -> list[Edge]:
+        """Typed and co-occurrence relations of an entity, with evidence."""
+        return self.graph.relations(name, predicate=predicate)
+
+    def find(
+        self,
+        *,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,  # noqa: A002
+        current_only: bool = False,
+    ) -> list[Edge]:
+        """Relations matching a pattern, e.g. ``find(predicate="works_at", object="Acme")``."""
+        return self.graph.find(
+            subject=subject,
+            predicate=predicate,
+            object=object,
+            current_only=current_only,
+            evidence=True,
+        )
+
+    def paths(self, a: str, b: str, max_hops: int = 3) -> list[list[Hop]]:
+        """How ``a`` connects to ``b``: shortest paths, each hop with its evidence."""
+        return self.graph.paths(a, b, max_hops=max_hops)
+
+    def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
+        """The named entities and their neighbourhood, as a NetworkX graph."""
+        return self.graph.subgraph(names, depth=depth)
+
+    def as_of(self, when: datetime | str) -> KnowledgeGraph:
+        """The graph as it stood at ``when``."""
+        return self.graph.as_of(when)
+
+    # ------------------------------------------------------------------ Calute views
+    def _entity_rows(self) -> dict[str, dict[str, Any]]:
+        """name -> first_seen, last_seen, frequency, contexts, mentions, over this tier's rows."""
+        m, e, mem = schema.mentions, schema.entities, schema.memories
+        stmt = (
+            select(e.c.name, e.c.key, mem.c.memory_id, mem.c.content, mem.c.created_at, mem.c.seq)
+            .join(m, m.c.entity_id == e.c.id)
+            .join(mem, mem.c.seq == m.c.memory_seq)
+            .where(mem.c.namespace == self.namespace, e.c.tenant == self._graph_tenant)
+            .order_by(mem.c.seq)
+        )
+        if self._tenant is not None:
+            stmt = stmt.where(mem.c.tenant == self._tenant)
+        out: dict[str, dict[str, Any]] = {}
+        seen_rows: dict[str, set[int]] = {}
+        with self.space.database.read() as conn:
+            rows = conn.execute(stmt).all()
+        for name, _key, memory_id, content, created, seq in rows:
+            if seq in seen_rows.setdefault(name, set()):
+                continue
+            seen_rows[name].add(seq)
+            when = datetime.fromisoformat(created)
+            info = out.setdefault(
+                name,
+                {
+                    "first_seen": when,
+                    "last_seen": when,
+                    "frequency": 0,
+                    "contexts": [],
+                    "mentions": [],
+                },
+            )
+            info["frequency"] += 1
+            info["last_seen"] = when
+            info["contexts"] = [*info["contexts"], content[:100]][-MAX_CONTEXTS:]
+            info["mentions"].append(memory_id)
+        return out
+
+    @property
+    def entities(self) -> dict[str, dict[str, Any]]:
+        """name -> ``{first_seen, last_seen, frequency, contexts}`` (a read-only snapshot)."""
+        return {
+            name: {k: v for k, v in info.items() if k != "mentions"}
+            for name, info in self._entity_rows().items()
+        }
+
+    @property
+    def entity_mentions(self) -> dict[str, list[str]]:
+        """name -> ids of the memories that mention it (a read-only snapshot)."""
+        return {name: info["mentions"] for name, info in self._entity_rows().items()}
+
+    @property
+    def relationships(self) -> dict[str, list[tuple[str, str]]]:
+        """predicate -> ``(subject, object)`` pairs (a read-only snapshot; no duplicates)."""
+        kg = self.graph
+        out: dict[str, list[tuple[str, str]]] = {}
+        for u, v, key in sorted(kg.graph.edges(keys=True)):
+            out.setdefault(key, []).append((kg.name_of(u), kg.name_of(v)))
+        return out
+
+    def get_entity_info(self, entity: str) -> dict[str, Any]:
+        """What is known of an entity: Calute's keys plus ``label`` and ``aliases``.
+
+        An unknown entity gives ``{"mentions": [], "relationships": []}``.
+        """
+        if not isinstance(entity, str):
+            raise InvalidArgumentTypeError(f"entity must be a str, got {type(entity).__name__}")
+        kg = self.graph
+        info = kg.get_entity(entity)
+        if info is None:
+            return {"mentions": [], "relationships": []}
+        rows = self._entity_rows().get(info.name, {"frequency": 0, "contexts": [], "mentions": []})
+        relationships = [
+            {"relation": e.predicate, "target": e.object}
+            if e.subject == info.name
+            else {"relation": f"inverse_{e.predicate}", "target": e.subject}
+            for e in kg.relations(info.name, evidence=False)
+        ]
+        return {
+            "first_seen": rows.get("first_seen", datetime.fromisoformat(info.first_seen)),
+            "last_seen": rows.get("last_seen", datetime.fromisoformat(info.last_seen)),
+            "frequency": rows["frequency"],
+            "contexts": rows["contexts"],
+            "mentions": rows["mentions"],
+            "relationships": relationships,
+            "label": info.label,
+            "aliases": list(info.aliases),
+        }
+
+    def get_related_entities(self, entity: str, max_depth: int = 2) -> set[str]:
+        """Names of the entities within ``max_depth`` hops (the entity itself excluded)."""
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
+            raise InvalidArgumentError(f"max_depth must be a non-negative int, got {max_depth!r}")
+        if max_depth == 0 or entity not in self.graph:
+            return set()
+        return set(self.graph.neighbors(entity, depth=max_depth))
+
+    def extract_entities(self, text: str) -> list[str]:
+        """Entity names in ``text`` (known ones by their canonical name), in text order."""
+        check_content(text, "text")
+        doc = self.space.entity_index.analyse([MemoryItem(text)], relations=False)[0]
+        kg = self.graph
+        names: list[str] = []
+        for mention in find_mentions(doc, self.space.entity_index.matcher(self._graph_tenant)):
+            key = kg.resolve(mention.surface)
+            name = kg.name_of(key) if key is not None else mention.surface
+            if name not in names:
+                names.append(name)
+        return names
+
+    # Calute's private name, used by code that called it directly.
+    _extract_entities = extract_entities
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: dict[str, Any] | None = None,
+        entity_filter: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[MemoryItem]:
+        """Memories matching ``query`` (words or entities); ``entity_filter`` keeps those
+        mentioning one of the given entities."""
+        if entity_filter is not None:
+            keys = {self.graph.resolve(name) for name in entity_filter}
+            names = {self.graph.name_of(k) for k in keys if k is not None}
+            combined = dict(filters or {})
+            combined["entities"] = lambda found: bool(names & set(found or []))
+            filters = combined
+        return super().search(query, limit=limit, filters=filters)

@@ -1,0 +1,167 @@
+"""Long-term memory: important knowledge kept across sessions, with value-based eviction.
+
+Example:
+    >>> memory = LongTermMemory()
+    >>> _ = memory.save("Acme renewed the support contract", agent_id="sales", importance=0.9)
+    >>> memory.search("contract renewal")[0].metadata["importance"]
+    0.9
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection
+
+from ..errors import InvalidArgumentError
+from ..items import MemoryItem, check_importance
+from ..storage import SQLiteStorage
+from ..store.database import MemoryRow
+from ._sql import SQLMemory
+
+__all__ = ["EVICTION_SLACK", "LongTermMemory"]
+
+#: When full, this share of ``max_items`` is evicted at once (so eviction is not paid per save).
+EVICTION_SLACK = 0.05
+
+
+class LongTermMemory(SQLMemory):
+    """Persistent knowledge with importance, searched lexically and through the graph.
+
+    Args:
+        storage: a :class:`~graphmem.storage.SQLiteStorage`; default: ``db_path`` or memory.
+        enable_embeddings: accepted for Calute compatibility; unused.
+        db_path: a SQLite file to persist in when no storage is given.
+        max_items: capacity; beyond it the least valuable items are evicted (old,
+            unimportant, rarely accessed; those older than ``retention_days`` first).
+        retention_days: age after which items are the first to go when space is needed.
+    """
+
+    memory_type = "long_term"
+    default_namespace = "long_term"
+
+    def __init__(
+        self,
+        storage: Any | None = None,
+        enable_embeddings: bool = True,
+        db_path: str | os.PathLike[str] | None = None,
+        max_items: int | None = 10000,
+        retention_days: int = 365,
+        *,
+        namespace: str | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        if storage is None and db_path is not None:
+            storage = SQLiteStorage(db_path)
+        if (
+            isinstance(retention_days, bool)
+            or not isinstance(retention_days, int)
+            or retention_days < 1
+        ):
+            raise InvalidArgumentError(
+                f"retention_days must be a positive int, got {retention_days!r}"
+            )
+        super().__init__(
+            storage=storage,
+            max_items=max_items,
+            enable_embeddings=enable_embeddings,
+            namespace=namespace,
+            tenant=tenant,
+        )
+        self.retention_days = retention_days
+
+    def save(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        conversation_id: str | None = None,
+        importance: float = 0.5,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        """Save an item; ``importance`` (0-1) is kept in ``metadata["importance"]``."""
+        item = self._build(
+            content,
+            metadata,
+            agent_id=agent_id,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            importance=importance,
+            **kwargs,
+        )
+        self._write([item])
+        return item
+
+    def _build(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        conversation_id: str | None = None,
+        importance: float = 0.5,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        task_id = kwargs.pop("task_id", None)
+        timestamp = kwargs.pop("timestamp", None)
+        extra = {**kwargs, "importance": check_importance(importance)}
+        item = self._make_item(
+            content,
+            metadata,
+            extra,
+            agent_id=agent_id,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            task_id=task_id,
+        )
+        if timestamp is not None:
+            if not isinstance(timestamp, datetime):
+                raise InvalidArgumentError("timestamp must be a datetime")
+            item.timestamp = timestamp
+        return item
+
+    def _enforce_capacity(self, conn: Connection) -> None:
+        if self.max_items is None:
+            return
+        db = self.space.database
+        count = db.count(conn, self._namespaces(), self._tenant)
+        if count <= self.max_items:
+            return
+        target = self.max_items - int(self.max_items * EVICTION_SLACK)
+        now = datetime.now()
+        cutoff = (now - timedelta(days=self.retention_days)).isoformat()
+
+        def value(candidate: tuple[MemoryRow, float, int, str]) -> tuple[int, float, int]:
+            row, importance, accesses, created = candidate
+            age_days = max(0.0, (now - datetime.fromisoformat(created).replace(tzinfo=None)).days)
+            freshness = max(0.0, 1 - age_days / self.retention_days)
+            score = importance * 0.3 + min(accesses, 100) / 100 * 0.3 + freshness * 0.4
+            return (0 if created < cutoff else 1, score, row.seq)
+
+        candidates = sorted(db.eviction_candidates(conn, self.namespace, self._tenant), key=value)
+        self._delete_rows(conn, [c[0] for c in candidates[: count - target]])
+
+    def consolidate(self) -> str:
+        """A summary grouped by conversation or agent, most important first.
+
+        Example:
+            >>> LongTermMemory().consolidate()
+            'No long-term memories available.'
+        """
+        items = self._all_items()
+        if not items:
+            return "No long-term memories available."
+        grouped: dict[str, list[MemoryItem]] = {}
+        for item in items:
+            grouped.setdefault(item.conversation_id or item.agent_id or "general", []).append(item)
+        lines = ["Long-term memory summary:"]
+        for key, members in grouped.items():
+            members.sort(
+                key=lambda i: (float(i.metadata.get("importance", 0.5)), i.timestamp), reverse=True
+            )
+            lines.append(f"\n{key.title()}:")
+            lines.extend(f"  • {item.content[:150]}" for item in members[:5])
+        return "\n".join(lines)

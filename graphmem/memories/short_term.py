@@ -1,0 +1,137 @@
+"""Short-term memory: the most recent items, first in first out.
+
+Example:
+    >>> memory = ShortTermMemory(capacity=2)
+    >>> for text in ("one", "two", "three"):
+    ...     _ = memory.save(text)
+    >>> [item.content for item in memory.get_recent()]
+    ['two', 'three']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from ..errors import InvalidArgumentError
+from ..items import MemoryItem
+from ._sql import SQLMemory, check_limit
+
+__all__ = ["ShortTermMemory"]
+
+
+class ShortTermMemory(SQLMemory):
+    """Recent context with FIFO eviction to exactly ``capacity`` items.
+
+    Args:
+        capacity: how many items to keep; the oldest go first.
+        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+        enable_embeddings: accepted for Calute compatibility; unused.
+        index_entities: also extract entities into the knowledge graph (off by default:
+            short-term items are transient).
+    """
+
+    memory_type = "short_term"
+    default_namespace = "short_term"
+    index_entities = False
+    _retrieve_newest_first = True
+
+    def __init__(
+        self,
+        capacity: int = 20,
+        storage: Any | None = None,
+        enable_embeddings: bool = False,
+        *,
+        namespace: str | None = None,
+        tenant: str | None = None,
+        index_entities: bool | None = None,
+    ) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise InvalidArgumentError(f"capacity must be a positive int, got {capacity!r}")
+        super().__init__(
+            storage=storage,
+            max_items=capacity,
+            enable_embeddings=enable_embeddings,
+            namespace=namespace,
+            tenant=tenant,
+        )
+        self.capacity = capacity
+        if index_entities is not None:
+            self.index_entities = index_entities
+
+    def save(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        conversation_id: str | None = None,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        """Save an item; the oldest items are evicted beyond ``capacity``.
+
+        Extra keyword arguments are stored in the metadata (a ``task_id`` keyword sets the field).
+        """
+        item = self._build(
+            content,
+            metadata,
+            agent_id=agent_id,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            **kwargs,
+        )
+        self._write([item])
+        return item
+
+    def _build(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        conversation_id: str | None = None,
+        **kwargs: Any,
+    ) -> MemoryItem:
+        task_id = kwargs.pop("task_id", None)
+        return self._make_item(
+            content,
+            metadata,
+            kwargs,
+            agent_id=agent_id,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            task_id=task_id,
+        )
+
+    def _enforce_capacity(self, conn: Connection) -> None:
+        db = self.space.database
+        overflow = db.count(conn, self._namespaces(), self._tenant) - self.capacity
+        if overflow > 0:
+            rows = db.list_items(conn, self._namespaces(), tenant=self._tenant, limit=overflow)
+            self._delete_rows(conn, [row for row, _ in rows])
+
+    def get_recent(self, n: int = 5) -> list[MemoryItem]:
+        """The ``n`` most recent items, oldest first."""
+        return self._recent_items(check_limit(n, "n"))
+
+    def summarize(self) -> str:
+        """A short summary: the last three items of each conversation.
+
+        Example:
+            >>> ShortTermMemory().summarize()
+            'No recent memories.'
+        """
+        items = self._all_items()
+        if not items:
+            return "No recent memories."
+        lines = ["Recent activity:"]
+        conversations: dict[str, list[MemoryItem]] = {}
+        for item in items:
+            conversations.setdefault(item.conversation_id or "default", []).append(item)
+        for conversation, members in conversations.items():
+            if conversation != "default":
+                lines.append(f"\nConversation {conversation}:")
+            for item in members[-3:]:
+                lines.append(f"  [{item.agent_id or 'System'}]: {item.content[:100]}")
+        return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""User memory: each user's own contextual and entity memory, and their preferences.
+
+Users are isolated: a user's memories, entities and relations are stored under their id and
+never returned to another user; clearing one user leaves every other user untouched.
+
+Example:
+    >>> users = UserMemory()
+    >>> _ = users.save_memory("alice", "Prefers short answers about Kubernetes")
+    >>> [item.content for item in users.search_user_memory("alice", "Kubernetes")]
+    ['Prefers short answers about Kubernetes']
+    >>> users.search_user_memory("bob", "Kubernetes")
+    []
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..items import MemoryItem
+from ..storage import SQLiteStorage, resolve_storage
+from .contextual import ContextualMemory
+from .entity import EntityMemory
+
+__all__ = ["DEFAULT_PREFERENCES", "UserMemory"]
+
+DEFAULT_PREFERENCES: dict[str, Any] = {
+    "response_style": "balanced",
+    "verbosity": "normal",
+    "technical_level": "intermediate",
+    "language": "en",
+    "timezone": "UTC",
+    "memory_enabled": True,
+    "max_context_items": 10,
+}
+_PREFS_KEY = "user_preferences:"
+
+
+def _check_user(user_id: object) -> str:
+    if not isinstance(user_id, str):
+        raise InvalidArgumentTypeError(f"user_id must be a str, got {type(user_id).__name__}")
+    if not user_id:
+        raise InvalidArgumentError("user_id must not be empty")
+    return user_id
+
+
+class UserMemory:
+    """Per-user memories and preferences in one storage.
+
+    Args:
+        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+    """
+
+    def __init__(self, storage: Any | None = None) -> None:
+        self.storage = storage
+        self._space: SQLiteStorage = resolve_storage(storage)
+        self.user_memories: dict[str, ContextualMemory] = {}
+        self.user_entities: dict[str, EntityMemory] = {}
+        self._lock = threading.RLock()
+
+    def get_or_create_user_memory(self, user_id: str) -> ContextualMemory:
+        """The user's contextual memory (created on first use)."""
+        user_id = _check_user(user_id)
+        with self._lock:
+            if user_id not in self.user_memories:
+                self.user_memories[user_id] = ContextualMemory(
+                    long_term_storage=self._space, namespace="user", tenant=user_id
+                )
+                self.user_entities[user_id] = EntityMemory(
+                    storage=self._space, namespace="user.entity", tenant=user_id
+                )
+            return self.user_memories[user_id]
+
+    def _entities(self, user_id: str) -> EntityMemory:
+        self.get_or_create_user_memory(user_id)
+        return self.user_entities[user_id]
+
+    def save_memory(
+        self, user_id: str, content: str, metadata: dict[str, Any] | None = None, **kwargs: Any
+    ) -> MemoryItem:
+        """Save a memory for ``user_id`` (also linked in the user's entity graph)."""
+        memory = self.get_or_create_user_memory(user_id)
+        metadata = (
+            {**(metadata or {}), "user_id": user_id}
+            if metadata is None or isinstance(metadata, dict)
+            else metadata
+        )
+        kwargs.pop("user_id", None)
+        item = memory.save(content, metadata=metadata, user_id=user_id, **kwargs)
+        entity_kwargs = {
+            k: v for k, v in kwargs.items() if k in ("agent_id", "conversation_id", "task_id")
+        }
+        self._entities(user_id).save(content, metadata=metadata, user_id=user_id, **entity_kwargs)
+        return item
+
+    def search_user_memory(
+        self, user_id: str, query: str, limit: int = 10, **kwargs: Any
+    ) -> list[MemoryItem]:
+        """Search only ``user_id``'s memories."""
+        return self.get_or_create_user_memory(user_id).search(query, limit=limit, **kwargs)
+
+    def get_user_context(self, user_id: str) -> str:
+        """Preferences, recent and important memories, and known entities of a user."""
+        memory = self.get_or_create_user_memory(user_id)
+        parts = [
+            f"User preferences: {self.get_user_preferences(user_id)}",
+            memory.get_context_summary(),
+        ]
+        names = list(self._entities(user_id).entities)[:10]
+        if names:
+            parts.append(f"Known entities: {', '.join(names)}")
+        return "\n\n".join(parts)
+
+    def update_user_preferences(self, user_id: str, preferences: dict[str, Any]) -> None:
+        """Merge ``preferences`` into the user's stored preferences."""
+        user_id = _check_user(user_id)
+        if not isinstance(preferences, dict):
+            raise InvalidArgumentTypeError(
+                f"preferences must be a dict, got {type(preferences).__name__}"
+            )
+        with self._lock:
+            merged = {**self.get_user_preferences(user_id), **preferences}
+            self._space.save(_PREFS_KEY + user_id, merged)
+
+    def get_user_preferences(self, user_id: str) -> dict[str, Any]:
+        """The user's preferences (defaults for a new user)."""
+        user_id = _check_user(user_id)
+        stored = self._space.load(_PREFS_KEY + user_id)
+        return {**DEFAULT_PREFERENCES, **(stored or {})}
+
+    def get_user_statistics(self, user_id: str) -> dict[str, Any]:
+        """Counts of a user's memories, entities and relationships, and their preferences."""
+        memory = self.get_or_create_user_memory(user_id)
+        entities = self._entities(user_id)
+        return {
+            "user_id": user_id,
+            "total_memories": len(memory),
+            "short_term_memories": len(memory.short_term),
+            "long_term_memories": len(memory.long_term),
+            "entities_known": len(entities.graph),
+            "relationships": sum(len(pairs) for pairs in entities.relationships.values()),
+            "preferences": self.get_user_preferences(user_id),
+        }
+
+    def clear_user_memory(self, user_id: str) -> None:
+        """Delete everything of ``user_id`` (memories, entities, preferences); others untouched."""
+        memory = self.get_or_create_user_memory(user_id)
+        with self._lock:
+            memory.clear()
+            self._entities(user_id).clear()
+            self._space.delete(_PREFS_KEY + user_id)
+            del self.user_memories[user_id]
+            del self.user_entities[user_id]

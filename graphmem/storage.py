@@ -1,0 +1,247 @@
+"""Storage backends with Calute's names: a key-value API over JSON, and graphmem's SQL space.
+
+:class:`SQLiteStorage` is graphmem's database: pass it (or let ``CortexMemory`` create it) to
+several memory tiers and they share one SQL database and one knowledge graph. Its key-value
+methods (``save``/``load``/``delete``/``exists``/``list_keys``/``clear``) store JSON, never
+pickle. ``SQLiteStorage()`` with no path is in memory: no file appears in the working directory.
+
+Example:
+    >>> storage = SQLiteStorage()            # in memory
+    >>> storage.save("prefs", {"tone": "brief"})
+    True
+    >>> storage.load("prefs")
+    {'tone': 'brief'}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections import Counter
+from typing import Any
+
+from .errors import InvalidArgumentError, InvalidArgumentTypeError
+from .graph.entity_index import EntityIndex
+from .store.database import Database
+
+__all__ = ["MemoryStorage", "RAGStorage", "SQLiteStorage", "SimpleStorage", "resolve_storage"]
+
+
+def _check_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise InvalidArgumentTypeError(f"key must be a str, got {type(key).__name__}")
+    if not key:
+        raise InvalidArgumentError("key must not be empty")
+    return key
+
+
+def _json_copy(data: Any) -> Any:
+    try:
+        return json.loads(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentTypeError(f"data must be JSON-serialisable ({exc})") from None
+
+
+class MemoryStorage(ABC):
+    """Abstract key-value storage backend (Calute's interface)."""
+
+    @abstractmethod
+    def save(self, key: str, data: Any) -> bool:
+        """Store ``data`` (JSON-serialisable) under ``key``."""
+
+    @abstractmethod
+    def load(self, key: str) -> Any | None:
+        """The data stored under ``key``, or None."""
+
+    @abstractmethod
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; True when it existed."""
+
+    @abstractmethod
+    def exists(self, key: str) -> bool:
+        """True when ``key`` is stored."""
+
+    @abstractmethod
+    def list_keys(self, pattern: str | None = None) -> list[str]:
+        """Stored keys, those starting with ``pattern`` when given."""
+
+    @abstractmethod
+    def clear(self) -> int:
+        """Remove every key; returns how many there were."""
+
+
+class SimpleStorage(MemoryStorage):
+    """In-process key-value storage (a dict of JSON copies).
+
+    Example:
+        >>> s = SimpleStorage(); s.save("a", [1]); s.list_keys()
+        True
+        ['a']
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def save(self, key: str, data: Any) -> bool:
+        value = _json_copy(data)
+        with self._lock:
+            self._data[_check_key(key)] = value
+        return True
+
+    def load(self, key: str) -> Any | None:
+        with self._lock:
+            return _json_copy(self._data.get(_check_key(key)))
+
+    def delete(self, key: str) -> bool:
+        with self._lock:
+            return self._data.pop(_check_key(key), None) is not None
+
+    def exists(self, key: str) -> bool:
+        with self._lock:
+            return _check_key(key) in self._data
+
+    def list_keys(self, pattern: str | None = None) -> list[str]:
+        with self._lock:
+            return sorted(k for k in self._data if pattern is None or k.startswith(pattern))
+
+    def clear(self) -> int:
+        with self._lock:
+            count = len(self._data)
+            self._data.clear()
+            return count
+
+
+class SQLiteStorage(MemoryStorage):
+    """graphmem's SQL database, with Calute's key-value methods.
+
+    Args:
+        db_path: a SQLite file (created if missing), a SQLAlchemy URL such as
+            ``postgresql+psycopg://user@host/db``, or ``None`` for an in-memory database.
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str] | None = None) -> None:
+        if db_path is not None and not isinstance(db_path, str | os.PathLike):
+            raise InvalidArgumentTypeError(
+                f"db_path must be a str or path, got {type(db_path).__name__}"
+            )
+        self.db_path = os.fspath(db_path) if db_path is not None else None
+        self.database = Database(db_path)
+        self.entity_index = EntityIndex(self.database)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({self.database.describe()!r})"
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.database.close()
+
+    def save(self, key: str, data: Any) -> bool:
+        value = _json_copy(data)
+        with self.database.write() as conn:
+            self.database.kv_set(conn, _check_key(key), value)
+        return True
+
+    def load(self, key: str) -> Any | None:
+        with self.database.read() as conn:
+            return self.database.kv_get(conn, _check_key(key))
+
+    def delete(self, key: str) -> bool:
+        with self.database.write() as conn:
+            return self.database.kv_delete(conn, _check_key(key))
+
+    def exists(self, key: str) -> bool:
+        return self.load(key) is not None
+
+    def list_keys(self, pattern: str | None = None) -> list[str]:
+        with self.database.read() as conn:
+            return self.database.kv_keys(conn, pattern)
+
+    def clear(self) -> int:
+        with self.database.write() as conn:
+            keys = self.database.kv_keys(conn)
+            for key in keys:
+                self.database.kv_delete(conn, key)
+            return len(keys)
+
+
+class RAGStorage(MemoryStorage):
+    """Key-value storage with a ranked text search over the stored values.
+
+    Calute ranked by cosine similarity of SHA-256 bytes (meaningless); this ranks by BM25
+    over the words of each stored value and returns only values sharing a word with the query.
+
+    Example:
+        >>> rag = RAGStorage()
+        >>> _ = rag.save("a", {"text": "Alice joined Acme"}); _ = rag.save("b", {"text": "lunch"})
+        >>> [key for key, _, _ in rag.search_similar("Where did Alice go?")]
+        ['a']
+    """
+
+    def __init__(self, backend: MemoryStorage | None = None) -> None:
+        self.backend = backend if backend is not None else SimpleStorage()
+
+    def save(self, key: str, data: Any) -> bool:
+        return self.backend.save(key, data)
+
+    def load(self, key: str) -> Any | None:
+        return self.backend.load(key)
+
+    def delete(self, key: str) -> bool:
+        return self.backend.delete(key)
+
+    def exists(self, key: str) -> bool:
+        return self.backend.exists(key)
+
+    def list_keys(self, pattern: str | None = None) -> list[str]:
+        return self.backend.list_keys(pattern)
+
+    def clear(self) -> int:
+        return self.backend.clear()
+
+    def search_similar(
+        self, query: str, limit: int = 10, threshold: float = 0.0
+    ) -> list[tuple[str, float, Any]]:
+        """``(key, score, data)`` of stored values sharing words with ``query``, best first."""
+        from .store.database import query_terms
+
+        terms = query_terms(query)
+        docs = {key: self.backend.load(key) for key in self.backend.list_keys()}
+        tokens = {
+            k: re.findall(r"\w+", json.dumps(v, ensure_ascii=False).lower())
+            for k, v in docs.items()
+        }
+        if not terms or not tokens:
+            return []
+        avg = sum(len(t) for t in tokens.values()) / len(tokens)
+        df = Counter(term for toks in tokens.values() for term in set(toks))
+        scored: list[tuple[str, float, Any]] = []
+        for key, toks in tokens.items():
+            tf = Counter(toks)
+            score = 0.0
+            for term in terms:
+                if tf[term]:
+                    idf = math.log(1 + (len(tokens) - df[term] + 0.5) / (df[term] + 0.5))
+                    score += (
+                        idf * tf[term] * 2.5 / (tf[term] + 1.5 * (0.25 + 0.75 * len(toks) / avg))
+                    )
+            if score > threshold:
+                scored.append((key, score, docs[key]))
+        scored.sort(key=lambda s: (-s[1], s[0]))
+        return scored[:limit]
+
+
+def resolve_storage(storage: object) -> SQLiteStorage:
+    """The SQL space a memory tier uses: the given :class:`SQLiteStorage`, else a new in-memory one.
+
+    Any other storage (Calute's ``SimpleStorage``, a custom backend) keeps the tier ephemeral.
+    """
+    if isinstance(storage, SQLiteStorage):
+        return storage
+    if isinstance(storage, RAGStorage) and isinstance(storage.backend, SQLiteStorage):
+        return storage.backend
+    return SQLiteStorage()

@@ -1,0 +1,491 @@
+"""The :class:`Database`: one SQL database (a SQLite file, in-memory SQLite, or a server URL).
+
+All SQL of graphmem's memory rows lives here and in :mod:`graphmem.store.graph_rows`. Every
+public write runs in one transaction; a thread-safe lock serialises writers in one process
+and SQLite's busy timeout serialises processes.
+
+Example:
+    >>> db = Database()                      # in memory
+    >>> with db.write() as conn:
+    ...     seq = db.insert_memory(conn, MemoryItem("Alice met Bob"), namespace="notes")
+    >>> with db.read() as conn:
+    ...     [item.content for _, item in db.list_items(conn, ["notes"])]
+    ['Alice met Bob']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, text, update
+from sqlalchemy.exc import OperationalError
+
+from ..errors import DatabaseFileError
+from ..items import MemoryItem, decode_metadata, encode_metadata
+from . import schema
+from .engine import create_engine_for, is_url
+
+__all__ = ["Database", "MemoryRow", "SQL_FILTER_COLUMNS", "fts_query_from_text"]
+
+#: MemoryItem attributes that filters may push down into SQL when compared to a plain value.
+SQL_FILTER_COLUMNS = (
+    "memory_id",
+    "memory_type",
+    "agent_id",
+    "task_id",
+    "conversation_id",
+    "user_id",
+)
+
+_M = schema.memories
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Words too common to decide whether a memory matches a query. The same list serves the
+# lexical ranking (retrieval) so that "matches" means the same everywhere.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    """.split()
+)
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """A memory row's position and owner, beside the item itself."""
+
+    seq: int
+    namespace: str
+    tenant: str
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased word tokens of a query, stop words dropped unless nothing else is left.
+
+    Example:
+        >>> query_terms("Who works at the Acme office?")
+        ['works', 'acme', 'office']
+    """
+    tokens = [t for t in _TOKEN.findall(query.lower()) if t]
+    kept = [t for t in tokens if t not in STOP_WORDS]
+    return list(dict.fromkeys(kept or tokens))
+
+
+def fts_query_from_text(query: str) -> str | None:
+    """An FTS5 query that matches any of the query's terms (each quoted, so no syntax leaks).
+
+    Example:
+        >>> fts_query_from_text('Acme "CEO" OR x')
+        '"acme" OR "ceo" OR "x"'
+    """
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class Database:
+    """A graphmem database.
+
+    Args:
+        target: ``None`` for an ephemeral in-memory database, a file path for SQLite, or a
+            SQLAlchemy URL (``sqlite:///x.db``, ``postgresql+psycopg://user@host/db``).
+    """
+
+    def __init__(self, target: str | os.PathLike[str] | None = None) -> None:
+        self.target = os.fspath(target) if target is not None else None
+        self.engine: Engine = create_engine_for(target)
+        self.dialect = self.engine.dialect.name
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        try:
+            self._initialise()
+        except OperationalError as exc:
+            self.engine.dispose()
+            raise DatabaseFileError(f"{self.describe()}: cannot be opened ({exc.orig})") from None
+
+    # ------------------------------------------------------------------ lifecycle
+    def describe(self) -> str:
+        """Where the data lives, for messages: a file path, a URL without password, or memory."""
+        if self.target is None:
+            return "in-memory database"
+        if is_url(self.target):
+            return self.engine.url.render_as_string(hide_password=True)
+        return str(Path(self.target))
+
+    @property
+    def persistent(self) -> bool:
+        """False for the ephemeral in-memory database."""
+        return self.target is not None
+
+    def close(self) -> None:
+        """Release connections. The object must not be used afterwards."""
+        self.engine.dispose()
+
+    def _initialise(self) -> None:
+        with self.write() as conn:
+            schema.metadata_obj.create_all(conn)
+            if self.dialect == "sqlite":
+                conn.exec_driver_sql(f"PRAGMA application_id = {schema.APPLICATION_ID}")
+                conn.exec_driver_sql(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
+                    "content, content='memories', content_rowid='seq', "
+                    "tokenize='porter unicode61 remove_diacritics 2')"
+                )
+                for sql in _SQLITE_FTS_TRIGGERS:
+                    conn.exec_driver_sql(sql)
+            version = conn.execute(
+                select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+            ).scalar()
+            if version is None:
+                conn.execute(
+                    insert(schema.meta).values(
+                        key="schema_version", value=str(schema.SCHEMA_VERSION)
+                    )
+                )
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction; nested calls in the same thread join the outer one.
+
+        Callbacks registered with :meth:`after_commit` run once the outermost transaction
+        has committed; those registered with :meth:`after_rollback` run if it rolls back.
+        """
+        with self._lock:
+            current = getattr(self._local, "tx", None)
+            if current is not None:
+                yield current.conn
+                return
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(graphmem_write=True)
+                tx = _Transaction(conn)
+                self._local.tx = tx
+                try:
+                    with conn.begin():
+                        yield conn
+                except BaseException:
+                    self._local.tx = None
+                    for callback in tx.on_rollback:
+                        callback()
+                    raise
+                self._local.tx = None
+            for callback in tx.on_commit:
+                callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the current write transaction commits (now if none is open)."""
+        tx = getattr(self._local, "tx", None)
+        if tx is None:
+            callback()
+        else:
+            tx.on_commit.append(callback)
+
+    def after_rollback(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` if the current write transaction rolls back."""
+        tx = getattr(self._local, "tx", None)
+        if tx is not None:
+            tx.on_rollback.append(callback)
+
+    def bump_generation(self, conn: Connection) -> tuple[int, int]:
+        """Count one change of the entity graph in this transaction; returns ``(before, after)``.
+
+        Graph views compare the stored generation with theirs to notice writes made by
+        other processes sharing the database. A transaction bumps it at most once.
+        """
+        tx = getattr(self._local, "tx", None)
+        if tx is not None and tx.generation is not None:
+            return tx.generation
+        before = self.generation(conn)
+        conn.execute(delete(schema.meta).where(schema.meta.c.key == "graph_generation"))
+        conn.execute(insert(schema.meta).values(key="graph_generation", value=str(before + 1)))
+        if tx is not None:
+            tx.generation = (before, before + 1)
+        return before, before + 1
+
+    def generation(self, conn: Connection) -> int:
+        """The stored graph generation (0 for a new database)."""
+        value = conn.execute(
+            select(schema.meta.c.value).where(schema.meta.c.key == "graph_generation")
+        ).scalar()
+        return int(value) if value is not None else 0
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (joins a write transaction already open in this thread)."""
+        with self._lock:
+            current = getattr(self._local, "tx", None)
+            if current is not None:
+                yield current.conn
+                return
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+
+    # ------------------------------------------------------------------ memory rows
+    def insert_memory(
+        self,
+        conn: Connection,
+        item: MemoryItem,
+        *,
+        namespace: str,
+        importance: float | None = None,
+    ) -> int:
+        """Insert ``item`` and return its row number (``seq``)."""
+        return self.insert_memories(conn, [(item, namespace, importance)])[0]
+
+    def insert_memories(
+        self, conn: Connection, rows: Sequence[tuple[MemoryItem, str, float | None]]
+    ) -> list[int]:
+        """Insert several items in the caller's transaction; returns their ``seq`` in order."""
+        seqs: list[int] = []
+        for item, namespace, importance in rows:
+            result = conn.execute(insert(_M).values(**_item_values(item, namespace, importance)))
+            pk = result.inserted_primary_key
+            assert pk is not None
+            seqs.append(int(pk[0]))
+        return seqs
+
+    def find(
+        self, conn: Connection, memory_id: str, namespaces: Sequence[str]
+    ) -> tuple[MemoryRow, MemoryItem] | None:
+        """The row and item with ``memory_id`` in one of ``namespaces``, or None."""
+        row = conn.execute(
+            select(_M).where(_M.c.memory_id == memory_id, _M.c.namespace.in_(namespaces))
+        ).first()
+        if row is None:
+            return None
+        return _row_key(row), _row_to_item(row)
+
+    def fetch(self, conn: Connection, seqs: Sequence[int]) -> dict[int, MemoryItem]:
+        """Items by ``seq`` (missing ones left out)."""
+        out: dict[int, MemoryItem] = {}
+        for chunk in _chunks(list(seqs), 500):
+            for row in conn.execute(select(_M).where(_M.c.seq.in_(chunk))):
+                out[row.seq] = _row_to_item(row)
+        return out
+
+    def list_items(
+        self,
+        conn: Connection,
+        namespaces: Sequence[str],
+        *,
+        tenant: str | None = None,
+        sql_filters: Mapping[str, Any] | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+        before_seq: int | None = None,
+    ) -> list[tuple[MemoryRow, MemoryItem]]:
+        """Items of ``namespaces`` in insertion order (or newest first)."""
+        stmt = select(_M).where(_M.c.namespace.in_(namespaces), *_conditions(tenant, sql_filters))
+        if before_seq is not None:
+            stmt = stmt.where(_M.c.seq < before_seq if newest_first else _M.c.seq > before_seq)
+        stmt = stmt.order_by(_M.c.seq.desc() if newest_first else _M.c.seq.asc())
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [(_row_key(r), _row_to_item(r)) for r in conn.execute(stmt)]
+
+    def count(self, conn: Connection, namespaces: Sequence[str], tenant: str | None = None) -> int:
+        """Number of items in ``namespaces`` (of one tenant when given)."""
+        stmt = select(func.count()).select_from(_M).where(_M.c.namespace.in_(namespaces))
+        if tenant is not None:
+            stmt = stmt.where(_M.c.tenant == tenant)
+        return int(conn.execute(stmt).scalar() or 0)
+
+    def oldest_seqs(self, conn: Connection, namespace: str, n: int) -> list[int]:
+        """The ``n`` oldest rows of a namespace."""
+        stmt = select(_M.c.seq).where(_M.c.namespace == namespace).order_by(_M.c.seq).limit(n)
+        return [int(s) for s in conn.execute(stmt).scalars()]
+
+    def eviction_candidates(
+        self, conn: Connection, namespace: str, tenant: str | None = None
+    ) -> list[tuple[MemoryRow, float, int, str]]:
+        """``(row, importance, access_count, created_at)`` of every row, for eviction policies."""
+        stmt = select(
+            _M.c.seq, _M.c.tenant, _M.c.importance, _M.c.access_count, _M.c.created_at
+        ).where(_M.c.namespace == namespace)
+        if tenant is not None:
+            stmt = stmt.where(_M.c.tenant == tenant)
+        return [
+            (
+                MemoryRow(int(r[0]), namespace, r[1]),
+                float(r[2] if r[2] is not None else 0.5),
+                int(r[3]),
+                r[4],
+            )
+            for r in conn.execute(stmt)
+        ]
+
+    def delete_rows(self, conn: Connection, seqs: Sequence[int]) -> int:
+        """Delete rows (their mentions and evidence cascade). Returns the number deleted."""
+        deleted = 0
+        for chunk in _chunks(list(seqs), 500):
+            deleted += conn.execute(delete(_M).where(_M.c.seq.in_(chunk))).rowcount or 0
+        return deleted
+
+    def update_row(
+        self, conn: Connection, seq: int, item: MemoryItem, importance: float | None
+    ) -> None:
+        """Rewrite a row from ``item`` (same seq and namespace)."""
+        values = _item_values(item, namespace=None, importance=importance)
+        values.pop("namespace")
+        conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
+
+    def update_metadata(self, conn: Connection, seq: int, metadata: Mapping[str, Any]) -> None:
+        """Rewrite a row's metadata."""
+        conn.execute(
+            update(_M).where(_M.c.seq == seq).values(metadata=encode_metadata(dict(metadata)))
+        )
+
+    def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
+        """Count one access of each row."""
+        for chunk in _chunks(list(seqs), 500):
+            conn.execute(
+                update(_M)
+                .where(_M.c.seq.in_(chunk))
+                .values(access_count=_M.c.access_count + 1, last_accessed=when.isoformat())
+            )
+
+    def search_text(
+        self,
+        conn: Connection,
+        query: str,
+        namespaces: Sequence[str],
+        *,
+        tenant: str | None = None,
+        sql_filters: Mapping[str, Any] | None = None,
+        limit: int = 100,
+    ) -> list[tuple[int, float]]:
+        """Full-text hits ``(seq, score)``, best first; only rows matching a query term.
+
+        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better.
+        """
+        fts = fts_query_from_text(query)
+        if fts is None:
+            return []
+        conds = [_M.c.namespace.in_(namespaces), *_conditions(tenant, sql_filters)]
+        if self.dialect == "sqlite":
+            fts_table = text("memories_fts")
+            stmt = (
+                select(_M.c.seq, text("bm25(memories_fts) AS rank"))
+                .select_from(fts_table)
+                .join(_M, _M.c.seq == text("memories_fts.rowid"))
+                .where(text("memories_fts MATCH :fts"), *conds)
+                .order_by(text("rank"))
+                .limit(limit)
+            )
+            rows = conn.execute(stmt, {"fts": fts})
+            return [(int(seq), -float(rank)) for seq, rank in rows]
+        raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
+
+    # ------------------------------------------------------------------ key-value
+    def kv_get(self, conn: Connection, key: str) -> Any | None:
+        """JSON value stored under ``key`` (None when absent)."""
+        value = conn.execute(select(schema.kv.c.value).where(schema.kv.c.key == key)).scalar()
+        return None if value is None else json.loads(value)
+
+    def kv_set(self, conn: Connection, key: str, value: Any) -> None:
+        """Store a JSON-serialisable value under ``key``."""
+        payload = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        conn.execute(delete(schema.kv).where(schema.kv.c.key == key))
+        conn.execute(insert(schema.kv).values(key=key, value=payload))
+
+    def kv_delete(self, conn: Connection, key: str) -> bool:
+        """Remove ``key``; True when it existed."""
+        return bool(conn.execute(delete(schema.kv).where(schema.kv.c.key == key)).rowcount)
+
+    def kv_keys(self, conn: Connection, prefix: str | None = None) -> list[str]:
+        """Keys in order, optionally those starting with ``prefix``."""
+        stmt = select(schema.kv.c.key).order_by(schema.kv.c.key)
+        keys = [str(k) for k in conn.execute(stmt).scalars()]
+        return [k for k in keys if prefix is None or k.startswith(prefix)]
+
+
+# ---------------------------------------------------------------------- helpers
+@dataclass
+class _Transaction:
+    conn: Connection
+    on_commit: list[Callable[[], None]] = field(default_factory=list)
+    on_rollback: list[Callable[[], None]] = field(default_factory=list)
+    generation: tuple[int, int] | None = None
+
+
+_SQLITE_FTS_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content); END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES('delete', old.seq, old.content); END",
+    "CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content ON memories BEGIN "
+    "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES('delete', old.seq, old.content); "
+    "INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content); END",
+)
+
+
+def _conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
+    conds: list[Any] = []
+    if tenant is not None:
+        conds.append(_M.c.tenant == tenant)
+    for key, value in (sql_filters or {}).items():
+        column = _M.c[key]
+        conds.append(column.is_(None) if value is None else column == value)
+    return [and_(*conds)] if conds else []
+
+
+def _item_values(
+    item: MemoryItem, namespace: str | None, importance: float | None
+) -> dict[str, Any]:
+    return {
+        "memory_id": item.memory_id,
+        "namespace": namespace,
+        "tenant": item.user_id or "",
+        "memory_type": item.memory_type,
+        "content": item.content,
+        "metadata": encode_metadata(item.metadata),
+        "agent_id": item.agent_id,
+        "task_id": item.task_id,
+        "conversation_id": item.conversation_id,
+        "user_id": item.user_id,
+        "importance": importance,
+        "relevance_score": float(item.relevance_score),
+        "access_count": int(item.access_count),
+        "created_at": item.timestamp.isoformat(),
+        "last_accessed": item.last_accessed.isoformat() if item.last_accessed else None,
+        "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
+    }
+
+
+def _row_key(row: Any) -> MemoryRow:
+    return MemoryRow(seq=int(row.seq), namespace=row.namespace, tenant=row.tenant)
+
+
+def _row_to_item(row: Any) -> MemoryItem:
+    return MemoryItem(
+        content=row.content,
+        memory_type=row.memory_type,
+        timestamp=datetime.fromisoformat(row.created_at),
+        metadata=decode_metadata(row.metadata),
+        agent_id=row.agent_id,
+        task_id=row.task_id,
+        conversation_id=row.conversation_id,
+        user_id=row.user_id,
+        relevance_score=float(row.relevance_score),
+        access_count=int(row.access_count),
+        last_accessed=datetime.fromisoformat(row.last_accessed) if row.last_accessed else None,
+        embedding=json.loads(row.embedding) if row.embedding is not None else None,
+        memory_id=row.memory_id,
+    )
+
+
+def _chunks(values: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

@@ -1,0 +1,134 @@
+"""Engine setup: SQLite files (WAL, busy timeout, foreign keys), in-memory SQLite, other URLs.
+
+Opening a file never damages it: a file that is not SQLite, another application's SQLite
+database, or a graphmem database from a newer release is refused with
+:class:`~graphmem.errors.DatabaseFileError` naming the file, before anything is written.
+
+Example:
+    >>> engine = create_engine_for(None)   # ephemeral, in-memory
+    >>> engine.dialect.name
+    'sqlite'
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.pool import StaticPool
+
+from ..errors import DatabaseFileError, SchemaVersionError
+from .schema import APPLICATION_ID, SCHEMA_VERSION
+
+__all__ = ["BUSY_TIMEOUT_MS", "check_sqlite_file", "create_engine_for", "is_url"]
+
+#: How long a writer waits for another process's lock before giving up.
+BUSY_TIMEOUT_MS = 60_000
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_url(target: str) -> bool:
+    """True for a database URL such as ``postgresql+psycopg://host/db``."""
+    return "://" in target
+
+
+def create_engine_for(target: str | os.PathLike[str] | None) -> Engine:
+    """Create the engine for a SQLite file path, a database URL, or ``None`` (in memory)."""
+    if target is None:
+        engine = create_engine(
+            "sqlite://",
+            poolclass=StaticPool,
+            connect_args={"check_same_thread": False},
+        )
+        _install_sqlite_hooks(engine, wal=False)
+        return engine
+    text = os.fspath(target)
+    if is_url(text):
+        if text.startswith("sqlite"):
+            engine = create_engine(text, connect_args={"check_same_thread": False})
+            _install_sqlite_hooks(engine, wal=True)
+            return engine
+        return create_engine(text, pool_pre_ping=True)
+    path = Path(text).expanduser()
+    check_sqlite_file(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    )
+    _install_sqlite_hooks(engine, wal=True)
+    return engine
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Refuse a file that graphmem must not open, without modifying it.
+
+    Accepts a missing or empty file (a new database) and graphmem databases of this or an
+    older schema version.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    if path.is_dir():
+        raise DatabaseFileError(f"{path}: is a directory, not a database file")
+    with path.open("rb") as handle:
+        header = handle.read(len(_SQLITE_HEADER))
+    if header != _SQLITE_HEADER:
+        raise DatabaseFileError(f"{path}: not a SQLite database (unrecognised file header)")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        raise DatabaseFileError(f"{path}: cannot be opened read-only ({exc})") from None
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        version: int | None = None
+        if "graphmem_meta" in tables:
+            row = conn.execute(
+                "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            version = int(row[0]) if row else None
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseFileError(f"{path}: damaged or unreadable SQLite file ({exc})") from None
+    finally:
+        conn.close()
+    if not tables and app_id == 0:
+        return  # an empty SQLite file: becomes a new graphmem database
+    if app_id != APPLICATION_ID or "graphmem_meta" not in tables:
+        raise DatabaseFileError(
+            f"{path}: a SQLite database of another application, not a graphmem database"
+        )
+    if version is None:
+        raise DatabaseFileError(f"{path}: graphmem database without a schema version")
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{path}: written by a newer graphmem (schema {version}); this release reads "
+            f"schema {SCHEMA_VERSION} and older. Upgrade graphmem to open it."
+        )
+
+
+def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event below emit BEGIN itself (pysqlite's own
+        # transaction handling would defer it and break BEGIN IMMEDIATE).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        if wal:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Writers take the write lock up front: a deferred transaction that reads and then
+        # writes can fail with "database is locked" without waiting for the busy timeout.
+        if conn.get_execution_options().get("graphmem_write"):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")

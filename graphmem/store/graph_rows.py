@@ -1,0 +1,548 @@
+"""SQL for the knowledge graph: entities, aliases, mentions, relations and their evidence.
+
+Functions take the caller's connection so that a memory, its mentions and its relations are
+written in one transaction. Support counting: a relation lives while it has evidence, an
+entity while it has mentions or hand-added relations (:func:`prune_unsupported`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from ..errors import InvalidArgumentError
+from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
+
+__all__ = [
+    "EntityRow",
+    "EvidenceRow",
+    "RelationRow",
+    "add_alias",
+    "close_relation",
+    "delete_index_rows",
+    "reopen_relation",
+    "add_evidence",
+    "add_mentions",
+    "aliases_of",
+    "evidence_for",
+    "insert_entity",
+    "load_tenant",
+    "log_merge",
+    "take_merge",
+    "merge_entity_rows",
+    "unmerge_entity_rows",
+    "memory_seqs_mentioning",
+    "prune_unsupported",
+    "tenants_of_memories",
+    "touch_entity",
+    "upsert_relation",
+    "vote_labels",
+]
+
+
+@dataclass
+class EntityRow:
+    """An entity as stored, with its mention count and aliases."""
+
+    id: int
+    tenant: str
+    key: str
+    name: str
+    label: str
+    first_seen: str
+    last_seen: str
+    mentions: int
+    aliases: list[str]
+
+
+@dataclass
+class RelationRow:
+    """A relation as stored, with its support (number of evidence rows)."""
+
+    id: int
+    subject_key: str
+    predicate: str
+    object_key: str
+    confidence: float
+    first_seen: str
+    last_seen: str
+    valid_from: str | None
+    valid_to: str | None
+    support: int
+
+
+@dataclass
+class EvidenceRow:
+    """One piece of evidence: the sentence of a memory that states a relation."""
+
+    relation_id: int
+    memory_id: str | None
+    sentence: str
+    rule: str
+    created_at: str | None
+
+
+def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[RelationRow]]:
+    """Every entity and relation of one tenant, to build its graph view."""
+    mention_counts: dict[int, int] = dict(
+        conn.execute(
+            select(mentions.c.entity_id, func.count())
+            .join(entities, entities.c.id == mentions.c.entity_id)
+            .where(entities.c.tenant == tenant)
+            .group_by(mentions.c.entity_id)
+        ).all()
+    )
+    alias_map: dict[int, list[str]] = {}
+    for entity_id, surface in conn.execute(
+        select(aliases.c.entity_id, aliases.c.surface)
+        .where(aliases.c.tenant == tenant)
+        .order_by(aliases.c.id)
+    ):
+        alias_map.setdefault(int(entity_id), []).append(surface)
+    ents = [
+        EntityRow(
+            id=int(r.id),
+            tenant=r.tenant,
+            key=r.key,
+            name=r.name,
+            label=r.label,
+            first_seen=r.first_seen,
+            last_seen=r.last_seen,
+            mentions=int(mention_counts.get(r.id, 0)),
+            aliases=alias_map.get(int(r.id), []),
+        )
+        for r in conn.execute(
+            select(entities).where(entities.c.tenant == tenant).order_by(entities.c.id)
+        )
+    ]
+    return ents, _relations(conn, relations.c.tenant == tenant)
+
+
+def _relations(conn: Connection, *where: Any) -> list[RelationRow]:
+    support = (
+        select(relation_evidence.c.relation_id, func.count().label("n"))
+        .group_by(relation_evidence.c.relation_id)
+        .subquery()
+    )
+    subj = entities.alias("subj")
+    obj = entities.alias("obj")
+    stmt = (
+        select(relations, subj.c.key.label("s_key"), obj.c.key.label("o_key"), support.c.n)
+        .join(subj, subj.c.id == relations.c.subject_id)
+        .join(obj, obj.c.id == relations.c.object_id)
+        .join(support, support.c.relation_id == relations.c.id, isouter=True)
+        .where(*where)
+        .order_by(relations.c.id)
+    )
+    return [
+        RelationRow(
+            id=int(r.id),
+            subject_key=r.s_key,
+            predicate=r.predicate,
+            object_key=r.o_key,
+            confidence=float(r.confidence),
+            first_seen=r.first_seen,
+            last_seen=r.last_seen,
+            valid_from=r.valid_from,
+            valid_to=r.valid_to,
+            support=int(r.n or 0),
+        )
+        for r in conn.execute(stmt)
+    ]
+
+
+def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str, seen: str) -> int:
+    """Create an entity and its first alias; returns its id."""
+    result = conn.execute(
+        insert(entities).values(
+            tenant=tenant, key=key, name=name, label=label, first_seen=seen, last_seen=seen
+        )
+    )
+    pk = result.inserted_primary_key
+    assert pk is not None
+    entity_id = int(pk[0])
+    add_alias(conn, tenant, key, name, entity_id)
+    return entity_id
+
+
+def touch_entity(conn: Connection, entity_id: int, seen: str) -> None:
+    """Move an entity's ``last_seen`` forward (never back)."""
+    conn.execute(
+        update(entities)
+        .where(entities.c.id == entity_id, entities.c.last_seen < seen)
+        .values(last_seen=seen)
+    )
+
+
+def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: int) -> None:
+    """Record that ``key`` (from ``surface``) names ``entity_id`` in ``tenant``."""
+    exists = conn.execute(
+        select(aliases.c.id).where(aliases.c.tenant == tenant, aliases.c.key == key)
+    ).first()
+    if exists is None:
+        conn.execute(
+            insert(aliases).values(tenant=tenant, key=key, surface=surface, entity_id=entity_id)
+        )
+
+
+def aliases_of(conn: Connection, tenant: str) -> dict[str, int]:
+    """Alias key -> entity id for one tenant."""
+    return {
+        k: int(e)
+        for k, e in conn.execute(
+            select(aliases.c.key, aliases.c.entity_id).where(aliases.c.tenant == tenant)
+        )
+    }
+
+
+def add_mentions(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert mention rows (entity_id, memory_seq, start, end, surface, label)."""
+    if rows:
+        conn.execute(insert(mentions), list(rows))
+
+
+def vote_labels(conn: Connection, entity_ids: Iterable[int]) -> dict[int, str]:
+    """Set each entity's label to its most frequent mention label; returns the new labels."""
+    out: dict[int, str] = {}
+    for entity_id in sorted(set(entity_ids)):
+        counts = conn.execute(
+            select(mentions.c.label, func.count().label("n"))
+            .where(mentions.c.entity_id == entity_id)
+            .group_by(mentions.c.label)
+            .order_by(func.count().desc(), mentions.c.label)
+        ).first()
+        if counts is not None:
+            conn.execute(update(entities).where(entities.c.id == entity_id).values(label=counts[0]))
+            out[entity_id] = counts[0]
+    return out
+
+
+def upsert_relation(
+    conn: Connection,
+    tenant: str,
+    subject_id: int,
+    predicate: str,
+    object_id: int,
+    confidence: float,
+    seen: str,
+) -> int:
+    """Find or create the relation (subject, predicate, object); returns its id."""
+    row = conn.execute(
+        select(relations.c.id, relations.c.confidence, relations.c.last_seen).where(
+            relations.c.tenant == tenant,
+            relations.c.subject_id == subject_id,
+            relations.c.predicate == predicate,
+            relations.c.object_id == object_id,
+        )
+    ).first()
+    if row is None:
+        result = conn.execute(
+            insert(relations).values(
+                tenant=tenant,
+                subject_id=subject_id,
+                predicate=predicate,
+                object_id=object_id,
+                confidence=confidence,
+                first_seen=seen,
+                last_seen=seen,
+                valid_from=seen,
+            )
+        )
+        pk = result.inserted_primary_key
+        assert pk is not None
+        return int(pk[0])
+    conn.execute(
+        update(relations)
+        .where(relations.c.id == row.id)
+        .values(
+            confidence=max(float(row.confidence), confidence),
+            last_seen=max(str(row.last_seen), seen),
+        )
+    )
+    return int(row.id)
+
+
+def add_evidence(
+    conn: Connection,
+    relation_id: int,
+    memory_seq: int | None,
+    sent_start: int,
+    sent_end: int,
+    rule: str,
+) -> None:
+    """Attach one piece of evidence to a relation."""
+    conn.execute(
+        insert(relation_evidence).values(
+            relation_id=relation_id,
+            memory_seq=memory_seq,
+            sent_start=sent_start,
+            sent_end=sent_end,
+            rule=rule,
+        )
+    )
+
+
+def evidence_for(
+    conn: Connection, relation_ids: Sequence[int], limit_each: int = 5
+) -> dict[int, list[EvidenceRow]]:
+    """The most recent evidence of each relation, newest first."""
+    out: dict[int, list[EvidenceRow]] = {}
+    if not relation_ids:
+        return out
+    stmt = (
+        select(
+            relation_evidence.c.relation_id,
+            relation_evidence.c.rule,
+            relation_evidence.c.sent_start,
+            relation_evidence.c.sent_end,
+            memories.c.memory_id,
+            memories.c.content,
+            memories.c.created_at,
+        )
+        .join(memories, memories.c.seq == relation_evidence.c.memory_seq, isouter=True)
+        .where(relation_evidence.c.relation_id.in_(list(relation_ids)))
+        .order_by(relation_evidence.c.id.desc())
+    )
+    for r in conn.execute(stmt):
+        bucket = out.setdefault(int(r.relation_id), [])
+        if len(bucket) >= limit_each:
+            continue
+        sentence = r.content[r.sent_start : r.sent_end] if r.content is not None else ""
+        bucket.append(EvidenceRow(int(r.relation_id), r.memory_id, sentence, r.rule, r.created_at))
+    return out
+
+
+def memory_seqs_mentioning(conn: Connection, entity_ids: Sequence[int]) -> dict[int, list[int]]:
+    """entity id -> seqs of the memories that mention it."""
+    out: dict[int, list[int]] = {}
+    if not entity_ids:
+        return out
+    for entity_id, seq in conn.execute(
+        select(mentions.c.entity_id, mentions.c.memory_seq)
+        .where(mentions.c.entity_id.in_(list(entity_ids)))
+        .order_by(mentions.c.memory_seq)
+    ):
+        out.setdefault(int(entity_id), []).append(int(seq))
+    return out
+
+
+def tenants_of_memories(conn: Connection, seqs: Sequence[int]) -> set[str]:
+    """Tenants owning the given memory rows."""
+    if not seqs:
+        return set()
+    return {
+        t
+        for t in conn.execute(
+            select(memories.c.tenant).where(memories.c.seq.in_(list(seqs)))
+        ).scalars()
+    }
+
+
+def prune_unsupported(conn: Connection, tenant: str) -> None:
+    """Delete relations without evidence, then entities without mentions or relations."""
+    has_evidence = select(relation_evidence.c.relation_id)
+    conn.execute(
+        delete(relations).where(relations.c.tenant == tenant, relations.c.id.not_in(has_evidence))
+    )
+    mentioned = select(mentions.c.entity_id)
+    in_subject = select(relations.c.subject_id)
+    in_object = select(relations.c.object_id)
+    conn.execute(
+        delete(entities).where(
+            entities.c.tenant == tenant,
+            entities.c.id.not_in(mentioned),
+            entities.c.id.not_in(in_subject),
+            entities.c.id.not_in(in_object),
+        )
+    )
+
+
+def close_relation(conn: Connection, relation_id: int, when: str) -> None:
+    """Mark a relation as no longer current (a newer value of a one-valued predicate arrived)."""
+    conn.execute(update(relations).where(relations.c.id == relation_id).values(valid_to=when))
+
+
+def reopen_relation(conn: Connection, relation_id: int) -> None:
+    """Make a relation current again (its value was restated)."""
+    conn.execute(update(relations).where(relations.c.id == relation_id).values(valid_to=None))
+
+
+def delete_index_rows(conn: Connection, memory_seq: int) -> None:
+    """Remove a memory's mentions and relation evidence (before re-indexing it)."""
+    conn.execute(delete(mentions).where(mentions.c.memory_seq == memory_seq))
+    conn.execute(delete(relation_evidence).where(relation_evidence.c.memory_seq == memory_seq))
+
+
+def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int) -> dict[str, Any]:
+    """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo."""
+    e, r, ev = entities, relations, relation_evidence
+    involved = conn.execute(
+        select(r).where(
+            r.c.tenant == tenant, (r.c.subject_id == merge_id) | (r.c.object_id == merge_id)
+        )
+    ).all()
+    involved_ids = [row.id for row in involved]
+    evidence = (
+        conn.execute(select(ev).where(ev.c.relation_id.in_(involved_ids))).all()
+        if involved_ids
+        else []
+    )
+    snapshot: dict[str, Any] = {
+        "kept_entity": dict(conn.execute(select(e).where(e.c.id == keep_id)).one()._mapping),
+        "merged_entity": dict(conn.execute(select(e).where(e.c.id == merge_id)).one()._mapping),
+        "aliases": [
+            int(i)
+            for i in conn.execute(
+                select(aliases.c.id).where(aliases.c.entity_id == merge_id)
+            ).scalars()
+        ],
+        "mentions": [
+            int(i)
+            for i in conn.execute(
+                select(mentions.c.id).where(mentions.c.entity_id == merge_id)
+            ).scalars()
+        ],
+        "relations": [dict(row._mapping) for row in involved],
+        "evidence": [dict(row._mapping) for row in evidence],
+        "kept_relations_before": [],
+        "created_relations": [],
+    }
+    for rel in involved:
+        subject = keep_id if rel.subject_id == merge_id else rel.subject_id
+        obj = keep_id if rel.object_id == merge_id else rel.object_id
+        if subject == obj:
+            continue  # a relation between the two merged entities has nothing left to link
+        existing = conn.execute(
+            select(r).where(
+                r.c.tenant == tenant,
+                r.c.subject_id == subject,
+                r.c.predicate == rel.predicate,
+                r.c.object_id == obj,
+            )
+        ).first()
+        if existing is None:
+            target = upsert_relation(
+                conn, tenant, subject, rel.predicate, obj, float(rel.confidence), rel.first_seen
+            )
+            conn.execute(
+                update(r)
+                .where(r.c.id == target)
+                .values(last_seen=rel.last_seen, valid_from=rel.valid_from, valid_to=rel.valid_to)
+            )
+            snapshot["created_relations"].append(target)
+        else:
+            target = int(existing.id)
+            if all(k["id"] != target for k in snapshot["kept_relations_before"]):
+                snapshot["kept_relations_before"].append(dict(existing._mapping))
+            conn.execute(
+                update(r)
+                .where(r.c.id == target)
+                .values(
+                    confidence=max(float(existing.confidence), float(rel.confidence)),
+                    first_seen=min(existing.first_seen, rel.first_seen),
+                    last_seen=max(existing.last_seen, rel.last_seen),
+                )
+            )
+        conn.execute(update(ev).where(ev.c.relation_id == rel.id).values(relation_id=target))
+    if involved_ids:
+        conn.execute(delete(r).where(r.c.id.in_(involved_ids)))
+    conn.execute(update(aliases).where(aliases.c.entity_id == merge_id).values(entity_id=keep_id))
+    conn.execute(update(mentions).where(mentions.c.entity_id == merge_id).values(entity_id=keep_id))
+    kept, merged = snapshot["kept_entity"], snapshot["merged_entity"]
+    conn.execute(delete(e).where(e.c.id == merge_id))
+    conn.execute(
+        update(e)
+        .where(e.c.id == keep_id)
+        .values(
+            first_seen=min(kept["first_seen"], merged["first_seen"]),
+            last_seen=max(kept["last_seen"], merged["last_seen"]),
+        )
+    )
+    vote_labels(conn, [keep_id])
+    return snapshot
+
+
+def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> None:
+    """Undo :func:`merge_entity_rows` from its snapshot."""
+    e, r, ev = entities, relations, relation_evidence
+    conn.execute(insert(e).values(**snapshot["merged_entity"]))
+    for row in snapshot["relations"]:
+        conn.execute(insert(r).values(**row))
+    for row in snapshot["evidence"]:
+        moved = conn.execute(
+            update(ev).where(ev.c.id == row["id"]).values(relation_id=row["relation_id"])
+        )
+        if not moved.rowcount:
+            conn.execute(insert(ev).values(**row))
+    for row in snapshot["kept_relations_before"]:
+        conn.execute(update(r).where(r.c.id == row["id"]).values(**row))
+    if snapshot["created_relations"]:
+        conn.execute(delete(r).where(r.c.id.in_(snapshot["created_relations"])))
+    merged_id = snapshot["merged_entity"]["id"]
+    if snapshot["aliases"]:
+        conn.execute(
+            update(aliases).where(aliases.c.id.in_(snapshot["aliases"])).values(entity_id=merged_id)
+        )
+    if snapshot["mentions"]:
+        conn.execute(
+            update(mentions)
+            .where(mentions.c.id.in_(snapshot["mentions"]))
+            .values(entity_id=merged_id)
+        )
+    kept = snapshot["kept_entity"]
+    conn.execute(update(e).where(e.c.id == kept["id"]).values(**kept))
+
+
+def log_merge(
+    conn: Connection, tenant: str, kept_key: str, merged_key: str, snapshot: dict[str, Any]
+) -> int:
+    """Record a merge and its undo snapshot; returns the merge id."""
+    result = conn.execute(
+        insert(merges).values(
+            tenant=tenant,
+            kept_key=kept_key,
+            merged_key=merged_key,
+            snapshot=json.dumps(snapshot),
+            created_at=datetime.now().isoformat(),
+        )
+    )
+    pk = result.inserted_primary_key
+    assert pk is not None
+    return int(pk[0])
+
+
+def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
+    """The snapshot of a merge that can be undone now; marks it undone.
+
+    Raises:
+        InvalidArgumentError: unknown id, already undone, or a later merge of the same
+            entities is still in place.
+    """
+    row = conn.execute(
+        select(merges).where(merges.c.id == merge_id, merges.c.tenant == tenant)
+    ).first()
+    if row is None:
+        raise InvalidArgumentError(f"no merge with id {merge_id}")
+    if row.undone_at is not None:
+        raise InvalidArgumentError(f"merge {merge_id} was already undone")
+    later = conn.execute(
+        select(merges.c.id).where(
+            merges.c.tenant == tenant,
+            merges.c.id > merge_id,
+            merges.c.undone_at.is_(None),
+            merges.c.kept_key.in_([row.kept_key, row.merged_key])
+            | merges.c.merged_key.in_([row.kept_key, row.merged_key]),
+        )
+    ).first()
+    if later is not None:
+        raise InvalidArgumentError(f"undo merge {later.id} before merge {merge_id}")
+    conn.execute(
+        update(merges).where(merges.c.id == merge_id).values(undone_at=datetime.now().isoformat())
+    )
+    snapshot: dict[str, Any] = json.loads(row.snapshot)
+    return snapshot

@@ -1,0 +1,165 @@
+"""The SQL schema: the source of truth that the in-process graph is built from.
+
+Every row that belongs to a tenant carries it (``tenant`` is the user id, ``""`` when none),
+and every query filters by it. Metadata is JSON text, never pickle.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "aliases",
+    "entities",
+    "kv",
+    "memories",
+    "mentions",
+    "merges",
+    "meta",
+    "metadata_obj",
+    "relation_evidence",
+    "relations",
+]
+
+#: Bumped whenever the tables change; a database with a higher version is refused.
+SCHEMA_VERSION = 1
+#: Written to SQLite's ``PRAGMA application_id`` so foreign SQLite files are recognised.
+APPLICATION_ID = 0x67726D6D  # "grmm"
+
+metadata_obj = MetaData()
+
+meta = Table(
+    "graphmem_meta",
+    metadata_obj,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+memories = Table(
+    "memories",
+    metadata_obj,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("memory_id", String(64), nullable=False, unique=True),
+    Column("namespace", String(128), nullable=False),
+    Column("tenant", String(256), nullable=False, default=""),
+    Column("memory_type", String(64), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("metadata", Text, nullable=False, default="{}"),
+    Column("agent_id", String(256)),
+    Column("task_id", String(256)),
+    Column("conversation_id", String(256)),
+    Column("user_id", String(256)),
+    Column("importance", Float),
+    Column("relevance_score", Float, nullable=False, default=1.0),
+    Column("access_count", Integer, nullable=False, default=0),
+    Column("created_at", String(40), nullable=False),
+    Column("last_accessed", String(40)),
+    Column("embedding", Text),
+    Index("ix_memories_namespace_seq", "namespace", "seq"),
+    Index("ix_memories_tenant_namespace", "tenant", "namespace"),
+    Index("ix_memories_agent", "namespace", "agent_id"),
+    Index("ix_memories_conversation", "conversation_id", "seq"),
+)
+
+entities = Table(
+    "entities",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False),
+    Column("key", String(512), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("label", String(32), nullable=False),
+    Column("first_seen", String(40), nullable=False),
+    Column("last_seen", String(40), nullable=False),
+    UniqueConstraint("tenant", "key", name="uq_entities_tenant_key"),
+)
+
+aliases = Table(
+    "aliases",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False),
+    Column("key", String(512), nullable=False),
+    Column("surface", Text, nullable=False),
+    Column("entity_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+    UniqueConstraint("tenant", "key", name="uq_aliases_tenant_key"),
+    Index("ix_aliases_entity", "entity_id"),
+)
+
+mentions = Table(
+    "mentions",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("entity_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+    Column("memory_seq", Integer, ForeignKey("memories.seq", ondelete="CASCADE"), nullable=False),
+    Column("start", Integer, nullable=False),
+    Column("end", Integer, nullable=False),
+    Column("surface", Text, nullable=False),
+    Column("label", String(32), nullable=False),
+    Index("ix_mentions_entity", "entity_id"),
+    Index("ix_mentions_memory", "memory_seq"),
+)
+
+relations = Table(
+    "relations",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False),
+    Column("subject_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+    Column("predicate", String(128), nullable=False),
+    Column("object_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+    Column("confidence", Float, nullable=False, default=1.0),
+    Column("first_seen", String(40), nullable=False),
+    Column("last_seen", String(40), nullable=False),
+    Column("valid_from", String(40)),
+    Column("valid_to", String(40)),
+    UniqueConstraint("tenant", "subject_id", "predicate", "object_id", name="uq_relations_spo"),
+    Index("ix_relations_object", "object_id"),
+)
+
+relation_evidence = Table(
+    "relation_evidence",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("relation_id", Integer, ForeignKey("relations.id", ondelete="CASCADE"), nullable=False),
+    # NULL for relations added by hand (rule "manual").
+    Column("memory_seq", Integer, ForeignKey("memories.seq", ondelete="CASCADE")),
+    Column("sent_start", Integer, nullable=False, default=0),
+    Column("sent_end", Integer, nullable=False, default=0),
+    Column("rule", String(128), nullable=False),
+    Index("ix_evidence_relation", "relation_id"),
+    Index("ix_evidence_memory", "memory_seq"),
+)
+
+merges = Table(
+    "merges",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False),
+    Column("kept_key", String(512), nullable=False),
+    Column("merged_key", String(512), nullable=False),
+    # JSON snapshot of the rows the merge rewrote, so ``unmerge`` restores them exactly.
+    Column("snapshot", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("undone_at", String(40)),
+)
+
+kv = Table(
+    "kv",
+    metadata_obj,
+    Column("key", String(512), primary_key=True),
+    Column("value", Text, nullable=False),
+)
