@@ -27,6 +27,7 @@ from .items import MemoryItem, check_content, check_importance, check_optional_i
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .storage import SQLiteStorage
+from .store import graph_rows
 
 __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 
@@ -317,10 +318,14 @@ class CortexMemory:
 
     def reset_all(self) -> None:
         """Clear every tier (user memory included), the entity graph and the persisted rows."""
-        with self._space.database.write():
+        with self._space.database.write() as conn:
             for tier in (self.short_term, self.long_term, self.entity_memory, self.contextual):
                 if tier is not None:
                     tier.clear()
             if self.user_memory is not None:
-                for user_id in list(self.user_memory.user_memories):
+                # Every stored user, not only those this process has touched.
+                for user_id in self.user_memory.user_ids():
                     self.user_memory.clear_user_memory(user_id)
+            # Hand-added relations and the merge log have no memory row to clear.
+            graph_rows.delete_tenant_graph(conn, "")
+            self._space.entity_index.forget(conn, {""})

@@ -397,7 +397,10 @@ class EntityIndex:
             if key and key not in found_keys:
                 found_keys.add(key)
                 label = matcher.labels.get(name, GIVEN_LABEL)
-                found.append(Mention(name, label, key, 0, 0, 0, len(doc.text), whole))
+                # A zero-width span of its own past the text: spans key the mentions, so
+                # two names absent from the text must not share one (they were not linked).
+                pos = len(doc.text) + len(found)
+                found.append(Mention(name, label, key, pos, pos, 0, len(doc.text), whole))
         return found
 
     def _vote(

@@ -143,6 +143,22 @@ class UserMemory:
             "preferences": self.get_user_preferences(user_id),
         }
 
+    def user_ids(self) -> list[str]:
+        """Every user with stored memories or preferences (in this storage, not only this process).
+
+        Example:
+            >>> users = UserMemory()
+            >>> _ = users.save_memory("alice", "Likes tea")
+            >>> users.user_ids()
+            ['alice']
+        """
+        db = self._space.database
+        namespaces = ["user.short_term", "user.long_term", "user.entity"]
+        with db.read() as conn:
+            found = {row.tenant for row, _ in db.list_items(conn, namespaces)}
+            found |= {key[len(_PREFS_KEY) :] for key in db.kv_keys(conn, _PREFS_KEY)}
+        return sorted(found | set(self.user_memories))
+
     def clear_user_memory(self, user_id: str) -> None:
         """Delete everything of ``user_id`` (memories, entities, preferences); others untouched."""
         memory = self.get_or_create_user_memory(user_id)

@@ -25,6 +25,7 @@ __all__ = [
     "add_alias",
     "close_relation",
     "delete_index_rows",
+    "delete_tenant_graph",
     "reopen_relation",
     "add_evidence",
     "add_mentions",
@@ -360,6 +361,13 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
             entities.c.id.not_in(in_object),
         )
     )
+
+
+def delete_tenant_graph(conn: Connection, tenant: str) -> None:
+    """Delete a tenant's whole graph: entities (cascading to aliases, mentions, relations and
+    evidence, hand-added ones included) and its merge log."""
+    conn.execute(delete(entities).where(entities.c.tenant == tenant))
+    conn.execute(delete(merges).where(merges.c.tenant == tenant))
 
 
 def close_relation(conn: Connection, relation_id: int, when: str) -> None:

@@ -1,0 +1,388 @@
+"""CortexMemory, the facade of the seed ``cortex_memory.txt`` (SPEC §1)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+import warnings
+
+import pytest
+
+from graphmem import (
+    ContextualMemory,
+    CortexMemory,
+    EntityMemory,
+    LongTermMemory,
+    MemoryItem,
+    PersistenceDisabledWarning,
+    ShortTermMemory,
+    SQLiteStorage,
+    UserMemory,
+)
+
+HEADINGS = [
+    "Background:",
+    "Recent context:",
+    "Relevant knowledge:",
+    "Known entities:",
+    "Related memories:",
+]
+
+
+def _all(memory: object) -> list[MemoryItem]:
+    items = memory._all_items()  # type: ignore[attr-defined]
+    return list(items)
+
+
+def _contents(memory: object) -> list[str]:
+    return [i.content for i in _all(memory)]
+
+
+# ---------------------------------------------------------------------------- construction
+class TestConstruction:
+    def test_signature(self) -> None:
+        params = inspect.signature(CortexMemory).parameters
+        assert {n: p.default for n, p in params.items()} == {
+            "enable_short_term": True,
+            "enable_long_term": True,
+            "enable_entity": True,
+            "enable_user": False,
+            "persistence_path": None,
+            "short_term_capacity": 50,
+            "long_term_capacity": 5000,
+        }
+
+    def test_default_tiers(self, write_memory_off: None) -> None:
+        memory = CortexMemory()
+        assert memory.storage is None
+        assert isinstance(memory.short_term, ShortTermMemory)
+        assert isinstance(memory.long_term, LongTermMemory)
+        assert isinstance(memory.entity_memory, EntityMemory)
+        assert memory.user_memory is None
+        assert isinstance(memory.contextual, ContextualMemory)
+        assert memory.short_term.capacity == 50
+        assert memory.long_term.max_items == 5000
+
+    def test_disabled_tiers_are_none_contextual_always_exists(self) -> None:
+        memory = CortexMemory(
+            enable_short_term=False,
+            enable_long_term=False,
+            enable_entity=False,
+            enable_user=True,
+            short_term_capacity=7,
+            long_term_capacity=9,
+        )
+        assert memory.short_term is None
+        assert memory.long_term is None
+        assert memory.entity_memory is None
+        assert isinstance(memory.user_memory, UserMemory)
+        assert isinstance(memory.contextual, ContextualMemory)
+        memory.save_task_result("Plan the sprint", "Sprint planned", agent_role="PM")
+        assert _contents(memory.contextual) == ["Sprint planned"]
+        assert CortexMemory(short_term_capacity=7).short_term.capacity == 7  # type: ignore[union-attr]
+
+
+class TestWriteMemoryGate:
+    def test_no_path_no_storage_no_warning(self, write_memory_on: None) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert CortexMemory().storage is None
+
+    @pytest.mark.parametrize("value", [None, "0", "true", "yes", ""])
+    def test_path_without_write_memory_warns_once_and_stays_ephemeral(
+        self, value: str | None, db_file: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        if value is None:
+            monkeypatch.delenv("WRITE_MEMORY", raising=False)
+        else:
+            monkeypatch.setenv("WRITE_MEMORY", value)
+        with pytest.warns(PersistenceDisabledWarning, match="WRITE_MEMORY") as record:
+            memory = CortexMemory(persistence_path=db_file)
+        assert len([w for w in record if w.category is PersistenceDisabledWarning]) == 1
+        assert db_file in str(record[0].message)
+        assert memory.storage is None
+        memory.save_task_result("Plan", "Done", agent_role="PM", importance=0.9)
+        assert not os.path.exists(db_file)
+
+    def test_path_with_write_memory_persists(self, write_memory_on: None, db_file: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            memory = CortexMemory(persistence_path=db_file)
+        assert isinstance(memory.storage, SQLiteStorage)
+        assert memory.storage.db_path == db_file
+        memory.save_task_result("Plan", "Done", agent_role="PM", importance=0.9)
+        assert os.path.getsize(db_file) > 0
+        memory.storage.close()
+
+
+# ---------------------------------------------------------------------------- saving
+class TestSaveTaskResult:
+    def test_below_threshold_skips_long_term(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result("Review the Atlas plan", "Atlas looks fine", "Planner", 0.69)
+        assert _contents(memory.short_term) == [
+            "Task completed: Review the Atlas plan - Result: Atlas looks fine"
+        ]
+        assert len(memory.long_term) == 0  # type: ignore[arg-type]
+        assert _contents(memory.entity_memory) == ["Review the Atlas plan Atlas looks fine"]
+        assert _contents(memory.contextual.short_term) == ["Atlas looks fine"]
+        assert len(memory.contextual.long_term) == 0
+
+    def test_at_threshold_writes_long_term(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result("Review the Atlas plan", "Atlas looks fine", "Planner", 0.7)
+        (item,) = _all(memory.long_term)
+        assert item.content == "Atlas looks fine"
+        assert item.agent_id == "Planner"
+        assert item.metadata["importance"] == 0.7
+        assert _contents(memory.contextual.long_term) == ["Atlas looks fine"]
+        assert len(memory.short_term) == 1  # type: ignore[arg-type]
+
+    def test_content_and_metadata(self) -> None:
+        memory = CortexMemory()
+        task = "T" * 150
+        result = "R" * 300
+        caller = {"ticket": "OPS-1", "nested": {"k": [1]}, "task": "overridden"}
+        snapshot = copy.deepcopy(caller)
+        memory.save_task_result(task, result, "Analyst", importance=0.9, task_metadata=caller)
+        assert caller == snapshot  # the caller's dict is not mutated
+        (short,) = _all(memory.short_term)
+        assert short.content == f"Task completed: {'T' * 100} - Result: {'R' * 200}"
+        assert short.agent_id == "Analyst"
+        expected = {
+            "ticket": "OPS-1",
+            "nested": {"k": [1]},
+            "task": "T" * 100,
+            "agent_role": "Analyst",
+        }
+        assert short.metadata == expected
+        (long,) = _all(memory.long_term)
+        assert long.content == result
+        assert long.metadata == {**expected, "importance": 0.9}
+        (entity,) = _all(memory.entity_memory)
+        assert entity.content == f"{task} {result}"
+        assert {k: entity.metadata[k] for k in expected} == expected
+        # Stored items do not share one metadata dict, nor the caller's.
+        short.metadata["nested"]["k"].append(2)
+        assert long.metadata["nested"]["k"] == [1] and caller["nested"]["k"] == [1]
+
+    def test_fresh_memory_writes_every_tier(self) -> None:
+        # calute tested ``if self.short_term:`` on an empty (falsy) tier and wrote nothing.
+        memory = CortexMemory()
+        memory.save_task_result("Meet Alice Johnson.", "Alice Johnson joined Acme Corp.", "HR", 0.9)
+        assert len(memory.short_term) == 1  # type: ignore[arg-type]
+        assert len(memory.long_term) == 1  # type: ignore[arg-type]
+        assert len(memory.entity_memory) == 1  # type: ignore[arg-type]
+        assert "Alice Johnson" in memory.entity_memory.entities  # type: ignore[union-attr]
+        assert len(memory.contextual) == 1
+
+
+class TestSaveAgentInteraction:
+    def test_format_and_threshold(self) -> None:
+        memory = CortexMemory()
+        memory.save_agent_interaction("Coder", "tool_call", "ran pytest", importance=0.59)
+        memory.save_agent_interaction("Coder", "thinking", "tests pass", importance=0.6)
+        memory.save_agent_interaction("Coder", "delegating", "ask QA")
+        assert _contents(memory.short_term) == [
+            "[Coder] tool_call: ran pytest",
+            "[Coder] thinking: tests pass",
+            "[Coder] delegating: ask QA",
+        ]
+        assert [i.metadata for i in _all(memory.short_term)] == [
+            {"action": "tool_call"},
+            {"action": "thinking"},
+            {"action": "delegating"},
+        ]
+        assert all(i.agent_id == "Coder" for i in _all(memory.short_term))
+        (long,) = _all(memory.long_term)
+        assert long.content == "[Coder] thinking: tests pass"
+        assert (long.agent_id, long.metadata["importance"]) == ("Coder", 0.6)
+
+
+class TestSaveCortexDecision:
+    def test_with_and_without_outcome(self) -> None:
+        memory = CortexMemory()
+        memory.save_cortex_decision("Split the task", "Too large for one agent", importance=0.0)
+        memory.save_cortex_decision("Retry", "Tool timed out", outcome="Succeeded", importance=1)
+        long = _all(memory.long_term)
+        assert [i.content for i in long] == [
+            "Decision: Split the task\nContext: Too large for one agent",
+            "Decision: Retry\nContext: Tool timed out\nOutcome: Succeeded",
+        ]
+        assert [i.agent_id for i in long] == ["cortex_manager", "cortex_manager"]
+        assert [i.metadata["importance"] for i in long] == [0.0, 1.0]
+        assert sorted(_contents(memory.contextual)) == sorted(i.content for i in long)
+        assert len(memory.short_term) == 0  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- context
+class TestBuildContext:
+    def test_empty_memory_gives_empty_string(self) -> None:
+        memory = CortexMemory()
+        assert memory.build_context_for_task("Anything at all") == ""
+        assert memory.build_context_for_task("Anything", additional_context="") == ""
+
+    def test_background_only(self) -> None:
+        memory = CortexMemory()
+        assert (
+            memory.build_context_for_task("Plan", additional_context="Launch is in May")
+            == "Background:\nLaunch is in May"
+        )
+
+    def test_exact_layout_and_truncation(self) -> None:
+        memory = CortexMemory(enable_entity=False)
+        result = "Atlas launch " + "slipped again " * 30
+        memory.save_task_result("Plan Atlas", result, "Planner", importance=0.8)
+        other = "Atlas vendor " + "quote pending " * 20
+        memory.contextual.save(other, importance=0.3, agent_id="Planner")
+        short = f"Task completed: Plan Atlas - Result: {result[:200]}"
+        assert memory.build_context_for_task("Atlas launch", additional_context="BG") == "\n".join(
+            [
+                "Background:",
+                "BG",
+                "Recent context:",
+                f"  • {short[:200]}",
+                "",
+                "Relevant knowledge:",
+                f"  • {result[:200]}",
+                "",
+                "Related memories:",
+                f"  • {other[:150]}",
+            ]
+        )
+
+    def test_known_entities_section(self) -> None:
+        memory = CortexMemory(enable_short_term=False, enable_long_term=False)
+        memory.save_task_result(
+            "Meet Alice Johnson.", "Alice Johnson joined Acme Corp in Berlin.", "HR"
+        )
+        text = memory.build_context_for_task("What does Alice Johnson do at Acme Corp?")
+        assert text == "\n".join(
+            [
+                "Known entities:",
+                "  • Alice Johnson: 1 mentions",
+                "  • Acme Corp: 1 mentions",
+                "",
+                "Related memories:",
+                "  • Alice Johnson joined Acme Corp in Berlin.",
+            ]
+        )
+
+    def test_sections_in_order_and_each_item_once(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result(
+            "Meet Alice Johnson.",
+            "Alice Johnson leads the Atlas launch at Acme Corp in May.",
+            "PM",
+            0.9,
+        )
+        memory.save_agent_interaction("PM", "noted", "Atlas launch needs QA sign-off", 0.9)
+        memory.contextual.save("Atlas launch party booked by Acme Corp", agent_id="PM")
+        for n in range(6):
+            memory.save_agent_interaction("PM", "chat", f"unrelated chatter {n}")
+        text = memory.build_context_for_task(
+            "Atlas launch at Acme Corp", agent_role="PM", additional_context="Q3 goals"
+        )
+        positions = [text.index(h) for h in HEADINGS]
+        assert positions == sorted(positions)
+        bullets = [line for line in text.split("\n") if line.startswith("  • ")]
+        assert len(bullets) == len(set(bullets)), text
+        assert "Atlas launch party booked by Acme Corp" in text
+        assert "  • Acme Corp: " in text
+
+    def test_agent_role_filters_every_section(self) -> None:
+        memory = CortexMemory(enable_entity=False)
+        memory.save_task_result("Atlas budget", "Atlas budget approved", "Finance", 0.9)
+        memory.save_task_result("Atlas design", "Atlas design approved", "Design", 0.9)
+        memory.contextual.save("Atlas budget memo drafted", agent_id="Finance")
+        memory.contextual.save("Atlas design memo drafted", agent_id="Design")
+        text = memory.build_context_for_task("Atlas approved memo", agent_role="Finance")
+        assert "budget" in text
+        assert "design" not in text.lower()
+        assert "Atlas budget memo drafted" in text
+        unfiltered = memory.build_context_for_task("Atlas approved memo")
+        assert "design" in unfiltered
+
+    def test_nothing_relevant_to_a_fresh_task(self) -> None:
+        memory = CortexMemory(enable_short_term=False)
+        memory.save_task_result("Bake bread", "The sourdough rose well", "Baker", 0.9)
+        assert memory.build_context_for_task("Kubernetes cluster upgrade") == ""
+
+
+# ---------------------------------------------------------------------------- reading
+class TestReading:
+    def test_agent_history_order_and_limit(self) -> None:
+        memory = CortexMemory(short_term_capacity=2)
+        memory.save_agent_interaction("Dev", "a", "first", importance=0.9)
+        memory.save_agent_interaction("Dev", "a", "second", importance=0.8)
+        memory.save_agent_interaction("Ops", "a", "ops note", importance=0.9)
+        memory.save_agent_interaction("Dev", "a", "third")
+        # short-term now holds: "ops note", "third"; long-term: first, second, ops note.
+        assert memory.get_agent_history("Dev") == [
+            "[Dev] a: third",
+            "[Dev] a: second",
+            "[Dev] a: first",
+        ]
+        assert memory.get_agent_history("Dev", limit=2) == ["[Dev] a: third", "[Dev] a: second"]
+        assert memory.get_agent_history("Nobody") == []
+
+    def test_summary(self) -> None:
+        memory = CortexMemory()
+        assert memory.get_summary() == "No recent memories.\n\nNo long-term memories available."
+        memory.save_task_result(
+            "Meet Alice Johnson.", "Alice Johnson joined Acme Corp in Berlin.", "HR", 0.9
+        )
+        assert memory.get_summary() == "\n".join(
+            [
+                "Recent activity:",
+                "  [HR]: Task completed: Meet Alice Johnson. - Result: "
+                "Alice Johnson joined Acme Corp in Berlin.",
+                "",
+                "Long-term memory summary:",
+                "",
+                "Hr:",
+                "  • Alice Johnson joined Acme Corp in Berlin.",
+                "",
+                "Tracking 3 entities",
+            ]
+        )
+
+    def test_user_context(self) -> None:
+        assert CortexMemory().get_user_context("alice") == ""
+        memory = CortexMemory(enable_user=True)
+        assert memory.user_memory is not None
+        memory.user_memory.save_memory("alice", "Alice prefers concise answers")
+        memory.user_memory.save_memory("bob", "Bob prefers long essays")
+        context = memory.get_user_context("alice")
+        assert "Alice prefers concise answers" in context
+        assert "Bob" not in context
+        assert "'response_style': 'balanced'" in context
+
+
+class TestReset:
+    def test_reset_short_term(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result("Plan", "Plan done", "PM", 0.9)
+        memory.reset_short_term()
+        assert len(memory.short_term) == 0  # type: ignore[arg-type]
+        assert len(memory.long_term) == 1  # type: ignore[arg-type]
+        assert len(memory.contextual) == 1 and len(memory.entity_memory) == 1  # type: ignore[arg-type]
+
+    def test_reset_all_in_memory(self) -> None:
+        memory = CortexMemory(enable_user=True)
+        memory.save_task_result("Meet Alice Johnson.", "Alice Johnson joined Acme Corp.", "HR", 0.9)
+        memory.save_cortex_decision("Hire", "Need staff")
+        memory.entity_memory.add_relation("Carol Diaz", "mentors", "Dan Evans")  # type: ignore[union-attr]
+        assert memory.user_memory is not None
+        memory.user_memory.save_memory("u1", "Bob Stone likes Initech")
+        memory.contextual.push_context("task", "hiring")
+        memory.reset_all()
+        for tier in (memory.short_term, memory.long_term, memory.entity_memory, memory.contextual):
+            assert len(tier) == 0  # type: ignore[arg-type]
+        assert memory.contextual.get_current_context() is None
+        assert len(memory.entity_memory.graph) == 0  # type: ignore[union-attr]
+        assert memory.entity_memory.entities == {}  # type: ignore[union-attr]
+        assert memory.entity_memory.relationships == {}  # type: ignore[union-attr]
+        assert memory.user_memory.search_user_memory("u1", "Initech") == []
+        assert memory.build_context_for_task("Alice Johnson Acme Corp Initech") == ""
