@@ -177,8 +177,9 @@ def run_graphmem(measure: str, size: int, args: argparse.Namespace, path: str = 
            "--context-budget", str(args.context_budget), "--path", path]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["?"]
-        return {"measure": measure, "size": size, "error": tail[0]}
+        lines = proc.stderr.strip().splitlines() or ["?"]
+        errors = [ln for ln in lines if "Error" in ln or "Exception" in ln] or lines
+        return {"measure": measure, "size": size, "error": errors[-1][:300]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
