@@ -100,7 +100,15 @@ class EntityMemory(SQLMemory):
         fields = {
             k: kwargs.pop(k, None) for k in ("agent_id", "user_id", "conversation_id", "task_id")
         }
-        return self._make_item(content, metadata, kwargs, **fields)
+        # As in LongTermMemory: a given timestamp dates the memory (and the graph's
+        # first_seen / valid_to), instead of landing in the metadata.
+        timestamp = kwargs.pop("timestamp", None)
+        if timestamp is not None and not isinstance(timestamp, datetime):
+            raise InvalidArgumentTypeError("timestamp must be a datetime")
+        item = self._make_item(content, metadata, kwargs, **fields)
+        if timestamp is not None:
+            item.timestamp = timestamp
+        return item
 
     def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
         entities = record.get("entities")

@@ -1,0 +1,141 @@
+"""SQL for whole-database dumps: every row of every table, in an order that can be re-inserted.
+
+:mod:`graphmem.transfer` turns these rows into JSONL and back; this module only reads and
+writes rows. Rows are copied verbatim (primary keys included), so an import into an empty
+database reproduces the original exactly: ids, timestamps, access counts, merges and all.
+
+Example:
+    >>> from graphmem.store.database import Database
+    >>> db = Database()
+    >>> with db.read() as conn:
+    ...     is_empty(conn)
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Table, func, insert, select
+
+from . import schema
+
+__all__ = [
+    "DUMP_TABLES",
+    "INTERNAL_META_KEYS",
+    "insert_rows",
+    "is_empty",
+    "iter_rows",
+    "namespace_counts",
+    "reset_sequences",
+    "table_counts",
+]
+
+#: Tables in dump order: a table comes after every table its foreign keys point to.
+DUMP_TABLES: dict[str, Table] = {
+    "graphmem_meta": schema.meta,
+    "kv": schema.kv,
+    "memories": schema.memories,
+    "entities": schema.entities,
+    "aliases": schema.aliases,
+    "mentions": schema.mentions,
+    "relations": schema.relations,
+    "relation_evidence": schema.relation_evidence,
+    "merges": schema.merges,
+}
+
+#: ``graphmem_meta`` keys that describe the database file itself, not its content: the
+#: schema version travels in the export header, and the graph generation is bumped on import.
+INTERNAL_META_KEYS = frozenset({"schema_version", "graph_generation"})
+
+_CONTENT_TABLES = ("memories", "entities", "relations", "merges", "kv")
+
+
+def _primary_key(table: Table) -> list[Any]:
+    return list(table.primary_key.columns)
+
+
+def iter_rows(conn: Connection, table_name: str, page: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every row of a dump table as a dict, in primary-key order (streamed in pages)."""
+    table = DUMP_TABLES[table_name]
+    columns = [c.name for c in table.columns]
+    (pk,) = _primary_key(table)
+    last: Any = None
+    while True:
+        stmt = select(*table.columns).order_by(pk).limit(page)
+        if last is not None:
+            stmt = stmt.where(pk > last)
+        rows = conn.execute(stmt).all()
+        for row in rows:
+            record = dict(zip(columns, row, strict=True))
+            if table_name == "graphmem_meta" and record["key"] in INTERNAL_META_KEYS:
+                continue
+            yield record
+        if len(rows) < page:
+            return
+        last = rows[-1][columns.index(pk.name)]
+
+
+def table_counts(conn: Connection) -> dict[str, int]:
+    """Row count of each dump table."""
+    return {
+        name: int(conn.execute(select(func.count()).select_from(table)).scalar() or 0)
+        for name, table in DUMP_TABLES.items()
+    }
+
+
+def namespace_counts(conn: Connection) -> dict[str, int]:
+    """Memory rows per namespace (tier), by namespace name."""
+    m = schema.memories
+    stmt = select(m.c.namespace, func.count()).group_by(m.c.namespace).order_by(m.c.namespace)
+    return {str(ns): int(n) for ns, n in conn.execute(stmt)}
+
+
+def is_empty(conn: Connection) -> bool:
+    """True when no memory, entity, relation, merge or key-value row exists."""
+    for name in _CONTENT_TABLES:
+        table = DUMP_TABLES[name]
+        if conn.execute(select(func.count()).select_from(table)).scalar():
+            return False
+    return True
+
+
+def insert_rows(
+    conn: Connection, table_name: str, rows: Sequence[Mapping[str, Any]], batch: int = 500
+) -> None:
+    """Insert rows verbatim (primary keys included) in the caller's transaction.
+
+    Meta rows replace the target's value of the same key.
+    """
+    table = DUMP_TABLES[table_name]
+    if table_name == "graphmem_meta":
+        for row in rows:
+            conn.execute(table.delete().where(table.c.key == row["key"]))
+    for start in range(0, len(rows), batch):
+        chunk = [dict(r) for r in rows[start : start + batch]]
+        if chunk:
+            conn.execute(insert(table), chunk)
+
+
+def reset_sequences(conn: Connection) -> None:
+    """After inserting explicit ids on PostgreSQL, move each id sequence past the largest id.
+
+    SQLite needs nothing: a new rowid is always one more than the largest.
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    for name, table in DUMP_TABLES.items():
+        (pk,) = _primary_key(table)
+        if pk.type.python_type is not int:
+            continue  # text keys (graphmem_meta, kv) have no sequence
+        largest = select(func.max(pk)).scalar_subquery()
+        conn.execute(
+            select(
+                func.setval(
+                    func.pg_get_serial_sequence(name, pk.name),
+                    func.coalesce(largest, 0) + 1,
+                    False,
+                )
+            )
+        )

@@ -1,0 +1,474 @@
+"""The ``graphmem`` command, run as a real subprocess against real SQLite files.
+
+One small corpus is ingested once per session (``shared_db``); the reading commands query
+that file. Tests that write make their own database in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmem import SQLiteStorage
+from graphmem.cli import COMMANDS, build_parser, default_db_path, main, read_records
+from graphmem.store.dump import namespace_counts
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "cli.md"
+#: The console script pip installed beside this interpreter (entry point graphmem.cli:main).
+SCRIPT = Path(sys.executable).parent / "graphmem"
+
+CORPUS = [
+    {
+        "content": "Grace Liu works at Harbor Analytics.",
+        "agent_id": "Sales Agent",
+        "timestamp": "2026-03-10T09:00:00+00:00",
+        "importance": 0.6,
+    },
+    {
+        "content": "Daniel Brooks is the CEO of Harbor Analytics.",
+        "agent_id": "Research Analyst",
+        "timestamp": "2026-03-11T09:00:00+00:00",
+    },
+    {
+        "content": "Dana Whitfield works at Northwind Systems in Boston.",
+        "agent_id": "Data Engineer",
+        "timestamp": "2026-03-12T09:00:00+00:00",
+    },
+    {
+        "content": "Dana Whitfield joined Harbor Analytics as head of data.",
+        "agent_id": "Research Analyst",
+        "timestamp": "2026-05-05T09:00:00+00:00",
+        "importance": 0.8,
+        "metadata": {"source": "crm", "project": "compass"},
+    },
+    {
+        "content": "Priya Nair met Tom Becker in Berlin to kick off the Atlas rollout.",
+        "agent_id": "Project Manager",
+        "timestamp": "2026-03-04T09:00:00+00:00",
+        "conversation_id": "conv-atlas-kickoff",
+    },
+    {
+        "content": "Tom Becker works at Aurex Logistics.",
+        "agent_id": "Research Analyst",
+        "timestamp": "2026-03-04T10:00:00+00:00",
+    },
+    {
+        "content": "The Atlas launch date moved to May 19 because of single sign-on.",
+        "agent_id": "Project Manager",
+        "timestamp": "2026-04-01T09:00:00+00:00",
+        "task_id": "task-7",
+        "memory_type": "decision",
+    },
+    {
+        "content": "Re-ran the nightly job; all checks green.",
+        "agent_id": "QA Agent",
+        "timestamp": "2026-04-02T09:00:00+00:00",
+        "importance": 0.2,
+    },
+]
+
+
+def run(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``graphmem ARGS`` the way a user does (the installed console script's module)."""
+    environment = dict(os.environ)
+    environment.pop("GRAPHMEM_DB", None)
+    environment.update(env or {})
+    return subprocess.run(
+        [str(SCRIPT), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("graphmem: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture(scope="session")
+def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cli")
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(row) for row in CORPUS) + "\n", encoding="utf-8")
+    db = folder / "shared.db"
+    result = run("--db", str(db), "ingest", str(corpus), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert f"Ingested {len(CORPUS)} memories" in result.stdout
+    return db
+
+
+# ---------------------------------------------------------------------- help and docs
+def test_every_subcommand_has_help_examples_and_docs() -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command").choices
+    docs = DOCS.read_text(encoding="utf-8")
+    assert set(subparsers) == {c.name for c in COMMANDS}
+    for command in COMMANDS:
+        text = subparsers[command.name].format_help()
+        assert command.summary.strip(), command.name
+        assert "examples:" in text and f"graphmem {command.name}" in text, command.name
+        for action in subparsers[command.name]._actions:
+            if action.option_strings and action.dest not in ("help", "db", "user"):
+                assert action.help, f"{command.name} {action.option_strings} has no help"
+        assert f"## graphmem {command.name}" in docs, f"{command.name} missing from docs/cli.md"
+
+
+def test_help_runs_for_each_subcommand() -> None:
+    names = [c.name for c in COMMANDS]
+    code = (
+        "import contextlib, io, sys\n"
+        "from graphmem.cli import main\n"
+        f"for name in {names!r}:\n"
+        "    out = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out):\n"
+        "        try:\n"
+        "            main([name, '--help'])\n"
+        "        except SystemExit as exc:\n"
+        "            assert exc.code == 0, name\n"
+        "    assert 'usage: graphmem ' + name in out.getvalue(), name\n"
+        "    print(name, 'ok')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [w for n in names for w in (n, "ok")]
+
+
+def test_top_level_help_lists_commands_and_default_db() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in COMMANDS:
+        assert command.name in result.stdout
+    assert "GRAPHMEM_DB" in result.stdout and "XDG_DATA_HOME" in result.stdout
+
+
+def test_default_db_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("GRAPHMEM_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_db_path() == tmp_path / "xdg" / "graphmem" / "graphmem.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_db_path() == tmp_path / "home" / ".local" / "share" / "graphmem" / "graphmem.db"
+    monkeypatch.setenv("GRAPHMEM_DB", str(tmp_path / "env.db"))
+    assert default_db_path() == tmp_path / "env.db"
+
+
+# ---------------------------------------------------------------------- input formats
+def test_read_records_formats(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("Alice met Bob\n\n   \nBob joined Acme\n", encoding="utf-8")
+    assert [r["content"] for r in read_records(str(text))] == ["Alice met Bob", "Bob joined Acme"]
+    table = tmp_path / "rows.csv"
+    table.write_text(
+        'content,agent_id,importance,metadata,timestamp\n"Alice, again",bot,0.9,"{""k"": 1}",'
+        "2026-01-02T03:04:05\n",
+        encoding="utf-8",
+    )
+    (row,) = read_records(str(table), user="u1")
+    assert row["content"] == "Alice, again" and row["agent_id"] == "bot"
+    assert row["importance"] == 0.9 and row["metadata"] == {"k": 1} and row["user_id"] == "u1"
+    assert row["timestamp"].year == 2026
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "fragment"),
+    [
+        (
+            "bad.jsonl",
+            '{"content": "ok"}\n{"content": "x", "colour": 1}\n',
+            "line 2: unknown field",
+        ),
+        ("bad.jsonl", '{"content": "ok"}\nnot json\n', "line 2: not JSON"),
+        ("bad.jsonl", '{"content": "x", "importance": 3}\n', "importance must be in [0, 1]"),
+        ("bad.jsonl", '{"content": "x", "timestamp": "yesterday"}\n', "is not ISO 8601"),
+        ("bad.csv", "text\nhello\n", "no 'content' column"),
+        ("bad.csv", "content,importance\nhello,high\n", "line 2: importance 'high'"),
+    ],
+)
+def test_bad_input_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, body: str, fragment: str
+) -> None:
+    # In-process (main() is what the console script calls): the records are checked
+    # before the database is opened, so these cost no subprocess.
+    source = tmp_path / name
+    source.write_text(body, encoding="utf-8")
+    db = tmp_path / "new.db"
+    status = main(["--db", str(db), "ingest", str(source)])
+    captured = capsys.readouterr()
+    result = subprocess.CompletedProcess([], status, captured.out, captured.err)
+    assert_one_line_error(result, fragment)
+    assert not db.exists()
+
+
+def test_missing_input_file(tmp_path: Path) -> None:
+    result = run("--db", str(tmp_path / "x.db"), "ingest", str(tmp_path / "nope.txt"))
+    assert_one_line_error(result, "nope.txt: no such file")
+
+
+def test_ingest_stdin_text_with_user(tmp_path: Path) -> None:
+    db = tmp_path / "stdin.db"
+    result = run(
+        "ingest", "-", "--format", "text", "--user", "alice", "--db", str(db),
+        stdin="Alice Johnson joined Acme Corp in Berlin.\n\nBob Stone met Alice Johnson.\n",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Ingested 2 memories" in result.stdout
+    stats = json.loads(run("--db", str(db), "stats", "--json", "--user", "alice").stdout)
+    assert stats["memories_by_tier"] == {"entity": 2, "long_term": 2}
+    assert stats["graph"]["user"] == "alice" and stats["graph"]["entities"] >= 3
+    # The default tenant's graph is empty: alice's memories stay hers.
+    assert json.loads(run("--db", str(db), "stats", "--json").stdout)["graph"]["entities"] == 0
+
+
+# ---------------------------------------------------------------------- reading commands
+def test_stats(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "stats", "--json")
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout)
+    assert stats["memories_by_tier"] == {"entity": len(CORPUS), "long_term": len(CORPUS)}
+    assert stats["graph"]["relations_by_predicate"].get("works_at", 0) >= 2
+    text = run("--db", str(shared_db), "stats").stdout
+    assert "entity: 8, long_term: 8" in text
+
+
+def test_database_from_environment(shared_db: Path) -> None:
+    result = run("stats", "--json", env={"GRAPHMEM_DB": str(shared_db)})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["database"] == str(shared_db)
+
+
+def test_search_explains(shared_db: Path) -> None:
+    result = run("search", "Atlas launch date", "--json", "--limit", "3", "--db", str(shared_db))
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert hits[0]["content"].startswith("The Atlas launch date moved")
+    assert {"atlas", "launch", "date"} <= set(hits[0]["matched_terms"])
+    assert len(hits) <= 3
+    text = run("--db", str(shared_db), "search", "Where does Grace work?").stdout
+    assert "Grace Liu works at Harbor Analytics." in text and "matched: grace" in text
+
+
+def test_context_text_and_explain(shared_db: Path) -> None:
+    task = "Prepare the Atlas status update"
+    text = run("--db", str(shared_db), "context", task)
+    assert text.returncode == 0, text.stderr
+    assert "Relevant knowledge:" in text.stdout
+    assert "The Atlas launch date moved to May 19" in text.stdout
+    report = json.loads(run("--db", str(shared_db), "context", task, "--explain").stdout)
+    assert report["task"] == task
+    knowledge = next(s for s in report["sections"] if s["title"] == "Relevant knowledge:")
+    assert knowledge["entries"][0]["tier"] == "long_term"
+    assert "atlas" in knowledge["entries"][0]["matched_terms"]
+    agent = run("--db", str(shared_db), "context", task, "--agent", "QA Agent", "--explain")
+    entries = [e for s in json.loads(agent.stdout)["sections"] for e in s["entries"]]
+    assert all("Atlas launch" not in e["content"] for e in entries)
+
+
+def test_entities(shared_db: Path) -> None:
+    rows = json.loads(run("--db", str(shared_db), "entities", "--label", "person", "--json").stdout)
+    names = {r["name"] for r in rows}
+    assert {"Grace Liu", "Dana Whitfield", "Tom Becker"} <= names
+    assert {r["label"] for r in rows} == {"PERSON"}
+    dana = next(r for r in rows if r["name"] == "Dana Whitfield")
+    assert dana["memories"] == 2
+    limited = run("--db", str(shared_db), "entities", "--limit", "2")
+    assert len(limited.stdout.strip().splitlines()) == 3  # header + 2 rows
+
+
+def test_relations_with_evidence_and_history(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "relations", "Dana", "--json")
+    assert result.returncode == 0, result.stderr
+    edges = {(e["predicate"], e["object"]): e for e in json.loads(result.stdout)}
+    old, new = edges[("works_at", "Northwind Systems")], edges[("works_at", "Harbor Analytics")]
+    # works_at is one-valued: the newer job closed the older one, dated by the memories.
+    assert old["valid_to"].startswith("2026-05-05") and new["valid_to"] is None
+    assert new["first_seen"].startswith("2026-05-05")
+    assert new["evidence"][0]["sentence"] == (
+        "Dana Whitfield joined Harbor Analytics as head of data."
+    )
+    text = run("--db", str(shared_db), "relations", "Harbor Analytics", "--predicate", "works_at")
+    assert "Grace Liu --works_at--> Harbor Analytics" in text.stdout
+    assert "\u201cGrace Liu works at Harbor Analytics.\u201d (2026-03-10)" in text.stdout
+
+
+def test_path_with_evidence(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "path", "Priya Nair", "Aurex Logistics", "--json")
+    assert result.returncode == 0, result.stderr
+    paths = json.loads(result.stdout)
+    assert paths and len(paths[0]) == 2
+    hops = paths[0]
+    assert hops[0]["from"] == "Priya Nair" and hops[-1]["to"] == "Aurex Logistics"
+    assert all(hop["evidence"] for hop in hops)
+    assert hops[-1]["evidence"][0]["sentence"] == "Tom Becker works at Aurex Logistics."
+    text = run("--db", str(shared_db), "path", "Priya Nair", "Aurex Logistics").stdout
+    assert "Path 1 (2 hops):" in text and "Tom Becker --works_at--> Aurex Logistics" in text
+    far = run("--db", str(shared_db), "path", "Grace Liu", "Tom Becker", "--max-hops", "1")
+    assert far.returncode == 0 and "No connection" in far.stdout
+
+
+def test_unknown_entity(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "relations", "Grace Lu")
+    assert_one_line_error(result, "unknown entity 'Grace Lu'", "did you mean 'Grace Liu'")
+    assert_one_line_error(run("--db", str(shared_db), "path", "Nobody", "Grace Liu"), "Nobody")
+    viz = run("--db", str(shared_db), "viz", "x.html", "--entity", "Nobody")
+    assert_one_line_error(viz, "unknown entity 'Nobody'")
+
+
+def test_viz_pages(shared_db: Path, tmp_path: Path) -> None:
+    whole = tmp_path / "whole.html"
+    result = run("--db", str(shared_db), "viz", str(whole), "--max-nodes", "5")
+    assert result.returncode == 0, result.stderr
+    assert re.search(
+        r"Wrote .*whole\.html \(5 entities, \d+ relations, \d+ left out", result.stdout
+    )
+    assert "Dana Whitfield" in whole.read_text(encoding="utf-8")
+    dana = tmp_path / "dana.html"
+    assert run("--db", str(shared_db), "viz", str(dana), "--entity", "Dana").returncode == 0
+    page = dana.read_text(encoding="utf-8")
+    # Tooltips carry the evidence sentences filled in from the relations.
+    assert "joined Harbor Analytics as head of data" in page
+    assert "Priya Nair" not in page
+    path_page = tmp_path / "path.html"
+    result = run(
+        "--db", str(shared_db), "viz", str(path_page), "--path", "Priya Nair", "Aurex Logistics"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "(3 entities, " in result.stdout
+    task_page = tmp_path / "task.html"
+    result = run("--db", str(shared_db), "viz", str(task_page), "--task", "Harbor Analytics news")
+    assert result.returncode == 0 and "Grace Liu" in task_page.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- bad arguments and files
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["search"], "the following arguments are required: QUERY"),
+        (["search", "x", "--limit", "0"], "must be at least 1"),
+        (["entities", "--limit", "many"], "not a whole number"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["viz", "x.html", "--entity", "A", "--task", "B"], "not allowed with argument"),
+    ],
+)
+def test_bad_arguments(
+    shared_db: Path, capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--db", str(shared_db), *args])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert_one_line_error(subprocess.CompletedProcess([], 2, captured.out, captured.err), fragment)
+
+
+def test_bad_argument_in_a_real_process(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "search", "x", "--limit", "-3")
+    assert result.returncode == 2
+    assert_one_line_error(result, "must not be negative", "graphmem search --help")
+
+
+def test_random_bytes_database_is_refused_untouched(tmp_path: Path) -> None:
+    bogus = tmp_path / "random.db"
+    payload = os.urandom(4096)
+    bogus.write_bytes(payload)
+    for args in (["relations", "A"], ["export", "out.jsonl"]):
+        result = run("--db", str(bogus), *args)
+        assert_one_line_error(result, str(bogus), "not a SQLite database")
+    assert bogus.read_bytes() == payload
+
+
+def test_missing_database_is_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    result = run("--db", str(missing), "search", "anything")
+    assert_one_line_error(result, "no such database", "graphmem ingest")
+    assert not missing.exists()
+
+
+# ---------------------------------------------------------------------- export and import
+def test_export_import_round_trip(shared_db: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    copy = tmp_path / "copy.db"
+    assert run("--db", str(shared_db), "export", str(first)).returncode == 0
+    imported = run("--db", str(copy), "import", str(first))
+    assert imported.returncode == 0, imported.stderr
+    assert "Imported 16 memories" in imported.stdout
+    assert run("--db", str(copy), "export", str(second)).returncode == 0
+    assert first.read_bytes() == second.read_bytes()
+    for args in (
+        ["relations", "Dana Whitfield", "--co-occurs", "--json"],
+        ["entities", "--limit", "0", "--json"],
+    ):
+        original = run("--db", str(shared_db), *args)
+        restored = run("--db", str(copy), *args)
+        assert original.returncode == 0 and restored.stdout == original.stdout, args
+    again = run("--db", str(copy), "import", str(first))
+    assert_one_line_error(again, "not empty")
+
+
+def test_import_rejects_damaged_file(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text('{"format": "something else"}\n', encoding="utf-8")
+    target = tmp_path / "target.db"
+    assert_one_line_error(run("--db", str(target), "import", str(damaged)), "not a graphmem export")
+    assert not target.exists()
+    assert_one_line_error(
+        run("--db", str(target), "import", str(tmp_path / "none.jsonl")), "no such file"
+    )
+
+
+# ---------------------------------------------------------------------- the demo
+def test_demo_refuses_to_replace_a_database_it_did_not_create(
+    shared_db: Path, tmp_path: Path
+) -> None:
+    precious = tmp_path / "precious.db"
+    precious.write_bytes(shared_db.read_bytes())
+    result = run("demo", "--db", str(precious), "--out", str(tmp_path / "out"))
+    assert_one_line_error(result, "refusing to replace")
+    storage = SQLiteStorage(precious)
+    try:
+        with storage.database.read() as conn:
+            assert namespace_counts(conn) == {"entity": len(CORPUS), "long_term": len(CORPUS)}
+    finally:
+        storage.close()
+    assert not (tmp_path / "out" / "graph.html").exists()
+
+
+@pytest.mark.slow
+def test_demo(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    for _ in range(2):  # the second run replaces the first run's database
+        result = subprocess.run(
+            [str(SCRIPT), "demo", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert re.search(r"Ingested in [\d.]+ s: \d{2,} entities, \d{3,} relations", text)
+    assert "Relevant knowledge:" in text and "Aurex Logistics" in text
+    assert "== 2. Who works at Harbor Analytics?" in text and "Lena Okafor" in text
+    assert "Priya Nair met Tom Becker from Aurex Logistics in Berlin" in text
+    assert "2026-03-02 .. 2026-04-24  Northwind Systems" in text
+    page = out / "graph.html"
+    assert page.is_file() and "Harbor Analytics" in page.read_text(encoding="utf-8")
+    stats = json.loads(run("--db", str(out / "demo.db"), "stats", "--json").stdout)
+    assert stats["memories_by_tier"] == {"entity": 304, "long_term": 304}
