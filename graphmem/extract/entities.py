@@ -17,7 +17,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
-from .normalize import canonical_key, is_valid_entity_text
+from .normalize import CORPORATE_SUFFIXES, canonical_key, is_valid_entity_text
 
 __all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "find_mentions"]
 
@@ -70,6 +70,13 @@ class AliasMatcher:
             self._lower.add(label, [pattern])
         else:
             self._orth.add(label, [pattern])
+            if label != "PERSON" and surface.upper() != surface:
+                # "ACME" is the company "Acme"; capitals alone never make a common word a name.
+                self._orth.add(label, [self._nlp.make_doc(surface.upper())])
+        short = _without_legal_form(pattern)
+        if short is not None:
+            # "Acme Corp." is known, so "Acme" and "ACME" are too (same canonical key).
+            self.add(short, label)
 
     def spans(self, doc: Doc) -> list[Span]:
         """Known names in ``doc`` as labelled spans."""
@@ -127,6 +134,18 @@ def find_mentions(
         if len(mentions) >= max_mentions:
             break
     return mentions
+
+
+def _without_legal_form(name: Doc) -> str | None:
+    """``name`` without its trailing legal form ("Acme Corp." -> "Acme"), or None if it has none."""
+    end = len(name)
+    while end > 1 and (
+        name[end - 1].is_punct
+        or name[end - 1].lower_ in {"&", "and"}
+        or name[end - 1].lower_.replace(".", "") in CORPORATE_SUFFIXES
+    ):
+        end -= 1
+    return name[:end].text if end < len(name) else None
 
 
 def _trim(span: Span) -> Span | None:

@@ -70,19 +70,18 @@ def _load_trained() -> Language | None:
 
 def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tuple[Language, bool]:
     """Load the pipeline; returns ``(nlp, trained)``. ``trained`` is False for the fallback."""
+    reason = f"no trained spaCy pipeline is installed (tried {', '.join(PIPELINE_PACKAGES)})"
     try:
         nlp = loader()
     except (OSError, ValueError, ImportError) as exc:
-        warnings.warn(
-            f"spaCy pipeline failed to load ({exc})", FallbackPipelineWarning, stacklevel=2
-        )
+        reason = f"the spaCy pipeline failed to load ({exc})"
         nlp = None
     trained = nlp is not None
     if nlp is None:
+        # One warning, whatever the reason: callers count on "warn once".
         warnings.warn(
-            "no trained spaCy pipeline is installed (tried "
-            f"{', '.join(PIPELINE_PACKAGES)}); graphmem falls back to a blank English "
-            "pipeline that only finds names it already knows and those in models/.",
+            f"{reason}; graphmem falls back to a blank English pipeline that only finds "
+            "names it already knows and those in models/.",
             FallbackPipelineWarning,
             stacklevel=2,
         )

@@ -533,7 +533,13 @@ class EntityIndex:
         seen: str,
         source: RelationSource,
     ) -> None:
-        spans = [m.span for m in mentions]
+        # Rules check labels: give each span its entity's voted label, not this sentence's
+        # NER guess (the small model calls a lone "Alice" an ORG in "Alice joined Acme").
+        nodes = state.graph.graph.nodes
+        spans = [
+            Span(doc, m.span.start, m.span.end, label=nodes[span_keys[(m.start, m.end)]]["label"])
+            for m in mentions
+        ]
         functional = source.functional_predicates()
         for cand in source.extract(doc, spans):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
@@ -573,3 +579,13 @@ class EntityIndex:
             ):
                 graph_rows.close_relation(conn, data["relation_id"], seen)
                 data["valid_to"] = seen
+        restated = g.get_edge_data(subject, obj, key=predicate)
+        if (
+            restated is not None
+            and restated["valid_to"] is not None
+            and restated["valid_to"] <= seen
+        ):
+            # An older value stated again is current again, from now (one row per triple
+            # cannot keep both spells; the earlier one stays in the evidence).
+            graph_rows.reopen_relation(conn, restated["relation_id"], seen)
+            restated["valid_from"], restated["valid_to"] = seen, None

@@ -208,14 +208,17 @@ def add_mentions(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def vote_labels(conn: Connection, entity_ids: Iterable[int]) -> dict[int, str]:
-    """Set each entity's label to its most frequent mention label; returns the new labels."""
+    """Set each entity's label to its most frequent mention label; returns the new labels.
+
+    A tie goes to the label seen first, so one odd mention does not flip an entity's label.
+    """
     out: dict[int, str] = {}
     for entity_id in sorted(set(entity_ids)):
         counts = conn.execute(
             select(mentions.c.label, func.count().label("n"))
             .where(mentions.c.entity_id == entity_id)
             .group_by(mentions.c.label)
-            .order_by(func.count().desc(), mentions.c.label)
+            .order_by(func.count().desc(), func.min(mentions.c.id), mentions.c.label)
         ).first()
         if counts is not None:
             conn.execute(update(entities).where(entities.c.id == entity_id).values(label=counts[0]))
@@ -375,9 +378,13 @@ def close_relation(conn: Connection, relation_id: int, when: str) -> None:
     conn.execute(update(relations).where(relations.c.id == relation_id).values(valid_to=when))
 
 
-def reopen_relation(conn: Connection, relation_id: int) -> None:
-    """Make a relation current again (its value was restated)."""
-    conn.execute(update(relations).where(relations.c.id == relation_id).values(valid_to=None))
+def reopen_relation(conn: Connection, relation_id: int, when: str) -> None:
+    """Make a relation current again from ``when`` (its value was restated)."""
+    conn.execute(
+        update(relations)
+        .where(relations.c.id == relation_id)
+        .values(valid_from=when, valid_to=None)
+    )
 
 
 def delete_index_rows(conn: Connection, memory_seq: int) -> None:

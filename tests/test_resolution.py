@@ -1,0 +1,227 @@
+"""Entity resolution through EntityMemory.save: aliases, lone names, tenants, corporate
+suffixes, label voting, and known names found where NER alone would miss them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from graphmem.extract.pipeline import get_analyzer
+from graphmem.memories.entity import EntityMemory
+from graphmem.memories.user import UserMemory
+from graphmem.storage import SQLiteStorage
+from graphmem.store import schema
+
+
+def _entity_rows(storage: SQLiteStorage) -> list[tuple[str, str, str]]:
+    """(tenant, key, label) of every stored entity."""
+    e = schema.entities
+    with storage.database.read() as conn:
+        return [
+            (r.tenant, r.key, r.label)
+            for r in conn.execute(select(e.c.tenant, e.c.key, e.c.label).order_by(e.c.id))
+        ]
+
+
+def _mention_labels(storage: SQLiteStorage, key: str) -> Counter[str]:
+    e, m = schema.entities, schema.mentions
+    with storage.database.read() as conn:
+        return Counter(
+            conn.execute(
+                select(m.c.label).join(e, e.c.id == m.c.entity_id).where(e.c.key == key)
+            ).scalars()
+        )
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[EntityMemory]:
+    storage = SQLiteStorage(tmp_path / "graph.db")
+    yield EntityMemory(storage=storage)
+    storage.close()
+
+
+@pytest.fixture(scope="module")
+def alice(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EntityMemory]:
+    storage = SQLiteStorage(tmp_path_factory.mktemp("alice") / "graph.db")
+    memory = EntityMemory(storage=storage)
+    for text in (
+        "Alice Johnson works at Acme Corp.",
+        "Alice reviewed the budget.",
+        "alice johnson moved to Berlin.",
+        "Alice Johnson's team shipped the release.",
+    ):
+        memory.save(text)
+    yield memory
+    storage.close()
+
+
+class TestOnePerson:
+    """ "Alice Johnson", "Alice", "alice johnson" and "Alice Johnson's" are one person."""
+
+    @pytest.mark.parametrize("name", ["Alice Johnson", "Alice", "alice johnson", "ALICE JOHNSON"])
+    def test_every_form_resolves_to_one_entity(self, alice: EntityMemory, name: str) -> None:
+        info = alice.get_entity(name)
+        assert info is not None
+        assert (info.key, info.name, info.label) == ("alice johnson", "Alice Johnson", "PERSON")
+
+    def test_all_four_memories_mention_her(self, alice: EntityMemory) -> None:
+        info = alice.get_entity("Alice Johnson")
+        assert info is not None
+        assert info.mentions == 4
+        assert alice.entities["Alice Johnson"]["frequency"] == 4
+        assert "Alice" in info.aliases
+
+    def test_one_person_entity(self, alice: EntityMemory) -> None:
+        people = [key for _, key, label in _entity_rows(alice.space) if label == "PERSON"]
+        assert people == ["alice johnson"]
+
+    def test_saved_items_name_her_canonically(self, alice: EntityMemory) -> None:
+        for item in alice.retrieve(limit=10):  # type: ignore[union-attr]
+            assert item.metadata["entities"][0] == "Alice Johnson", item.content
+
+    def test_lone_name_relations_attach_to_her(self, alice: EntityMemory) -> None:
+        # "alice johnson moved to Berlin." -> lives_in, on the one entity.
+        assert [e.subject for e in alice.find(predicate="lives_in", object="Berlin")] == [
+            "Alice Johnson"
+        ]
+
+
+def test_two_alices_make_a_lone_alice_ambiguous(memory: EntityMemory) -> None:
+    memory.save("Alice Johnson works at Acme Corp.")
+    memory.save("Alice Wong works at Globex.")
+    item = memory.save("Alice reviewed the budget.")
+    assert item.metadata["entities"] == ["Alice"]
+    lone = memory.get_entity("Alice")
+    johnson, wong = memory.get_entity("Alice Johnson"), memory.get_entity("Alice Wong")
+    assert lone is not None and johnson is not None and wong is not None
+    assert len({lone.key, johnson.key, wong.key}) == 3
+    assert (johnson.mentions, wong.mentions, lone.mentions) == (1, 1, 1)
+    # Family names still pick out one person each.
+    assert memory.get_entity("Wong") == wong
+    assert memory.get_entity("Johnson") == johnson
+
+
+def test_a_lone_name_seen_before_the_full_name_is_not_merged_later(memory: EntityMemory) -> None:
+    """Resolution is at save time; the earlier lone "Alice" keeps its own entity."""
+    memory.save("Alice reviewed the budget.")
+    memory.save("Alice Johnson works at Acme Corp.")
+    assert memory.get_entity("Alice Johnson") is not None
+    assert {key for _, key, _ in _entity_rows(memory.space)} >= {"alice", "alice johnson"}
+
+
+class TestTenants:
+    def test_two_users_get_two_entities(self, tmp_path: Path) -> None:
+        storage = SQLiteStorage(tmp_path / "users.db")
+        users = UserMemory(storage=storage)
+        users.save_memory("u1", "Alice Johnson works at Acme Corp.")
+        users.save_memory("u2", "Alice Johnson lives in Paris.")
+        one = users.user_entities["u1"]
+        two = users.user_entities["u2"]
+        assert [e.object for e in one.find(subject="Alice Johnson", predicate="works_at")] == [
+            "Acme Corp."
+        ]
+        assert one.find(subject="Alice Johnson", predicate="lives_in") == []
+        assert [e.object for e in two.find(subject="Alice Johnson", predicate="lives_in")] == [
+            "Paris"
+        ]
+        assert two.find(subject="Alice Johnson", predicate="works_at") == []
+        assert two.get_entity("Acme") is None
+        rows = [(t, k) for t, k, _ in _entity_rows(storage) if k == "alice johnson"]
+        assert sorted(rows) == [("u1", "alice johnson"), ("u2", "alice johnson")]
+        storage.close()
+
+    def test_lone_name_resolves_within_its_tenant_only(self, tmp_path: Path) -> None:
+        storage = SQLiteStorage(tmp_path / "tenants.db")
+        first = EntityMemory(storage=storage, tenant="t1")
+        second = EntityMemory(storage=storage, tenant="t2")
+        first.save("Alice Johnson works at Acme Corp.")
+        second.save("Alice Wong works at Globex.")
+        second.save("Alice reviewed the budget.")
+        # In t2 the only Alice is Alice Wong; t1's Alice Johnson does not make it ambiguous.
+        wong = second.get_entity("Alice Wong")
+        assert wong is not None and wong.mentions == 2
+        assert second.get_entity("Alice Johnson") is None
+        johnson = first.get_entity("Alice")
+        assert johnson is not None and (johnson.name, johnson.mentions) == ("Alice Johnson", 1)
+        storage.close()
+
+
+def test_corporate_suffixes_resolve_together(memory: EntityMemory) -> None:
+    memory.save("Acme Corp. opened an office in Boston.")
+    memory.save("Acme Corporation hired Tom Baker.")
+    item = memory.save("ACME shipped the product.")
+    assert item.metadata["entities"] == ["Acme Corp."]
+    info = memory.get_entity("Acme Inc")
+    assert info is not None
+    assert (info.key, info.label, info.mentions) == ("acme", "ORG", 3)
+    assert [key for _, key, label in _entity_rows(memory.space) if label == "ORG"] == ["acme"]
+    assert [e.object for e in memory.find(subject="ACME", predicate="hired")] == ["Tom Baker"]
+
+
+def test_label_is_voted_by_frequency(memory: EntityMemory) -> None:
+    # The small model reads "Initech" in "The CTO of Initech" as a nationality (NORP) and as
+    # an organisation elsewhere; the majority of mentions decides.
+    memory.save("The CTO of Initech spoke.")
+    first = memory.get_entity("Initech")
+    assert first is not None
+    assert first.label == _mention_labels(memory.space, "initech").most_common(1)[0][0]
+    memory.save("Initech announced earnings.")
+    memory.save("Initech is growing.")
+    labels = _mention_labels(memory.space, "initech")
+    assert sum(labels.values()) == 3
+    info = memory.get_entity("Initech")
+    assert info is not None
+    assert labels["ORG"] >= 2
+    assert info.label == "ORG"
+    assert (_entity_rows(memory.space)[0][1:]) == ("initech", "ORG")
+
+
+def test_a_tie_keeps_the_first_label(memory: EntityMemory) -> None:
+    # In "Alice joined Acme Corp." the small model calls the lone "Alice" an ORG; one odd
+    # mention against one PERSON mention must not turn her into an organisation ...
+    memory.save("Alice Johnson met Dana Scott in Oslo.")
+    memory.save("Alice joined Acme Corp.")
+    assert _mention_labels(memory.space, "alice johnson") == Counter({"PERSON": 1, "ORG": 1})
+    info = memory.get_entity("Alice")
+    assert info is not None and (info.name, info.label) == ("Alice Johnson", "PERSON")
+    # ... and the relation rules see the entity's label, so her employer is found.
+    assert [e.subject for e in memory.find(predicate="works_at", object="Acme")] == [
+        "Alice Johnson"
+    ]
+
+
+def test_known_names_flow_back(tmp_path: Path) -> None:
+    sentence = "Northwind is based in Seattle."
+    # The small model does not see "Northwind" as a name in this sentence ...
+    doc = get_analyzer().analyse([sentence])[0]
+    assert "Northwind" not in [ent.text for ent in doc.ents]
+
+    storage = SQLiteStorage(tmp_path / "known.db")
+    memory = EntityMemory(storage=storage)
+    cold = memory.save(sentence)
+    assert "Northwind" not in cold.metadata["entities"]
+    # ... but once a memory taught it, the entity is found there too, with its relation.
+    memory.save("Dana Scott works at Northwind.")
+    warm = memory.save(sentence)
+    assert warm.metadata["entities"] == ["Northwind", "Seattle"]
+    info = memory.get_entity("Northwind")
+    assert info is not None and info.label == "ORG" and info.mentions == 2
+    assert [e.subject for e in memory.find(predicate="located_in", object="Seattle")] == [
+        "Northwind"
+    ]
+    storage.close()
+
+
+def test_known_names_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "reopen.db"
+    storage = SQLiteStorage(path)
+    EntityMemory(storage=storage).save("Dana Scott works at Northwind.")
+    storage.close()
+    storage = SQLiteStorage(path)
+    item = EntityMemory(storage=storage).save("Northwind is based in Seattle.")
+    assert item.metadata["entities"] == ["Northwind", "Seattle"]
+    storage.close()
