@@ -19,6 +19,7 @@ from .errors import InvalidArgumentError, InvalidArgumentTypeError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "author_of",
     "MemoryEntry",
     "MemoryItem",
     "check_content",
@@ -108,6 +109,20 @@ class MemoryItem:
 
 
 MemoryEntry = MemoryItem
+
+
+def author_of(item: MemoryItem) -> str | None:
+    """Who said or did this memory: ``metadata["speaker"]`` or ``["author"]``, else the agent.
+
+    Example:
+        >>> author_of(MemoryItem("Hi!", metadata={"speaker": "Caroline"}))
+        'Caroline'
+    """
+    for key in ("speaker", "author"):
+        value = item.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return item.agent_id
 
 
 def check_content(content: object, name: str = "content") -> str:

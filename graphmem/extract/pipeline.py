@@ -124,7 +124,10 @@ class Analyzer:
                 pieces.append(piece)
                 owners.append(index)
         with self._lock:
-            docs = list(self.nlp.pipe(pieces, disable=disable, batch_size=batch_size))
+            if len(pieces) == 1:  # nlp() avoids pipe()'s batching overhead for one text
+                docs = [self.nlp(pieces[0], disable=disable)]
+            else:
+                docs = list(self.nlp.pipe(pieces, disable=disable, batch_size=batch_size))
         if len(pieces) == len(texts):
             return docs
         grouped: list[list[Doc]] = [[] for _ in texts]

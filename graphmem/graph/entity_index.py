@@ -25,7 +25,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from spacy.tokens import Doc, Span
 from sqlalchemy import Connection
@@ -38,8 +38,17 @@ from ..items import MemoryItem
 from ..store import graph_rows
 from ..store.database import Database, MemoryRow
 from .knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
+from .sql_queries import SQLGraph
 
-__all__ = ["GIVEN_LABEL", "MAX_INDEXED_CHARS", "EntityIndex", "IndexedMemory", "RelationSource"]
+__all__ = [
+    "GIVEN_LABEL",
+    "MAX_INDEXED_CHARS",
+    "SQL_GRAPH_THRESHOLD",
+    "EntityIndex",
+    "GraphCache",
+    "IndexedMemory",
+    "RelationSource",
+]
 
 #: Entities are looked for in the first this-many characters of a memory (all of it is stored
 #: and searchable); analysing megabytes of text on every save would stall the caller.
@@ -48,6 +57,11 @@ MAX_INDEXED_CHARS = 200_000
 MAX_COOCCURRING_ENTITIES = 12
 #: Label of entities named by the caller (``EntityMemory.save(..., entities=[...])``) and unknown.
 GIVEN_LABEL = "ENTITY"
+#: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
+SQL_GRAPH_THRESHOLD = 50_000
+#: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
+#: recursive SQL (:class:`~graphmem.graph.sql_queries.SQLGraph`), or SQL for large tenants.
+GraphCache = Literal["memory", "sql", "auto"]
 _CO_SENTENCE = ("co_sentence", 1.0)
 _CO_MEMORY = ("co_memory", 0.5)
 
@@ -83,7 +97,13 @@ class EntityIndex:
         db: Database,
         analyzer: Analyzer | None = None,
         relation_source: RelationSource | None = None,
+        graph_cache: GraphCache = "memory",
     ) -> None:
+        if graph_cache not in ("memory", "sql", "auto"):
+            raise InvalidArgumentError(
+                f"graph_cache must be 'memory', 'sql' or 'auto', got {graph_cache!r}"
+            )
+        self.graph_cache: GraphCache = graph_cache
         self.db = db
         self._analyzer = analyzer
         self._relation_source = relation_source
@@ -112,13 +132,26 @@ class EntityIndex:
     # ------------------------------------------------------------------ graph views
     def graph(self, tenant: str) -> KnowledgeGraph:
         """The tenant's graph, rebuilt from the tables when another writer changed them."""
-        with self._lock:
-            with self.db.read() as conn:
-                generation = self.db.generation(conn)
-                state = self._tenants.get(tenant)
-                if state is None or state.generation != generation:
-                    state = self._load(conn, tenant, generation)
+        # Lock order everywhere: the database's lock first, then this index's. Writers hold
+        # the database lock while they update the views; the reverse order deadlocked.
+        with self.db.read() as conn, self._lock:
+            generation = self.db.generation(conn)
+            state = self._tenants.get(tenant)
+            if state is None or state.generation != generation:
+                state = self._load(conn, tenant, generation)
             return state.graph
+
+    def queries(self, tenant: str) -> KnowledgeGraph | SQLGraph:
+        """What answers the tenant's relationship queries, per :attr:`graph_cache`."""
+        if self.graph_cache == "memory":
+            return self.graph(tenant)
+        sql = SQLGraph(self.db, tenant)
+        if self.graph_cache == "auto" and tenant not in self._tenants:
+            if len(sql) <= SQL_GRAPH_THRESHOLD:
+                return self.graph(tenant)
+        elif self.graph_cache == "auto":
+            return self.graph(tenant)
+        return sql
 
     def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
         ents, rels = graph_rows.load_tenant(conn, tenant)
@@ -156,7 +189,7 @@ class EntityIndex:
 
     def matcher(self, tenant: str) -> AliasMatcher:
         """The tenant's matcher of known names (fresh, like :meth:`graph`)."""
-        with self._lock:
+        with self.db.read(), self._lock:
             self.graph(tenant)
             return self._tenants[tenant].matcher
 
@@ -166,7 +199,7 @@ class EntityIndex:
         """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become entities."""
         key_pred = predicate.strip().lower().replace(" ", "_")
         seen = datetime.now().isoformat()
-        with self._lock, self.db.write() as conn:
+        with self.db.write() as conn, self._lock:
             before, after = self.db.bump_generation(conn)
             state = self._tenants.get(tenant)
             if state is None or state.generation != before:
@@ -209,7 +242,7 @@ class EntityIndex:
 
         Logged in the ``merges`` table with a snapshot; returns the id :meth:`unmerge` takes.
         """
-        with self._lock, self.db.write() as conn:
+        with self.db.write() as conn, self._lock:
             before, after = self.db.bump_generation(conn)
             state = self._tenants.get(tenant)
             if state is None or state.generation != before:
@@ -232,7 +265,7 @@ class EntityIndex:
     def unmerge(self, tenant: str, merge_id: int) -> None:
         """Undo a merge, restoring the rows it changed. Later merges of the same entities
         must be undone first."""
-        with self._lock, self.db.write() as conn:
+        with self.db.write() as conn, self._lock:
             before, after = self.db.bump_generation(conn)
             snapshot = graph_rows.take_merge(conn, tenant, merge_id)
             graph_rows.unmerge_entity_rows(conn, snapshot)
@@ -346,6 +379,7 @@ class EntityIndex:
             if given is None
             else self._given_mentions(state, doc, given)
         )
+        mentions = self._with_author(item, doc, mentions)
         entity_ids: dict[str, int] = {}
         mention_rows: list[dict[str, Any]] = []
         keys_in_order: list[str] = []
@@ -382,6 +416,20 @@ class EntityIndex:
                 conn, state, tenant, seq, doc, mentions, span_keys, seen, source
             )
         return IndexedMemory(seq, [state.graph.name_of(k) for k in keys_in_order])
+
+    def _with_author(self, item: MemoryItem, doc: Doc, mentions: list[Mention]) -> list[Mention]:
+        """Link a memory to the person who said it (``speaker``/``author`` metadata)."""
+        author = next(
+            (item.metadata[k].strip() for k in ("speaker", "author")
+             if isinstance(item.metadata.get(k), str) and item.metadata[k].strip()),
+            None,
+        )
+        if author is None:
+            return mentions
+        key = canonical_key(author)
+        if not key or any(m.key == key for m in mentions):
+            return mentions
+        return [Mention(author, "PERSON", key, 0, 0, 0, len(doc.text), doc[:]), *mentions]
 
     def _given_mentions(self, state: _TenantState, doc: Doc, names: Sequence[str]) -> list[Mention]:
         """Mentions of caller-supplied entity names (Calute's ``entities=`` argument)."""

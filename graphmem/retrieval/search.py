@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,18 @@ if TYPE_CHECKING:
 __all__ = ["FUSION_WEIGHTS", "Explanation", "Hit", "rank"]
 
 #: Weights of the fused score. One ranking serves every workload.
-FUSION_WEIGHTS = {"lexical": 1.0, "graph": 0.6, "importance": 0.05, "recency": 0.05}
+FUSION_WEIGHTS = {
+    "lexical": 1.0,
+    "graph": 0.6,
+    "adjacency": 0.3,
+    "author": 0.2,
+    "importance": 0.05,
+    "recency": 0.05,
+}
+#: How many of the strongest hits lend score to their conversational neighbours, and how much
+#: a neighbour at distance 1, 2... receives (times the lender's score).
+ADJACENCY_SOURCES = 20
+ADJACENCY_DECAY = (1.0, 0.5)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
 HOP_DECAY = (1.0, 0.5, 0.2)
 _MAX_EXPANSION = 50
@@ -53,6 +65,7 @@ class Explanation:
     sources: list[str] = field(default_factory=list)
     lexical: float = 0.0
     graph: float = 0.0
+    adjacency: float = 0.0
 
 
 @dataclass
@@ -76,31 +89,86 @@ def rank(
     limit: int = 10,
 ) -> list[Hit]:
     """Rank the items of ``namespaces`` for ``query``; best first, at most ``limit``."""
+    if limit <= 0:
+        return []
     db = space.database
     graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
     entity_weights, paths = _query_entities(space, graph_tenant, query)
-    pool = max(limit * 10, 200)
+    named = {key for key, path in paths.items() if len(path) == 1}
+    pool = max(limit * 10, 100)
     while True:
         with db.read() as conn:
             lexical = dict(
-                db.search_text(
-                    conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool
-                )
+                db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
             )
-            graph = _graph_scores(
-                conn, space, namespaces, tenant, sql_filters, entity_weights, paths
-            )
-            seqs = list(dict.fromkeys([*lexical, *graph]))
-            items = db.fetch(conn, seqs)
-        hits = _fuse(items, lexical, graph, paths, query)
-        if predicate is not None:
-            hits = [h for h in hits if predicate(h.item)]
-        if len(hits) >= limit or len(lexical) < pool:
+            graph = _graph_scores(conn, space, namespaces, tenant, sql_filters, entity_weights)
+            scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named)
+            order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
+            hits = _take(conn, db, order, scores, predicate, limit)
+        exhausted = len(lexical) < pool
+        if len(hits) >= limit or exhausted:
             break
         pool *= 4
-    for hit in hits[:limit]:
+    top = hits[0].score if hits and hits[0].score > 0 else 1.0
+    terms = query_terms(query)
+    for hit in hits:
+        hit.score /= top
         hit.item.relevance_score = hit.score
-    return hits[:limit]
+        part = scores[hit.seq]
+        hit.explanation = Explanation(
+            matched_terms=_matched_terms(terms, hit.item.content) if part.lexical > 0 else [],
+            entity_path=list(paths.get(part.entity, [])) if part.graph > 0 else [],
+            sources=part.sources(),
+            lexical=part.lexical,
+            graph=part.graph,
+            adjacency=part.adjacency,
+        )
+    return hits
+
+
+@dataclass
+class _Score:
+    lexical: float = 0.0
+    graph: float = 0.0
+    adjacency: float = 0.0
+    entity: str = ""
+    prior: float = 0.0
+    authored: bool = False
+
+    @property
+    def total(self) -> float:
+        w = FUSION_WEIGHTS
+        relevance = w["lexical"] * self.lexical + w["graph"] * self.graph + w["adjacency"] * self.adjacency
+        if self.authored:
+            relevance *= 1.0 + w["author"]
+        return relevance + self.prior
+
+    def sources(self) -> list[str]:
+        return [name for name in ("lexical", "graph", "adjacency") if getattr(self, name) > 0]
+
+
+def _take(
+    conn: Any,
+    db: Any,
+    order: Sequence[int],
+    scores: Mapping[int, _Score],
+    predicate: Callable[[MemoryItem], bool] | None,
+    limit: int,
+) -> list[Hit]:
+    """Fetch items in rank order, skipping those the predicate rejects, until ``limit``."""
+    hits: list[Hit] = []
+    chunk = max(limit, 10)
+    for start in range(0, len(order), chunk):
+        batch = order[start : start + chunk]
+        items = db.fetch(conn, batch)
+        for seq in batch:
+            item = items.get(seq)
+            if item is None or (predicate is not None and not predicate(item)):
+                continue
+            hits.append(Hit(seq, item, scores[seq].total))
+            if len(hits) >= limit:
+                return hits
+    return hits
 
 
 def _query_entities(
@@ -154,7 +222,6 @@ def _graph_scores(
     tenant: str | None,
     sql_filters: Mapping[str, Any] | None,
     weights: Mapping[str, float],
-    paths: dict[str, list[str]],
 ) -> dict[int, tuple[float, str]]:
     """seq -> (graph score, the entity key that contributed most)."""
     if not weights:
@@ -185,45 +252,95 @@ def _graph_scores(
 
 
 def _fuse(
-    items: Mapping[int, MemoryItem],
+    conn: Any,
+    namespaces: Sequence[str],
+    tenant: str | None,
+    sql_filters: Mapping[str, Any] | None,
     lexical: Mapping[int, float],
     graph: Mapping[int, tuple[float, str]],
-    paths: Mapping[str, list[str]],
-    query: str,
-) -> list[Hit]:
+    named: set[str],
+) -> dict[int, _Score]:
+    """Normalised lexical and graph scores, conversational adjacency, and the minor priors."""
     top_lex = max(lexical.values(), default=0.0) or 1.0
     top_graph = max((g for g, _ in graph.values()), default=0.0) or 1.0
-    terms = query_terms(query)
+    scores: dict[int, _Score] = {}
+    for seq, value in lexical.items():
+        scores[seq] = _Score(lexical=value / top_lex)
+    for seq, (value, key) in graph.items():
+        entry = scores.setdefault(seq, _Score())
+        entry.graph = value / top_graph
+        entry.entity = key
+    _add_adjacency(conn, namespaces, tenant, sql_filters, scores)
+    _add_priors(conn, scores, named)
+    return scores
+
+
+def _add_adjacency(
+    conn: Any,
+    namespaces: Sequence[str],
+    tenant: str | None,
+    sql_filters: Mapping[str, Any] | None,
+    scores: dict[int, _Score],
+) -> None:
+    """A strong hit lends score to its neighbours in the same conversation (the reply, the
+    sentence before): answers often sit next to the words that match."""
+    mem = schema.memories
+    strongest = sorted(scores, key=lambda s: -scores[s].total)[:ADJACENCY_SOURCES]
+    if not strongest:
+        return
+    owner = dict(
+        conn.execute(select(mem.c.seq, mem.c.conversation_id).where(mem.c.seq.in_(strongest))).all()
+    )
+    conversations = sorted({c for c in owner.values() if c is not None})
+    if not conversations:
+        return
+    stmt = select(mem.c.conversation_id, mem.c.seq).where(
+        mem.c.conversation_id.in_(conversations), mem.c.namespace.in_(list(namespaces))
+    )
+    if tenant is not None:
+        stmt = stmt.where(mem.c.tenant == tenant)
+    for key, value in (sql_filters or {}).items():
+        stmt = stmt.where(mem.c[key].is_(None) if value is None else mem.c[key] == value)
+    members: dict[str, list[int]] = {}
+    for conversation, seq in conn.execute(stmt.order_by(mem.c.seq)):
+        members.setdefault(conversation, []).append(int(seq))
+    lent: dict[int, float] = {}
+    for seq in strongest:
+        conversation = owner.get(seq)
+        if conversation is None or conversation not in members:
+            continue
+        line = members[conversation]
+        position = bisect.bisect_left(line, seq)
+        base = scores[seq].lexical * FUSION_WEIGHTS["lexical"] + scores[seq].graph * FUSION_WEIGHTS["graph"]
+        for distance, decay in enumerate(ADJACENCY_DECAY, start=1):
+            for neighbour_at in (position - distance, position + distance):
+                if 0 <= neighbour_at < len(line):
+                    neighbour = line[neighbour_at]
+                    lent[neighbour] = max(lent.get(neighbour, 0.0), base * decay)
+    for seq, value in lent.items():
+        scores.setdefault(seq, _Score()).adjacency = value
+
+
+def _add_priors(conn: Any, scores: dict[int, _Score], named: set[str]) -> None:
+    """Author links (the query names who said it), then importance and recency as minor terms."""
+    if not scores:
+        return
+    mem = schema.memories
     now = datetime.now()
-    hits: list[Hit] = []
-    for seq, item in items.items():
-        lex = lexical.get(seq, 0.0) / top_lex
-        g, key = graph.get(seq, (0.0, ""))
-        g /= top_graph
-        importance = item.metadata.get("importance", 0.5)
-        importance = float(importance) if isinstance(importance, int | float) else 0.5
-        age_days = max(0.0, (now - item.timestamp.replace(tzinfo=None)).total_seconds() / 86400)
-        recency = 1.0 / (1.0 + age_days / 30.0)
-        score = (
-            FUSION_WEIGHTS["lexical"] * lex
-            + FUSION_WEIGHTS["graph"] * g
-            + FUSION_WEIGHTS["importance"] * importance
-            + FUSION_WEIGHTS["recency"] * recency
+    seqs = list(scores)
+    for start in range(0, len(seqs), 500):
+        rows = conn.execute(
+            select(mem.c.seq, mem.c.importance, mem.c.created_at, mem.c.author_key).where(
+                mem.c.seq.in_(seqs[start : start + 500])
+            )
         )
-        sources = [s for s, v in (("lexical", lex), ("graph", g)) if v > 0]
-        explanation = Explanation(
-            matched_terms=_matched_terms(terms, item.content) if lex > 0 else [],
-            entity_path=list(paths.get(key, [])) if g > 0 else [],
-            sources=sources,
-            lexical=lex,
-            graph=g,
-        )
-        hits.append(Hit(seq, item, score, explanation))
-    top = max((h.score for h in hits), default=1.0) or 1.0
-    for hit in hits:
-        hit.score = hit.score / top
-    hits.sort(key=lambda h: (-h.score, -h.seq))
-    return hits
+        for seq, importance, created, author in rows:
+            scores[seq].authored = author is not None and author in named
+            when = datetime.fromisoformat(created).replace(tzinfo=None)
+            age_days = max(0.0, (now - when).total_seconds() / 86400)
+            recency = 1.0 / (1.0 + age_days / 30.0)
+            value = 0.5 if importance is None else float(importance)
+            scores[seq].prior = FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
 
 
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:

@@ -26,12 +26,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Integer,
+    String,
+    and_,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError
-from ..items import MemoryItem, decode_metadata, encode_metadata
-from . import schema
+from ..extract.normalize import canonical_key
+from ..items import MemoryItem, author_of, decode_metadata, encode_metadata
+from . import postgres, schema
 from .engine import create_engine_for, is_url
 
 __all__ = ["Database", "MemoryRow", "SQL_FILTER_COLUMNS", "fts_query_from_text"]
@@ -136,7 +150,11 @@ class Database:
 
     def _initialise(self) -> None:
         with self.write() as conn:
+            if self.dialect == "postgresql":
+                postgres.lock_schema(conn)  # other processes may be creating it right now
             schema.metadata_obj.create_all(conn)
+            if self.dialect == "postgresql":
+                postgres.create_extras(conn)
             if self.dialect == "sqlite":
                 conn.exec_driver_sql(f"PRAGMA application_id = {schema.APPLICATION_ID}")
                 conn.exec_driver_sql(
@@ -155,6 +173,12 @@ class Database:
                         key="schema_version", value=str(schema.SCHEMA_VERSION)
                     )
                 )
+            has_generation = conn.execute(
+                select(schema.meta.c.key).where(schema.meta.c.key == "graph_generation")
+            ).first()
+            if has_generation is None:
+                # The row exists from the start so that bump_generation is one atomic UPDATE.
+                conn.execute(insert(schema.meta).values(key="graph_generation", value="0"))
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -207,12 +231,22 @@ class Database:
         tx = getattr(self._local, "tx", None)
         if tx is not None and tx.generation is not None:
             return tx.generation
-        before = self.generation(conn)
-        conn.execute(delete(schema.meta).where(schema.meta.c.key == "graph_generation"))
-        conn.execute(insert(schema.meta).values(key="graph_generation", value=str(before + 1)))
+        # One atomic increment: on a server its row lock also serialises graph writers of
+        # all processes until commit, as SQLite's BEGIN IMMEDIATE does.
+        value = schema.meta.c.value
+        after = conn.execute(
+            update(schema.meta)
+            .where(schema.meta.c.key == "graph_generation")
+            .values(value=cast(cast(value, Integer) + 1, String))
+            .returning(value)
+        ).scalar()
+        if after is None:
+            conn.execute(insert(schema.meta).values(key="graph_generation", value="1"))
+            after = "1"
+        generation = (int(after) - 1, int(after))
         if tx is not None:
-            tx.generation = (before, before + 1)
-        return before, before + 1
+            tx.generation = generation
+        return generation
 
     def generation(self, conn: Connection) -> int:
         """The stored graph generation (0 for a new database)."""
@@ -229,8 +263,12 @@ class Database:
             if current is not None:
                 yield current.conn
                 return
-            with self.engine.connect() as conn, conn.begin():
-                yield conn
+            with self.engine.connect() as conn:
+                if self.dialect == "postgresql":
+                    # One snapshot for the whole read (a graph view and its generation agree).
+                    conn = conn.execution_options(isolation_level="REPEATABLE READ")
+                with conn.begin():
+                    yield conn
 
     # ------------------------------------------------------------------ memory rows
     def insert_memory(
@@ -368,12 +406,17 @@ class Database:
     ) -> list[tuple[int, float]]:
         """Full-text hits ``(seq, score)``, best first; only rows matching a query term.
 
-        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better.
+        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better; on
+        PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector column
+        (:func:`graphmem.store.postgres.search_statement`).
         """
         fts = fts_query_from_text(query)
         if fts is None:
             return []
         conds = [_M.c.namespace.in_(namespaces), *_conditions(tenant, sql_filters)]
+        if self.dialect == "postgresql":
+            pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit)
+            return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
         if self.dialect == "sqlite":
             fts_table = text("memories_fts")
             stmt = (
@@ -397,8 +440,12 @@ class Database:
     def kv_set(self, conn: Connection, key: str, value: Any) -> None:
         """Store a JSON-serialisable value under ``key``."""
         payload = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        conn.execute(delete(schema.kv).where(schema.kv.c.key == key))
-        conn.execute(insert(schema.kv).values(key=key, value=payload))
+        # Update first: delete-then-insert races into a duplicate key between server sessions.
+        updated = conn.execute(
+            update(schema.kv).where(schema.kv.c.key == key).values(value=payload)
+        ).rowcount
+        if not updated:
+            conn.execute(insert(schema.kv).values(key=key, value=payload))
 
     def kv_delete(self, conn: Connection, key: str) -> bool:
         """Remove ``key``; True when it existed."""
@@ -461,7 +508,13 @@ def _item_values(
         "created_at": item.timestamp.isoformat(),
         "last_accessed": item.last_accessed.isoformat() if item.last_accessed else None,
         "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
+        "author_key": _author_key(item),
     }
+
+
+def _author_key(item: MemoryItem) -> str | None:
+    author = author_of(item)
+    return canonical_key(author) or None if author else None
 
 
 def _row_key(row: Any) -> MemoryRow:

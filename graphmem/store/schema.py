@@ -68,7 +68,10 @@ memories = Table(
     Column("created_at", String(40), nullable=False),
     Column("last_accessed", String(40)),
     Column("embedding", Text),
+    # Canonical key of who said or did this (speaker/author metadata, else the agent).
+    Column("author_key", String(512)),
     Index("ix_memories_namespace_seq", "namespace", "seq"),
+    Index("ix_memories_author", "author_key"),
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
     Index("ix_memories_agent", "namespace", "agent_id"),
     Index("ix_memories_conversation", "conversation_id", "seq"),
