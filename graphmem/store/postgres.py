@@ -1,0 +1,134 @@
+"""PostgreSQL specifics: schema extras, the start-up lock, and full-text search.
+
+The tables are the same SQLAlchemy schema as on SQLite. PostgreSQL adds:
+
+- a stored generated column ``memories.content_tsv`` (``to_tsvector('english', content)``)
+  with a GIN index, the counterpart of SQLite's FTS5 table (English stemming like FTS5's
+  porter tokenizer; the english configuration also drops its own stop words);
+- a transaction-level advisory lock held while the schema is created, so several processes
+  opening a new database at once do not race on ``CREATE TABLE``;
+- :func:`search_statement`: an OR of the query's terms (``to_tsquery`` over quoted lexemes,
+  bound parameters only), keeping only matching rows, scored like BM25: the sum over matched
+  terms of the term's IDF times its ``ts_rank`` (length-normalised frequency).
+
+Example:
+    >>> tsquery_terms(["acme", "o'brien"])
+    ["'acme'", "'o''brien'"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Float,
+    Select,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    select,
+    text,
+    true,
+)
+
+from . import schema
+
+__all__ = [
+    "FTS_CONFIG",
+    "INIT_LOCK_KEY",
+    "create_extras",
+    "lock_schema",
+    "search_statement",
+    "tsquery_terms",
+]
+
+#: Text-search configuration of the tsvector column and of queries.
+FTS_CONFIG = "english"
+#: Advisory lock id held while a process creates or checks the schema ("grmm").
+INIT_LOCK_KEY = schema.APPLICATION_ID
+_TSV_COLUMN = "content_tsv"
+_TSV_INDEX = "ix_memories_content_tsv"
+# A constant, never user input: safe to inline.
+_CONFIG: Any = literal_column(f"'{FTS_CONFIG}'::regconfig")
+
+
+def lock_schema(conn: Connection) -> None:
+    """Serialise schema creation between processes (released when the transaction ends)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INIT_LOCK_KEY})
+
+
+def create_extras(conn: Connection) -> None:
+    """Add the tsvector column and its GIN index when missing.
+
+    Checked first, so that opening an existing database takes no ``ACCESS EXCLUSIVE`` lock.
+    """
+    has_column = conn.execute(
+        text(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('memories') "
+            "AND attname = :col AND NOT attisdropped"
+        ),
+        {"col": _TSV_COLUMN},
+    ).first()
+    if has_column is None:
+        conn.exec_driver_sql(
+            f"ALTER TABLE memories ADD COLUMN {_TSV_COLUMN} tsvector "
+            f"GENERATED ALWAYS AS (to_tsvector('{FTS_CONFIG}', content)) STORED"
+        )
+    has_index = conn.execute(text("SELECT to_regclass(:name)"), {"name": _TSV_INDEX}).scalar()
+    if has_index is None:
+        conn.exec_driver_sql(f"CREATE INDEX {_TSV_INDEX} ON memories USING GIN ({_TSV_COLUMN})")
+
+
+def tsquery_terms(terms: Sequence[str]) -> list[str]:
+    """Each term as a quoted ``to_tsquery`` operand, so no tsquery syntax can leak in."""
+    return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms if t]
+
+
+def search_statement(
+    terms: Sequence[str], conditions: Sequence[Any], limit: int
+) -> tuple[Select[Any], dict[str, str]]:
+    """The ranked full-text query and its parameters; rows are ``(seq, score)``, best first.
+
+    ``conditions`` are SQLAlchemy expressions over :data:`schema.memories` (namespace,
+    tenant, filters). Document frequencies are counted among the matching rows of the whole
+    table, as FTS5 does.
+    """
+    operands = tsquery_terms(terms)
+    params = {f"gm_t{i}": op for i, op in enumerate(operands)}
+    params["gm_any"] = " | ".join(operands)
+    m = schema.memories
+    tsv: Any = literal_column(f"memories.{_TSV_COLUMN}")
+    any_query = func.to_tsquery(_CONFIG, bindparam("gm_any"))
+    term_queries = [
+        func.to_tsquery(_CONFIG, bindparam(name)) for name in params if name != "gm_any"
+    ]
+    matching = select(m.c.seq, tsv.label("tsv")).where(tsv.op("@@")(any_query)).cte("gm_matching")
+    frequencies = (
+        select(
+            select(func.count()).select_from(m).scalar_subquery().label("total"),
+            *[
+                func.count().filter(matching.c.tsv.op("@@")(q)).label(f"df{i}")
+                for i, q in enumerate(term_queries)
+            ],
+        )
+        .select_from(matching)
+        .cte("gm_df")
+    )
+    score: Any = literal_column("0.0")
+    for i, q in enumerate(term_queries):
+        df = cast(frequencies.c[f"df{i}"], Float)
+        idf = func.ln(1.0 + (cast(frequencies.c.total, Float) - df + 0.5) / (df + 0.5))
+        score = score + idf * cast(func.ts_rank(matching.c.tsv, q, 1), Float)
+    stmt = (
+        select(matching.c.seq, score.label("score"))
+        .select_from(matching)
+        .join(frequencies, true())
+        .join(m, m.c.seq == matching.c.seq)
+        .where(*conditions)
+        .order_by(literal_column("score").desc(), matching.c.seq)
+        .limit(limit)
+    )
+    return stmt, params
