@@ -25,7 +25,7 @@ from .errors import (
 from .graph import KnowledgeGraph
 from .items import MemoryEntry, MemoryItem
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
-from .storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage
+from .storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage, SQLStorage
 
 __version__ = "0.1.0"
 
@@ -47,6 +47,7 @@ __all__ = [
     "PersistenceDisabledWarning",
     "RAGStorage",
     "SQLiteStorage",
+    "SQLStorage",
     "SchemaVersionError",
     "ShortTermMemory",
     "SimpleStorage",

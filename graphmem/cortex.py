@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidArgumentTypeError
+from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
@@ -34,6 +36,38 @@ __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
 _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
+
+
+@dataclass(frozen=True)
+class _TaskRecord:
+    task: str
+    result: str
+    agent: str
+    importance: float
+    metadata: dict[str, Any]
+
+
+def _task_record(position: int, record: object) -> _TaskRecord:
+    """Validate one ``save_task_results`` record (the checks of ``save_task_result``)."""
+    if not isinstance(record, Mapping):
+        raise InvalidArgumentTypeError(
+            f"results[{position}] must be a dict, got {type(record).__name__}"
+        )
+    unknown = sorted(
+        set(record) - {"task_description", "result", "agent_role", "importance", "task_metadata"}
+    )
+    if unknown:
+        raise InvalidArgumentError(f"results[{position}]: unknown key(s) {', '.join(unknown)}")
+    task = check_content(record.get("task_description"), f"results[{position}].task_description")
+    result = check_content(record.get("result"), f"results[{position}].result")
+    agent = check_content(record.get("agent_role"), f"results[{position}].agent_role")
+    importance = check_importance(record.get("importance", 0.5), f"results[{position}].importance")
+    extra = record.get("task_metadata")
+    if extra is not None and not isinstance(extra, dict):
+        raise InvalidArgumentTypeError(f"results[{position}].task_metadata must be a dict or None")
+    encode_metadata(extra or {}, f"results[{position}].task_metadata")
+    metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
+    return _TaskRecord(task, result, agent, importance, metadata)
 
 
 class PersistenceDisabledWarning(UserWarning):
@@ -143,6 +177,91 @@ class CortexMemory:
                 result, metadata=metadata, importance=importance, agent_id=agent_role
             )
 
+    def save_task_results(
+        self,
+        results: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        progress: bool = False,
+    ) -> int:
+        """Save many task results fast: each a dict of :meth:`save_task_result` arguments.
+
+        The same tiers and thresholds as :meth:`save_task_result`; every record is validated
+        first (nothing is written if one is invalid); text is analysed with ``nlp.pipe`` and
+        each batch is written in one transaction. Returns how many results were saved.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> memory.save_task_results([
+            ...     {"task_description": "Audit", "result": "Acme passed the audit", "agent_role": "QA"},
+            ... ])
+            1
+        """
+        tasks = [_task_record(position, r) for position, r in enumerate(results)]
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
+        for start in range(0, len(tasks), max(1, batch_size)):
+            chunk = tasks[start : start + max(1, batch_size)]
+            with self._space.database.write():
+                if self.short_term is not None:
+                    self.short_term.save_many(
+                        [
+                            {
+                                "content": f"Task completed: {t.task[:100]} - Result: {t.result[:200]}",
+                                "metadata": t.metadata,
+                                "agent_id": t.agent,
+                            }
+                            for t in chunk
+                        ],
+                        batch_size=len(chunk),
+                    )
+                if self.long_term is not None:
+                    self.long_term.save_many(
+                        [
+                            {
+                                "content": t.result,
+                                "metadata": t.metadata,
+                                "agent_id": t.agent,
+                                "importance": t.importance,
+                            }
+                            for t in chunk
+                            if t.importance >= _LONG_TERM_TASK_THRESHOLD
+                        ],
+                        batch_size=len(chunk),
+                    )
+                if self.entity_memory is not None:
+                    self.entity_memory.save_many(
+                        [
+                            {
+                                "content": f"{t.task} {t.result}",
+                                "metadata": t.metadata,
+                                "agent_id": t.agent,
+                            }
+                            for t in chunk
+                        ],
+                        batch_size=len(chunk),
+                    )
+                self.contextual.save_many(
+                    [
+                        {
+                            "content": t.result,
+                            "metadata": t.metadata,
+                            "importance": t.importance,
+                            "agent_id": t.agent,
+                        }
+                        for t in chunk
+                    ],
+                    batch_size=len(chunk),
+                )
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+        return len(tasks)
+
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3
     ) -> None:
@@ -237,15 +356,15 @@ class CortexMemory:
         if self.entity_memory is not None and task_description.strip():
             known = []
             for name in self.entity_memory.extract_entities(task_description)[:5]:
-                frequency = self.entity_memory.get_entity_info(name).get("frequency", 0)
+                frequency = self.entity_memory.frequency(name)
                 if frequency > 0:
                     known.append(
                         ContextEntry(f"{name}: {frequency} mentions", 10**9, tier="entity")
                     )
             report.sections.append(ContextSection("Known entities:", known))
-            report.subgraph = self.entity_memory.subgraph(
-                [e.content.rsplit(":", 1)[0] for e in known], depth=1
-            )
+            report.entities = [e.content.rsplit(":", 1)[0] for e in known]
+            entity_memory = self.entity_memory
+            report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
         if task_description.strip():
             hits = self.contextual.search_hits(
                 task_description, limit=max_items, filters=agent_filter
@@ -324,7 +443,8 @@ class CortexMemory:
                     tier.clear()
             if self.user_memory is not None:
                 # Every stored user, not only those this process has touched.
-                for user_id in self.user_memory.user_ids():
+                stored = set(self.user_memory.user_ids())
+                for user_id in sorted(stored | set(self.user_memory.user_memories)):
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
             graph_rows.delete_tenant_graph(conn, "")

@@ -25,10 +25,17 @@ from collections import Counter
 from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
-from .graph.entity_index import EntityIndex
+from .graph.entity_index import EntityIndex, GraphCache
 from .store.database import Database
 
-__all__ = ["MemoryStorage", "RAGStorage", "SQLiteStorage", "SimpleStorage", "resolve_storage"]
+__all__ = [
+    "MemoryStorage",
+    "RAGStorage",
+    "SQLStorage",
+    "SQLiteStorage",
+    "SimpleStorage",
+    "resolve_storage",
+]
 
 
 def _check_key(key: object) -> str:
@@ -122,16 +129,22 @@ class SQLiteStorage(MemoryStorage):
     Args:
         db_path: a SQLite file (created if missing), a SQLAlchemy URL such as
             ``postgresql+psycopg://user@host/db``, or ``None`` for an in-memory database.
+        graph_cache: where relationship queries run: ``"memory"`` (the NetworkX view),
+            ``"sql"`` (recursive SQL, nothing held) or ``"auto"`` (SQL for large tenants).
+
+    ``SQLStorage`` is the same class under a name that does not suggest SQLite only.
     """
 
-    def __init__(self, db_path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, db_path: str | os.PathLike[str] | None = None, *, graph_cache: GraphCache = "memory"
+    ) -> None:
         if db_path is not None and not isinstance(db_path, str | os.PathLike):
             raise InvalidArgumentTypeError(
                 f"db_path must be a str or path, got {type(db_path).__name__}"
             )
         self.db_path = os.fspath(db_path) if db_path is not None else None
         self.database = Database(db_path)
-        self.entity_index = EntityIndex(self.database)
+        self.entity_index = EntityIndex(self.database, graph_cache=graph_cache)
 
     def __repr__(self) -> str:
         return f"SQLiteStorage({self.database.describe()!r})"
@@ -167,6 +180,10 @@ class SQLiteStorage(MemoryStorage):
             for key in keys:
                 self.database.kv_delete(conn, key)
             return len(keys)
+
+
+#: graphmem's SQL database under a backend-neutral name (SQLite file, server URL, or memory).
+SQLStorage = SQLiteStorage
 
 
 class RAGStorage(MemoryStorage):

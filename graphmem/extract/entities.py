@@ -17,6 +17,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
+from .._assets import asset_path
 from .normalize import CORPORATE_SUFFIXES, canonical_key, is_valid_entity_text
 
 __all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "find_mentions"]
@@ -100,6 +101,13 @@ def role_titles() -> frozenset[str]:
     return frozenset(canonical_key(name) for name in names)
 
 
+@lru_cache(maxsize=1)
+def leading_verbs() -> frozenset[str]:
+    """Imperative verbs that open task descriptions (``models/leading_verbs.txt``)."""
+    lines = asset_path("models", "leading_verbs.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
+
+
 def find_mentions(
     doc: Doc, known: AliasMatcher | None = None, max_mentions: int = 500, include_ner: bool = True
 ) -> list[Mention]:
@@ -152,6 +160,8 @@ def _trim(span: Span) -> Span | None:
     """Drop a leading determiner and trailing possessive/punctuation; None if nothing is left."""
     start, end = span.start, span.end
     doc = span.doc
+    if end - start > 1 and doc[start].is_sent_start and doc[start].lower_ in leading_verbs():
+        start += 1  # "Research Acme Corporation ..." names Acme Corporation
     while start < end and doc[start].lower_ in {"the", "a", "an"}:
         start += 1
     while end > start and (doc[end - 1].is_punct or doc[end - 1].lower_ in {"'s", "’s", "'"}):

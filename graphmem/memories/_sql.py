@@ -141,7 +141,7 @@ class SQLMemory(Memory):
         db = self._space.database
         index = self._space.entity_index
         docs = index.analyse(items, self.extract_relations) if self.index_entities else None
-        with self._write_lock, db.write() as conn:
+        with db.write() as conn, self._write_lock:
             seqs = db.insert_memories(
                 conn, [(i, self.namespace, self._importance_of(i)) for i in items]
             )
@@ -295,6 +295,7 @@ class SQLMemory(Memory):
         """Like :meth:`search`, with each item's score and explanation."""
         if not isinstance(query, str):
             raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
+        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
         limit = check_limit(limit)
         filters = check_filters(filters)
         if limit == 0:
@@ -368,7 +369,7 @@ class SQLMemory(Memory):
                 f"cannot update unknown or read-only field(s): {', '.join(unknown)}"
             )
         db = self._space.database
-        with self._write_lock, db.write() as conn:
+        with db.write() as conn, self._write_lock:
             found = self._find(conn, memory_id)
             if found is None:
                 return False
@@ -405,7 +406,7 @@ class SQLMemory(Memory):
         """
         filters = check_filters(filters)
         db = self._space.database
-        with self._write_lock, db.write() as conn:
+        with db.write() as conn, self._write_lock:
             if memory_id is not None:
                 if not isinstance(memory_id, str):
                     raise InvalidArgumentTypeError(
@@ -421,7 +422,7 @@ class SQLMemory(Memory):
     def clear(self) -> None:
         """Remove every item of this tier (of this user, for a user's memory)."""
         db = self._space.database
-        with self._write_lock, db.write() as conn:
+        with db.write() as conn, self._write_lock:
             rows = db.list_items(conn, self._namespaces(), tenant=self._tenant)
             self._delete_rows(conn, [r for r, _ in rows])
 

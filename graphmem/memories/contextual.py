@@ -14,13 +14,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..base import Memory
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import check_filters, item_matches
-from ..items import MemoryItem, check_importance
+from ..items import MemoryItem, check_importance, check_optional_id
 from ..retrieval.search import Hit, rank
 from ..storage import resolve_storage
 from ..store.database import MemoryRow
@@ -125,6 +126,45 @@ class ContextualMemory(Memory):
             content, metadata={**metadata, "importance": importance}, **kwargs
         )
 
+    def save_many(
+        self, records: Iterable[Mapping[str, Any]], *, batch_size: int = 256, progress: bool = False
+    ) -> list[MemoryItem]:
+        """Batch :meth:`save`: records are dicts of its keyword arguments (returned in order)."""
+        routed: list[tuple[bool, dict[str, Any]]] = []
+        for position, record in enumerate(records):
+            if not isinstance(record, Mapping):
+                raise InvalidArgumentTypeError(
+                    f"records[{position}] must be a dict, got {type(record).__name__}"
+                )
+            fields = dict(record)
+            importance = check_importance(fields.pop("importance", 0.5))
+            to_long_term = bool(fields.pop("to_long_term", False))
+            metadata = fields.get("metadata")
+            if metadata is not None and not isinstance(metadata, dict):
+                raise InvalidArgumentTypeError(
+                    f"records[{position}].metadata must be a dict or None"
+                )
+            metadata = dict(metadata or {})
+            if self.context_stack:
+                metadata["context"] = self.get_current_context()
+            if to_long_term or importance >= self.importance_threshold:
+                routed.append((True, {**fields, "metadata": metadata, "importance": importance}))
+            else:
+                routed.append(
+                    (False, {**fields, "metadata": {**metadata, "importance": importance}})
+                )
+        long_items = iter(
+            self.long_term.save_many(
+                [r for long, r in routed if long], batch_size=batch_size, progress=progress
+            )
+        )
+        short_items = iter(
+            self.short_term.save_many(
+                [r for long, r in routed if not long], batch_size=batch_size, progress=progress
+            )
+        )
+        return [next(long_items) if long else next(short_items) for long, _ in routed]
+
     def search(
         self,
         query: str,
@@ -146,6 +186,7 @@ class ContextualMemory(Memory):
         """Like :meth:`search`, with scores and explanations."""
         if not isinstance(query, str):
             raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
+        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
         limit = check_limit(limit)
         filters = check_filters(filters)
         parts = [self.short_term] + ([self.long_term] if search_long_term else [])
@@ -182,7 +223,7 @@ class ContextualMemory(Memory):
     def _short_term_ids(self, memory_ids: list[str]) -> set[str]:
         db = self._space.database
         with db.read() as conn:
-            return {mid for mid in memory_ids if db.find(conn, mid, [self.short_term.namespace])}
+            return db.existing_ids(conn, memory_ids, [self.short_term.namespace])
 
     def _rerank_by_context(self, hits: list[Hit]) -> list[Hit]:
         current = self.get_current_context() or {}

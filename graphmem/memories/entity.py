@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 import networkx as nx
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
@@ -120,7 +120,7 @@ class EntityMemory(SQLMemory):
         db = self.space.database
         index = self.space.entity_index
         docs = index.analyse(items, self.extract_relations)
-        with self._write_lock, db.write() as conn:
+        with db.write() as conn, self._write_lock:
             seqs = db.insert_memories(
                 conn, [(i, self.namespace, self._importance_of(i)) for i in items]
             )
@@ -179,7 +179,8 @@ class EntityMemory(SQLMemory):
 
     def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
         """Entities within ``depth`` hops -> distance (see :meth:`KnowledgeGraph.neighbors`)."""
-        return self.graph.neighbors(name, depth=depth, predicate=predicate)
+        queries = self.space.entity_index.queries(self._graph_tenant)
+        return queries.neighbors(name, depth=depth, predicate=predicate)
 
     def relations(self, name: str, predicate: str | None = None) -> list[Edge]:
         """Typed and co-occurrence relations of an entity, with evidence."""
@@ -204,7 +205,7 @@ class EntityMemory(SQLMemory):
 
     def paths(self, a: str, b: str, max_hops: int = 3) -> list[list[Hop]]:
         """How ``a`` connects to ``b``: shortest paths, each hop with its evidence."""
-        return self.graph.paths(a, b, max_hops=max_hops)
+        return self.space.entity_index.queries(self._graph_tenant).paths(a, b, max_hops=max_hops)
 
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
         """The named entities and their neighbourhood, as a NetworkX graph."""
@@ -215,8 +216,9 @@ class EntityMemory(SQLMemory):
         return self.graph.as_of(when)
 
     # ------------------------------------------------------------------ Calute views
-    def _entity_rows(self) -> dict[str, dict[str, Any]]:
-        """name -> first_seen, last_seen, frequency, contexts, mentions, over this tier's rows."""
+    def _entity_rows(self, key: str | None = None) -> dict[str, dict[str, Any]]:
+        """name -> first_seen, last_seen, frequency, contexts, mentions, over this tier's rows
+        (of one entity when ``key`` is given)."""
         m, e, mem = schema.mentions, schema.entities, schema.memories
         stmt = (
             select(e.c.name, e.c.key, mem.c.memory_id, mem.c.content, mem.c.created_at, mem.c.seq)
@@ -225,6 +227,8 @@ class EntityMemory(SQLMemory):
             .where(mem.c.namespace == self.namespace, e.c.tenant == self._graph_tenant)
             .order_by(mem.c.seq)
         )
+        if key is not None:
+            stmt = stmt.where(e.c.key == key)
         if self._tenant is not None:
             stmt = stmt.where(mem.c.tenant == self._tenant)
         out: dict[str, dict[str, Any]] = {}
@@ -251,6 +255,31 @@ class EntityMemory(SQLMemory):
             info["contexts"] = [*info["contexts"], content[:100]][-MAX_CONTEXTS:]
             info["mentions"].append(memory_id)
         return out
+
+    def frequency(self, name: str) -> int:
+        """How many memories of this tier mention the entity ``name`` resolves to (0 if unknown).
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Alice Johnson joined Acme Corp.")
+            >>> memory.frequency("Alice"), memory.frequency("Zed")
+            (1, 0)
+        """
+        key = self.graph.resolve(name)
+        if key is None:
+            return 0
+        m, e, mem = schema.mentions, schema.entities, schema.memories
+        stmt = (
+            select(func.count(func.distinct(mem.c.seq)))
+            .select_from(m)
+            .join(e, e.c.id == m.c.entity_id)
+            .join(mem, mem.c.seq == m.c.memory_seq)
+            .where(e.c.tenant == self._graph_tenant, e.c.key == key, mem.c.namespace == self.namespace)
+        )
+        if self._tenant is not None:
+            stmt = stmt.where(mem.c.tenant == self._tenant)
+        with self.space.database.read() as conn:
+            return int(conn.execute(stmt).scalar() or 0)
 
     @property
     def entities(self) -> dict[str, dict[str, Any]]:
@@ -285,7 +314,7 @@ class EntityMemory(SQLMemory):
         info = kg.get_entity(entity)
         if info is None:
             return {"mentions": [], "relationships": []}
-        rows = self._entity_rows().get(info.name, {"frequency": 0, "contexts": [], "mentions": []})
+        rows = self._entity_rows(info.key).get(info.name, {"frequency": 0, "contexts": [], "mentions": []})
         relationships = [
             {"relation": e.predicate, "target": e.object}
             if e.subject == info.name
@@ -307,9 +336,10 @@ class EntityMemory(SQLMemory):
         """Names of the entities within ``max_depth`` hops (the entity itself excluded)."""
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
             raise InvalidArgumentError(f"max_depth must be a non-negative int, got {max_depth!r}")
-        if max_depth == 0 or entity not in self.graph:
+        queries = self.space.entity_index.queries(self._graph_tenant)
+        if max_depth == 0 or entity not in queries:
             return set()
-        return set(self.graph.neighbors(entity, depth=max_depth))
+        return set(queries.neighbors(entity, depth=max_depth))
 
     def extract_entities(self, text: str) -> list[str]:
         """Entity names in ``text`` (known ones by their canonical name), in text order."""

@@ -119,7 +119,8 @@ class UserMemory:
             raise InvalidArgumentTypeError(
                 f"preferences must be a dict, got {type(preferences).__name__}"
             )
-        with self._lock:
+        # Lock order: the database's lock first (as every writer takes it), then ours.
+        with self._space.database.write(), self._lock:
             merged = {**self.get_user_preferences(user_id), **preferences}
             self._space.save(_PREFS_KEY + user_id, merged)
 
@@ -157,12 +158,12 @@ class UserMemory:
         with db.read() as conn:
             found = {row.tenant for row, _ in db.list_items(conn, namespaces)}
             found |= {key[len(_PREFS_KEY) :] for key in db.kv_keys(conn, _PREFS_KEY)}
-        return sorted(found | set(self.user_memories))
+        return sorted(found)
 
     def clear_user_memory(self, user_id: str) -> None:
         """Delete everything of ``user_id`` (memories, entities, preferences); others untouched."""
         memory = self.get_or_create_user_memory(user_id)
-        with self._lock:
+        with self._space.database.write(), self._lock:  # one transaction, database lock first
             memory.clear()
             self._entities(user_id).clear()
             self._space.delete(_PREFS_KEY + user_id)

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,20 @@ class ContextReport:
     task: str
     background: str | None = None
     sections: list[ContextSection] = field(default_factory=list)
-    subgraph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
+    #: The entities the task names (those shown under "Known entities:").
+    entities: list[str] = field(default_factory=list)
+    #: Builds the subgraph around ``entities`` when first asked for (it is not needed for
+    #: the text, and copying a dense neighbourhood is the costliest step of a context).
+    subgraph_builder: Callable[[list[str]], nx.MultiDiGraph] | None = field(default=None, repr=False)
+    _subgraph: nx.MultiDiGraph | None = field(default=None, repr=False)
+
+    @property
+    def subgraph(self) -> nx.MultiDiGraph:
+        """The entities of the task and their neighbours (depth 1) in the knowledge graph."""
+        if self._subgraph is None:
+            builder = self.subgraph_builder
+            self._subgraph = builder(self.entities) if builder is not None else nx.MultiDiGraph()
+        return self._subgraph
 
     @property
     def text(self) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import snowballstemmer
 from sqlalchemy import select
 
 from ..extract.entities import find_mentions
@@ -174,13 +175,20 @@ def _take(
 def _query_entities(
     space: SQLiteStorage, tenant: str, query: str
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """Entity keys reached from the query -> weight, and the path that reached each."""
+    """Entity keys reached from the query -> weight, and the path that reached each.
+
+    Remembered per graph generation: a context build searches the same task several times.
+    """
     index = space.entity_index
     kg: KnowledgeGraph = index.graph(tenant)
     if len(kg) == 0 or not query.strip():
         return {}, {}
-    doc = index.analyzer.analyse([query])[0]
     state = index._tenants.get(tenant)
+    cache_key = (id(space), tenant, state.generation if state else -1, query)
+    cached = _EXPANSIONS.get(cache_key)
+    if cached is not None:
+        return cached
+    doc = index.analyzer.analyse([query])[0]
     matcher = state.matcher if state is not None else None
     starts: list[str] = []
     for mention in find_mentions(doc, matcher):
@@ -188,31 +196,59 @@ def _query_entities(
         if key is not None and key not in starts:
             starts.append(key)
     weights: dict[str, float] = {}
-    paths: dict[str, list[str]] = {}
+    parent: dict[str, str | None] = {}
     g = kg.graph
     for start in starts:
-        weights[start] = max(weights.get(start, 0.0), HOP_DECAY[0])
-        paths.setdefault(start, [kg.name_of(start)])
-        frontier = [start]
-        for hop in (1, 2):
-            scored: dict[str, float] = {}
-            for node in frontier:
-                edges = [(v, d) for _, v, d in g.out_edges(node, data=True)]
-                edges += [(u, d) for u, _, d in g.in_edges(node, data=True)]
-                for nbr, data in edges:
-                    if nbr == node:
-                        continue
-                    strength = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * float(data.get("support", 1)))
-                    if strength > scored.get(nbr, 0.0):
-                        scored[nbr] = strength
-                        if nbr not in paths:
-                            paths[nbr] = [*paths[node], kg.name_of(nbr)]
-            best = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:_MAX_EXPANSION]
-            for nbr, strength in best:
-                if strength > weights.get(nbr, 0.0):
-                    weights[nbr] = strength
-            frontier = [n for n, _ in best]
+        weights[start] = HOP_DECAY[0]
+        parent[start] = None
+    frontier = list(starts)
+    for hop in (1, 2):
+        scored: dict[str, tuple[float, str]] = {}
+        for node in frontier:
+            for nbr, support in _neighbour_support(g, node).items():
+                if nbr in parent and parent[nbr] is None:
+                    continue  # a named entity keeps its full weight
+                strength = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * support)
+                if strength > scored.get(nbr, (0.0, ""))[0]:
+                    scored[nbr] = (strength, node)
+        best = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[:_MAX_EXPANSION]
+        for nbr, (strength, via) in best:
+            if strength > weights.get(nbr, 0.0):
+                weights[nbr] = strength
+                parent[nbr] = via
+        frontier = [n for n, _ in best[:_HOP2_FRONTIER]]
+    paths = {key: _path_to(kg, parent, key) for key in weights}
+    if len(_EXPANSIONS) >= 256:
+        _EXPANSIONS.pop(next(iter(_EXPANSIONS)))
+    _EXPANSIONS[cache_key] = (weights, paths)
     return weights, paths
+
+
+_EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, list[str]]]] = {}
+#: Second-hop expansion starts from this many of the strongest first-hop entities.
+_HOP2_FRONTIER = 10
+
+
+def _neighbour_support(g: Any, node: str) -> dict[str, int]:
+    """Neighbours of ``node`` in either direction -> the support of their strongest edge."""
+    out: dict[str, int] = {}
+    for adjacency in (g.succ[node], g.pred[node]):
+        for nbr, keyed in adjacency.items():
+            if nbr == node:
+                continue
+            support = max(int(data.get("support", 1)) for data in keyed.values())
+            if support > out.get(nbr, 0):
+                out[nbr] = support
+    return out
+
+
+def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> list[str]:
+    names: list[str] = []
+    node: str | None = key
+    while node is not None and len(names) < 4:
+        names.append(kg.name_of(node))
+        node = parent.get(node)
+    return names[::-1]
 
 
 def _graph_scores(
@@ -344,5 +380,11 @@ def _add_priors(conn: Any, scores: dict[int, _Score], named: set[str]) -> None:
 
 
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:
-    words = set(query_terms(content)) | {w[:5] for w in query_terms(content)}
-    return [t for t in terms if t in words or t[:5] in words]
+    """The query terms whose Porter stem occurs in ``content`` (as FTS5's porter tokenizer
+    matched them)."""
+    stems = set(_STEMMER.stemWords(query_terms(content)))
+    return [t for t, stem in zip(terms, _STEMMER.stemWords(list(terms)), strict=True) if stem in stems]
+
+
+# The Porter algorithm of SQLite's FTS5 "porter" tokenizer, so explanations match what matched.
+_STEMMER = snowballstemmer.stemmer("porter")

@@ -313,6 +313,17 @@ class Database:
             return None
         return _row_key(row), _row_to_item(row)
 
+    def existing_ids(
+        self, conn: Connection, memory_ids: Sequence[str], namespaces: Sequence[str]
+    ) -> set[str]:
+        """Which of ``memory_ids`` are in ``namespaces``."""
+        if not memory_ids:
+            return set()
+        stmt = select(_M.c.memory_id).where(
+            _M.c.memory_id.in_(list(memory_ids)), _M.c.namespace.in_(list(namespaces))
+        )
+        return {str(m) for m in conn.execute(stmt).scalars()}
+
     def fetch(self, conn: Connection, seqs: Sequence[int]) -> dict[int, MemoryItem]:
         """Items by ``seq`` (missing ones left out)."""
         out: dict[int, MemoryItem] = {}

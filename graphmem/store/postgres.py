@@ -93,8 +93,8 @@ def search_statement(
     """The ranked full-text query and its parameters; rows are ``(seq, score)``, best first.
 
     ``conditions`` are SQLAlchemy expressions over :data:`schema.memories` (namespace,
-    tenant, filters). Document frequencies are counted among the matching rows of the whole
-    table, as FTS5 does.
+    tenant, filters). Term statistics come from the rows searched (those conditions), so a
+    small tier is not ranked against the whole table; FTS5 uses whole-table statistics.
     """
     operands = tsquery_terms(terms)
     params = {f"gm_t{i}": op for i, op in enumerate(operands)}
@@ -105,10 +105,15 @@ def search_statement(
     term_queries = [
         func.to_tsquery(_CONFIG, bindparam(name)) for name in params if name != "gm_any"
     ]
-    matching = select(m.c.seq, tsv.label("tsv")).where(tsv.op("@@")(any_query)).cte("gm_matching")
+    matching = (
+        select(m.c.seq, tsv.label("tsv"))
+        .where(tsv.op("@@")(any_query), *conditions)
+        .cte("gm_matching")
+    )
+    searched = select(func.count()).select_from(m).where(*conditions).scalar_subquery()
     frequencies = (
         select(
-            select(func.count()).select_from(m).scalar_subquery().label("total"),
+            searched.label("total"),
             *[
                 func.count().filter(matching.c.tsv.op("@@")(q)).label(f"df{i}")
                 for i, q in enumerate(term_queries)
@@ -126,8 +131,6 @@ def search_statement(
         select(matching.c.seq, score.label("score"))
         .select_from(matching)
         .join(frequencies, true())
-        .join(m, m.c.seq == matching.c.seq)
-        .where(*conditions)
         .order_by(literal_column("score").desc(), matching.c.seq)
         .limit(limit)
     )
