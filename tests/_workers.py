@@ -1,0 +1,252 @@
+"""Helpers of the reliability tests: subprocess workers and checks of a database file.
+
+Run as a script, this module is a worker process:
+
+``python tests/_workers.py write PATH TAG COUNT GO_FILE``
+    Load spaCy, wait until ``GO_FILE`` exists (so that all writers start together), then save
+    ``COUNT`` memories into ``PATH`` (single saves, a ``save_many`` batch and entity memories)
+    and print ``S <memory_id>`` after each save returned, flushed.
+
+``python tests/_workers.py zygote``
+    Load spaCy once, print ``ready``, then for each ``run PATH SEED COUNT`` line on stdin fork a
+    child that ingests into ``PATH`` (printing ``S <id>`` after each save returned, ``d <id>`` before
+    and ``D <id>`` after each delete, unbuffered). The zygote prints ``pid <pid>`` before the child starts
+    and ``exit <pid> <status>`` once it is gone (the test kills it with SIGKILL). Forking from a
+    warm process keeps each crash trial short; the children are still real processes.
+
+Imported by the tests, it offers :func:`check_database` (integrity, support counting, and the
+graph rebuilt on open equal to the tables) and :func:`graph_snapshot`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __name__ == "__main__":  # make the checkout importable when run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PEOPLE = ["Alice Johnson", "Bob Stone", "Carol Diaz", "Dan Wu", "Eve Martin", "Farid Khan"]
+ORGS = ["Acme Corp", "Initech", "Globex", "Umbrella Labs"]
+PLACES = ["Paris", "Berlin", "Tokyo", "Lagos"]
+
+
+def sentence(rng: random.Random, tag: str) -> tuple[str, list[str]]:
+    """A short memory naming two people, an organisation and a place, and those names."""
+    a, b = rng.sample(PEOPLE, 2)
+    org, place = rng.choice(ORGS), rng.choice(PLACES)
+    return f"{a} of {org} met {b} in {place} ({tag}).", [a, b, org, place]
+
+
+# ---------------------------------------------------------------------- checks
+def graph_snapshot(kg: Any) -> tuple[dict[str, tuple[Any, ...]], dict[tuple[str, str, str], Any]]:
+    """Nodes and edges of a KnowledgeGraph in a comparable form."""
+    g = kg.graph
+    nodes = {
+        key: (
+            d["name"],
+            d["label"],
+            d["mentions"],
+            tuple(sorted(d["aliases"])),
+            d["first_seen"],
+            d["last_seen"],
+            d["entity_id"],
+        )
+        for key, d in g.nodes(data=True)
+    }
+    edges = {
+        (u, v, k): (d["support"], d["confidence"], d["relation_id"], d["valid_to"])
+        for u, v, k, d in g.edges(keys=True, data=True)
+    }
+    return nodes, edges
+
+
+def table_graph(path: Path | str, tenant: str) -> tuple[dict[str, tuple[Any, ...]], dict[Any, Any]]:
+    """What the tables say a tenant's graph is, by plain SQL (independent of graphmem)."""
+    conn = sqlite3.connect(path)
+    try:
+        nodes = {}
+        for eid, key, name, label in conn.execute(
+            "SELECT id, key, name, label FROM entities WHERE tenant = ?", (tenant,)
+        ):
+            (mentions,) = conn.execute(
+                "SELECT count(*) FROM mentions WHERE entity_id = ?", (eid,)
+            ).fetchone()
+            nodes[key] = (name, label, mentions, eid)
+        edges = {}
+        for rid, s_key, pred, o_key in conn.execute(
+            "SELECT r.id, s.key, r.predicate, o.key FROM relations r "
+            "JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id "
+            "WHERE r.tenant = ?",
+            (tenant,),
+        ):
+            (support,) = conn.execute(
+                "SELECT count(*) FROM relation_evidence WHERE relation_id = ?", (rid,)
+            ).fetchone()
+            edges[(s_key, o_key, pred)] = (support, rid)
+        return nodes, edges
+    finally:
+        conn.close()
+
+
+def check_database(path: Path | str) -> dict[str, Any]:
+    """Assert a graphmem file is sound; returns per-tenant graph sizes.
+
+    - ``PRAGMA integrity_check`` is ``ok`` and ``PRAGMA foreign_key_check`` finds nothing;
+    - support counting holds: every relation has evidence, every entity has a mention or a
+      relation, every entity mentioned by a memory belongs to that memory's tenant;
+    - the graph a fresh :class:`SQLiteStorage` builds on open equals the tables.
+    """
+    from graphmem import SQLiteStorage
+
+    SQLiteStorage(path).close()  # the file reopens (a kill before the schema existed is fine)
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        orphan_relations = conn.execute(
+            "SELECT count(*) FROM relations WHERE id NOT IN "
+            "(SELECT relation_id FROM relation_evidence)"
+        ).fetchone()[0]
+        assert orphan_relations == 0, f"{orphan_relations} relations without evidence"
+        orphan_entities = conn.execute(
+            "SELECT count(*) FROM entities WHERE id NOT IN (SELECT entity_id FROM mentions) "
+            "AND id NOT IN (SELECT subject_id FROM relations) "
+            "AND id NOT IN (SELECT object_id FROM relations)"
+        ).fetchone()[0]
+        assert orphan_entities == 0, f"{orphan_entities} entities without support"
+        cross_tenant = conn.execute(
+            "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id "
+            "JOIN memories mem ON mem.seq = m.memory_seq WHERE e.tenant != mem.tenant"
+        ).fetchone()[0]
+        assert cross_tenant == 0, f"{cross_tenant} mentions cross tenants"
+        tenants = [t for (t,) in conn.execute("SELECT DISTINCT tenant FROM entities")]
+    finally:
+        conn.close()
+    storage = SQLiteStorage(path)
+    sizes = {}
+    try:
+        for tenant in tenants:
+            nodes, edges = graph_snapshot(storage.entity_index.graph(tenant))
+            t_nodes, t_edges = table_graph(path, tenant)
+            assert {k: (v[0], v[1], v[2], v[6]) for k, v in nodes.items()} == t_nodes
+            assert {k: (v[0], v[2]) for k, v in edges.items()} == t_edges
+            sizes[tenant] = (len(nodes), len(edges))
+    finally:
+        storage.close()
+    return sizes
+
+
+# ---------------------------------------------------------------------- workers
+def _say(line: str) -> None:
+    os.write(1, (line + "\n").encode())  # unbuffered: a SIGKILL loses nothing printed
+
+
+def write_worker(path: str, tag: str, count: int, go_file: str) -> None:
+    """Save ``count`` memories (see the module docstring)."""
+    from graphmem import EntityMemory, LongTermMemory, SQLiteStorage
+    from graphmem.extract.pipeline import get_analyzer
+
+    get_analyzer().analyse(["Alice Johnson met Bob Stone in Paris."], relations=True)
+    storage = SQLiteStorage(path)
+    long_term = LongTermMemory(storage=storage, max_items=None)
+    entities = EntityMemory(storage=storage)
+    rng = random.Random(tag)
+    while not os.path.exists(go_file):
+        time.sleep(0.01)
+    n = 0
+    while n < count:
+        kind = n % 5
+        if kind == 4 and count - n >= 3:
+            records = [{"content": sentence(rng, f"{tag} batch {n + i}")[0]} for i in range(3)]
+            for item in long_term.save_many(records):
+                _say(f"S {item.memory_id}")
+            n += 3
+            continue
+        text, names = sentence(rng, f"{tag} note {n}")
+        if kind == 3:
+            item = entities.save(text, entities=names)
+        else:
+            item = long_term.save(text, agent_id=tag)
+        _say(f"S {item.memory_id}")
+        n += 1
+    storage.close()
+
+
+def crash_child(path: str, seed: int, count: int) -> None:
+    """Ingest until killed: single saves, batches, entity memories and deletes."""
+    from graphmem import EntityMemory, LongTermMemory, SQLiteStorage
+
+    rng = random.Random(seed)
+    storage = SQLiteStorage(path)
+    long_term = LongTermMemory(storage=storage, max_items=None)
+    entities = EntityMemory(storage=storage)
+    saved: list[tuple[str, Any]] = []
+    for n in range(count):
+        roll = rng.random()
+        tag = f"trial {seed} item {n}"
+        if roll < 0.1 and saved:
+            memory_id, tier = saved.pop(rng.randrange(len(saved)))
+            _say(f"d {memory_id}")  # a delete begins: if killed now, it may or may not commit
+            if tier.delete(memory_id):
+                _say(f"D {memory_id}")
+        elif roll < 0.2:
+            records = [{"content": sentence(rng, f"{tag}.{i}")[0]} for i in range(4)]
+            for item in long_term.save_many(records):
+                _say(f"S {item.memory_id}")
+                saved.append((item.memory_id, long_term))
+        elif roll < 0.6:
+            text, names = sentence(rng, tag)
+            item = entities.save(text, entities=names)
+            _say(f"S {item.memory_id}")
+            saved.append((item.memory_id, entities))
+        else:
+            item = long_term.save(sentence(rng, tag)[0], agent_id=f"agent-{seed % 3}")
+            _say(f"S {item.memory_id}")
+            saved.append((item.memory_id, long_term))
+    _say("done")
+
+
+def zygote() -> None:
+    """Load spaCy once; fork a crash child per ``run`` command (see the module docstring)."""
+    from graphmem.extract.pipeline import get_analyzer
+
+    get_analyzer().analyse(["Alice Johnson met Bob Stone in Paris."], relations=True)
+    _say("ready")
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts or parts[0] == "quit":
+            break
+        _, path, seed, count = parts
+        gate_r, gate_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(gate_w)
+            os.read(gate_r, 1)  # start only after the zygote announced our pid
+            try:
+                crash_child(path, int(seed), int(count))
+            finally:
+                os._exit(0)
+        os.close(gate_r)
+        _say(f"pid {pid}")
+        os.write(gate_w, b"g")
+        os.close(gate_w)
+        _, status = os.waitpid(pid, 0)
+        _say(f"exit {pid} {status}")
+
+
+if __name__ == "__main__":
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    command = sys.argv[1]
+    if command == "write":
+        write_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    elif command == "zygote":
+        zygote()
+    else:
+        raise SystemExit(f"unknown command {command!r}")
