@@ -89,6 +89,7 @@ class _PendingWrites:
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
     evidence: list[dict[str, Any]] = field(default_factory=list)
     entity_touches: dict[int, str] = field(default_factory=dict)
+    memory_labels: dict[int, str] = field(default_factory=dict)
 
     def flush(self, conn: Connection) -> None:
         graph_rows.write_batch(
@@ -96,10 +97,12 @@ class _PendingWrites:
             relation_updates=list(self.relation_updates.values()),
             evidence=self.evidence,
             entity_touches=[{"eid": e, "last_seen": t} for e, t in self.entity_touches.items()],
+            memory_labels=[{"mseq": s, "labels": v} for s, v in self.memory_labels.items()],
         )
         self.relation_updates.clear()
         self.evidence.clear()
         self.entity_touches.clear()
+        self.memory_labels.clear()
 
 
 @dataclass
@@ -404,6 +407,9 @@ class EntityIndex:
             else self._given_mentions(state, doc, given)
         )
         mentions = self._with_author(item, doc, mentions)
+        labels = sorted({ent.label_ for ent in doc.ents})
+        if labels:
+            self._pending.memory_labels[seq] = ",".join(labels)
         entity_ids: dict[str, int] = {}
         mention_rows: list[dict[str, Any]] = []
         keys_in_order: list[str] = []

@@ -19,15 +19,19 @@ Example:
 from __future__ import annotations
 
 import bisect
+import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import snowballstemmer
 from sqlalchemy import select
 
+from .._assets import asset_path
 from ..extract.entities import find_mentions
 from ..items import MemoryItem
 from ..store import schema
@@ -43,15 +47,20 @@ __all__ = ["FUSION_WEIGHTS", "Explanation", "Hit", "rank"]
 FUSION_WEIGHTS = {
     "lexical": 1.0,
     "graph": 0.6,
-    "adjacency": 0.3,
-    "author": 0.2,
+    "adjacency": 0.7,
+    "author": 0.5,
+    "answer_type": 0.15,
     "importance": 0.05,
     "recency": 0.05,
 }
 #: How many of the strongest hits lend score to their conversational neighbours, and how much
 #: a neighbour at distance 1, 2... receives (times the lender's score).
 ADJACENCY_SOURCES = 20
-ADJACENCY_DECAY = (1.0, 0.5)
+#: A hit linked to a query entity lends this share to every memory of its conversation, when
+#: the conversation is document-sized (in a long one it would be a uniform shift).
+CONVERSATION_SHARE = 0.35
+CONVERSATION_SHARE_MAX = 64
+ADJACENCY_DECAY = (1.0, 0.7)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
 HOP_DECAY = (1.0, 0.5, 0.2)
 _MAX_EXPANSION = 50
@@ -96,6 +105,7 @@ def rank(
     graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
     entity_weights, paths = _query_entities(space, graph_tenant, query)
     named = {key for key, path in paths.items() if len(path) == 1}
+    expected = expected_answer_labels(query)
     pool = max(limit * 10, 100)
     while True:
         with db.read() as conn:
@@ -103,7 +113,7 @@ def rank(
                 db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
             )
             graph = _graph_scores(conn, space, namespaces, tenant, sql_filters, entity_weights)
-            scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named)
+            scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named, expected)
             order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
             hits = _take(conn, db, order, scores, predicate, limit)
         exhausted = len(lexical) < pool
@@ -135,6 +145,7 @@ class _Score:
     entity: str = ""
     prior: float = 0.0
     authored: bool = False
+    typed: bool = False
 
     @property
     def total(self) -> float:
@@ -142,6 +153,8 @@ class _Score:
         relevance = w["lexical"] * self.lexical + w["graph"] * self.graph + w["adjacency"] * self.adjacency
         if self.authored:
             relevance *= 1.0 + w["author"]
+        if self.typed:
+            relevance *= 1.0 + w["answer_type"]
         return relevance + self.prior
 
     def sources(self) -> list[str]:
@@ -229,6 +242,29 @@ _EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, l
 _HOP2_FRONTIER = 10
 
 
+def expected_answer_labels(query: str) -> frozenset[str]:
+    """Entity labels an answer to ``query`` usually holds (``models/answer_types.json``).
+
+    Example:
+        >>> sorted(expected_answer_labels("When did Alice move to Berlin?"))
+        ['DATE', 'TIME']
+    """
+    text = query.lower()
+    labels: set[str] = set()
+    for pattern, cue_labels in _answer_cues():
+        if pattern.search(text):
+            labels.update(cue_labels)
+    return frozenset(labels)
+
+
+@lru_cache(maxsize=1)
+def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    data = json.loads(asset_path("models", "answer_types.json").read_text(encoding="utf-8"))
+    return [
+        (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels)) for cue, labels in data["cues"].items()
+    ]
+
+
 def _neighbour_support(g: Any, node: str) -> dict[str, int]:
     """Neighbours of ``node`` in either direction -> the support of their strongest edge."""
     out: dict[str, int] = {}
@@ -279,12 +315,17 @@ def _graph_scores(
     df: dict[str, int] = {}
     for _, key in pairs:
         df[key] = df.get(key, 0) + 1
+    # Rarity on an absolute scale (1.0 for an entity in one memory, near 0 for one in every
+    # memory), so that a name the whole memory mentions cannot outweigh the words of the query.
+    scale = math.log(1 + total)
     contributions: dict[int, list[tuple[float, str]]] = {}
     for seq, key in pairs:
         contributions.setdefault(seq, []).append(
-            (weights[key] * math.log(1 + total / df[key]), key)
+            (weights[key] * math.log(1 + total / df[key]) / scale, key)
         )
-    return {seq: (sum(c for c, _ in cs), max(cs)[1]) for seq, cs in contributions.items()}
+    return {
+        seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
+    }
 
 
 def _fuse(
@@ -295,19 +336,20 @@ def _fuse(
     lexical: Mapping[int, float],
     graph: Mapping[int, tuple[float, str]],
     named: set[str],
+    expected: frozenset[str] = frozenset(),
 ) -> dict[int, _Score]:
-    """Normalised lexical and graph scores, conversational adjacency, and the minor priors."""
+    """Lexical scores relative to the best hit, graph scores by entity rarity (absolute),
+    conversational adjacency, and the minor priors."""
     top_lex = max(lexical.values(), default=0.0) or 1.0
-    top_graph = max((g for g, _ in graph.values()), default=0.0) or 1.0
     scores: dict[int, _Score] = {}
     for seq, value in lexical.items():
         scores[seq] = _Score(lexical=value / top_lex)
     for seq, (value, key) in graph.items():
         entry = scores.setdefault(seq, _Score())
-        entry.graph = value / top_graph
+        entry.graph = value
         entry.entity = key
     _add_adjacency(conn, namespaces, tenant, sql_filters, scores)
-    _add_priors(conn, scores, named)
+    _add_priors(conn, scores, named, expected)
     return scores
 
 
@@ -348,6 +390,11 @@ def _add_adjacency(
         line = members[conversation]
         position = bisect.bisect_left(line, seq)
         base = scores[seq].lexical * FUSION_WEIGHTS["lexical"] + scores[seq].graph * FUSION_WEIGHTS["graph"]
+        if scores[seq].graph > 0 and len(line) <= CONVERSATION_SHARE_MAX:
+            # A memory naming the query's entity vouches for its whole (document-sized)
+            # conversation: the pronoun sentences of a document are about the same entity.
+            for neighbour in line:
+                lent[neighbour] = max(lent.get(neighbour, 0.0), base * CONVERSATION_SHARE)
         for distance, decay in enumerate(ADJACENCY_DECAY, start=1):
             for neighbour_at in (position - distance, position + distance):
                 if 0 <= neighbour_at < len(line):
@@ -357,7 +404,9 @@ def _add_adjacency(
         scores.setdefault(seq, _Score()).adjacency = value
 
 
-def _add_priors(conn: Any, scores: dict[int, _Score], named: set[str]) -> None:
+def _add_priors(
+    conn: Any, scores: dict[int, _Score], named: set[str], expected: frozenset[str] = frozenset()
+) -> None:
     """Author links (the query names who said it), then importance and recency as minor terms."""
     if not scores:
         return
@@ -366,12 +415,15 @@ def _add_priors(conn: Any, scores: dict[int, _Score], named: set[str]) -> None:
     seqs = list(scores)
     for start in range(0, len(seqs), 500):
         rows = conn.execute(
-            select(mem.c.seq, mem.c.importance, mem.c.created_at, mem.c.author_key).where(
+            select(
+                mem.c.seq, mem.c.importance, mem.c.created_at, mem.c.author_key, mem.c.entity_labels
+            ).where(
                 mem.c.seq.in_(seqs[start : start + 500])
             )
         )
-        for seq, importance, created, author in rows:
+        for seq, importance, created, author, labels in rows:
             scores[seq].authored = author is not None and author in named
+            scores[seq].typed = bool(expected and labels and expected & set(labels.split(",")))
             when = datetime.fromisoformat(created).replace(tzinfo=None)
             age_days = max(0.0, (now - when).total_seconds() / 86400)
             recency = 1.0 / (1.0 + age_days / 30.0)

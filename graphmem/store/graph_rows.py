@@ -592,6 +592,7 @@ def write_batch(
     relation_updates: Sequence[dict[str, Any]],
     evidence: Sequence[dict[str, Any]],
     entity_touches: Sequence[dict[str, Any]],
+    memory_labels: Sequence[dict[str, Any]] = (),
 ) -> None:
     """Apply an indexing batch with one statement per kind (``executemany``).
 
@@ -616,4 +617,11 @@ def write_batch(
             .where(entities.c.id == bindparam("eid"))
             .values(last_seen=bindparam("new_last_seen")),
             [{"eid": t["eid"], "new_last_seen": t["last_seen"]} for t in entity_touches],
+        )
+    if memory_labels:
+        conn.execute(
+            update(memories)
+            .where(memories.c.seq == bindparam("mseq"))
+            .values(entity_labels=bindparam("labels")),
+            list(memory_labels),
         )

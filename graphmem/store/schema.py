@@ -70,6 +70,8 @@ memories = Table(
     Column("embedding", Text),
     # Canonical key of who said or did this (speaker/author metadata, else the agent).
     Column("author_key", String(512)),
+    # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
+    Column("entity_labels", String(256)),
     Index("ix_memories_namespace_seq", "namespace", "seq"),
     Index("ix_memories_author", "author_key"),
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
