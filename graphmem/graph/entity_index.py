@@ -364,6 +364,48 @@ class EntityIndex:
                 self._tenants.pop(tenant, None)
             self._track_transaction(set(tenants), before, after)
 
+    def delete_memories(self, conn: Connection, rows: Sequence[MemoryRow]) -> int:
+        """Delete memory rows with their mentions and evidence; what lost all its support
+        goes too. The graph views are updated in place (no rebuild)."""
+        with self._lock:
+            seqs = [r.seq for r in rows]
+            lost_mentions, lost_evidence = graph_rows.index_rows_of(conn, seqs)
+            deleted = self.db.delete_rows(conn, seqs)
+            if not lost_mentions and not lost_evidence:
+                return deleted
+            before, after = self.db.bump_generation(conn)
+            gone_relations, gone_entities = graph_rows.prune_candidates(
+                conn, lost_evidence, lost_mentions
+            )
+            tenants = {t for t, _, _ in lost_mentions.values()} | {
+                r[0] for r in lost_evidence.values()
+            }
+            for tenant in tenants:
+                state = self._tenants.get(tenant)
+                if state is None or state.generation != before:
+                    self._tenants.pop(tenant, None)
+                    continue
+                g = state.graph.graph
+                for rid, (t, s_key, predicate, o_key, n) in lost_evidence.items():
+                    data = g.get_edge_data(s_key, o_key, key=predicate) if t == tenant else None
+                    if data is None:
+                        continue
+                    if rid in gone_relations:
+                        g.remove_edge(s_key, o_key, key=predicate)
+                    else:
+                        data["support"] -= n
+                for t, key, n in lost_mentions.values():
+                    if t == tenant and key in g:
+                        g.nodes[key]["mentions"] -= n
+                touched_keys = {key for t, key, _ in lost_mentions.values() if t == tenant}
+                touched_keys |= {r[1] for r in lost_evidence.values() if r[0] == tenant}
+                touched_keys |= {r[3] for r in lost_evidence.values() if r[0] == tenant}
+                for key in touched_keys:
+                    if key in g and g.nodes[key].get("entity_id") in gone_entities:
+                        g.remove_node(key)  # its aliases go stale: resolve() skips them
+            self._track_transaction(tenants, before, after)
+            return deleted
+
     def reindex(
         self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
     ) -> None:
@@ -505,6 +547,9 @@ class EntityIndex:
     ) -> str:
         kg = state.graph
         key = kg.alias_keys.get(mention.key)
+        if key is not None and key not in kg.graph:  # the entity was forgotten
+            del kg.alias_keys[mention.key]
+            key = None
         if key is None and " " not in mention.key:
             # A lone first or last name joins the unique full PERSON name it belongs to,
             # whatever label NER gave it (the small model often calls a lone name an ORG).

@@ -155,8 +155,9 @@ class KnowledgeGraph:
         exactly one such person exists.
         """
         key = canonical_key(name)
-        if key in self.alias_keys:
-            return self.alias_keys[key]
+        target = self.alias_keys.get(key)
+        if target is not None and target in self.graph:  # aliases of forgotten entities linger
+            return target
         if key and " " not in key:
             matches = {
                 node

@@ -220,11 +220,9 @@ class SQLMemory(Memory):
         rows = list(rows)
         if not rows:
             return 0
-        db = self._space.database
-        deleted = db.delete_rows(conn, [r.seq for r in rows])
         if self.index_entities:
-            self._space.entity_index.forget(conn, {r.tenant for r in rows})
-        return deleted
+            return self._space.entity_index.delete_memories(conn, rows)
+        return self._space.database.delete_rows(conn, [r.seq for r in rows])
 
     def _tenant_filter(self, filters: Mapping[str, Any] | None) -> str | None:
         return self._tenant

@@ -32,7 +32,9 @@ __all__ = [
     "aliases_of",
     "evidence_for",
     "insert_entity",
+    "index_rows_of",
     "insert_relation",
+    "prune_candidates",
     "write_batch",
     "load_tenant",
     "log_merge",
@@ -577,8 +579,14 @@ def insert_relation(
     """Create a relation known not to exist yet; returns its id."""
     result = conn.execute(
         insert(relations).values(
-            tenant=tenant, subject_id=subject_id, predicate=predicate, object_id=object_id,
-            confidence=confidence, first_seen=seen, last_seen=seen, valid_from=seen,
+            tenant=tenant,
+            subject_id=subject_id,
+            predicate=predicate,
+            object_id=object_id,
+            confidence=confidence,
+            first_seen=seen,
+            last_seen=seen,
+            valid_from=seen,
         )
     )
     pk = result.inserted_primary_key
@@ -606,8 +614,10 @@ def write_batch(
             update(relations)
             .where(relations.c.id == bindparam("rid"))
             .values(confidence=bindparam("confidence"), last_seen=bindparam("new_last_seen")),
-            [{"rid": r["rid"], "confidence": r["confidence"], "new_last_seen": r["last_seen"]}
-             for r in relation_updates],
+            [
+                {"rid": r["rid"], "confidence": r["confidence"], "new_last_seen": r["last_seen"]}
+                for r in relation_updates
+            ],
         )
     if evidence:
         conn.execute(insert(relation_evidence), list(evidence))
@@ -625,3 +635,104 @@ def write_batch(
             .values(entity_labels=bindparam("labels")),
             list(memory_labels),
         )
+
+
+def index_rows_of(
+    conn: Connection, seqs: Sequence[int]
+) -> tuple[dict[int, tuple[str, str, int]], dict[int, tuple[str, str, str, str, int]]]:
+    """What deleting these memories takes away from the graph.
+
+    Returns ``entity_id -> (tenant, key, mentions in them)`` and
+    ``relation_id -> (tenant, subject key, predicate, object key, evidence rows in them)``.
+    """
+    ents: dict[int, tuple[str, str, int]] = {}
+    rels: dict[int, tuple[str, str, str, str, int]] = {}
+    subj = entities.alias("subj")
+    obj = entities.alias("obj")
+    for start in range(0, len(seqs), 500):
+        chunk = list(seqs[start : start + 500])
+        for entity_id, tenant, key, n in conn.execute(
+            select(mentions.c.entity_id, entities.c.tenant, entities.c.key, func.count())
+            .join(entities, entities.c.id == mentions.c.entity_id)
+            .where(mentions.c.memory_seq.in_(chunk))
+            .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
+        ):
+            previous = ents.get(int(entity_id), (tenant, key, 0))[2]
+            ents[int(entity_id)] = (tenant, key, previous + int(n))
+        for rid, tenant, s_key, predicate, o_key, n in conn.execute(
+            select(
+                relation_evidence.c.relation_id,
+                relations.c.tenant,
+                subj.c.key,
+                relations.c.predicate,
+                obj.c.key,
+                func.count(),
+            )
+            .join(relations, relations.c.id == relation_evidence.c.relation_id)
+            .join(subj, subj.c.id == relations.c.subject_id)
+            .join(obj, obj.c.id == relations.c.object_id)
+            .where(relation_evidence.c.memory_seq.in_(chunk))
+            .group_by(
+                relation_evidence.c.relation_id,
+                relations.c.tenant,
+                subj.c.key,
+                relations.c.predicate,
+                obj.c.key,
+            )
+        ):
+            previous_n = rels.get(int(rid), (tenant, s_key, predicate, o_key, 0))[4]
+            rels[int(rid)] = (tenant, s_key, predicate, o_key, previous_n + int(n))
+    return ents, rels
+
+
+def prune_candidates(
+    conn: Connection, relation_ids: Iterable[int], entity_ids: Iterable[int]
+) -> tuple[set[int], set[int]]:
+    """Delete these relations if left without evidence, then these entities (and the ends of
+    the deleted relations) if left without mentions and relations. Returns the deleted ids."""
+    rel_candidates = sorted(set(relation_ids))
+    gone_relations: set[int] = set()
+    ends: set[int] = set()
+    for start in range(0, len(rel_candidates), 500):
+        chunk = rel_candidates[start : start + 500]
+        supported = set(
+            conn.execute(
+                select(relation_evidence.c.relation_id).where(
+                    relation_evidence.c.relation_id.in_(chunk)
+                )
+            ).scalars()
+        )
+        unsupported = [r for r in chunk if r not in supported]
+        if unsupported:
+            for s_id, o_id in conn.execute(
+                select(relations.c.subject_id, relations.c.object_id).where(
+                    relations.c.id.in_(unsupported)
+                )
+            ):
+                ends.update((int(s_id), int(o_id)))
+            conn.execute(delete(relations).where(relations.c.id.in_(unsupported)))
+            gone_relations.update(unsupported)
+    ent_candidates = sorted(set(entity_ids) | ends)
+    gone_entities: set[int] = set()
+    for start in range(0, len(ent_candidates), 500):
+        chunk = ent_candidates[start : start + 500]
+        busy = set(
+            conn.execute(
+                select(mentions.c.entity_id).where(mentions.c.entity_id.in_(chunk))
+            ).scalars()
+        )
+        busy |= set(
+            conn.execute(
+                select(relations.c.subject_id).where(relations.c.subject_id.in_(chunk))
+            ).scalars()
+        )
+        busy |= set(
+            conn.execute(
+                select(relations.c.object_id).where(relations.c.object_id.in_(chunk))
+            ).scalars()
+        )
+        idle = [e for e in chunk if e not in busy]
+        if idle:
+            conn.execute(delete(entities).where(entities.c.id.in_(idle)))
+            gone_entities.update(idle)
+    return gone_relations, gone_entities

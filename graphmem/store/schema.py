@@ -133,6 +133,7 @@ relations = Table(
     Column("valid_to", String(40)),
     UniqueConstraint("tenant", "subject_id", "predicate", "object_id", name="uq_relations_spo"),
     Index("ix_relations_object", "object_id"),
+    Index("ix_relations_subject", "subject_id"),
 )
 
 relation_evidence = Table(
