@@ -322,7 +322,8 @@ def score_system(
                     edge_ok += bool(cand & doc.pairs)
             for suffix, pairs in (("all", doc.pairs),
                                   ("noattr", {p for p in doc.pairs if not (p & attr)})):
-                counts[f"pairs_{suffix}"] += len(pairs)
+                if kind == "any":  # the gold pairs once per document, not once per edge kind
+                    counts[f"pairs_{suffix}"] += len(pairs)
                 counts[f"linked_{kind}_{suffix}"] += len(linked & pairs)
             counts[f"edges_{kind}"] += sum(
                 1 for e in graph.edges if kind == "any" or not is_cooccurrence(e[1])
@@ -378,7 +379,10 @@ def relation_sample(
                 "evidence": units[ui] if ui is not None and 0 <= ui < len(units) else None,
             })
     rng = random.Random(seed)
-    return sorted(rng.sample(pool, min(n, len(pool))), key=lambda r: (r["doc"], r["unit"] or 0))
+    picked = sorted(rng.sample(pool, min(n, len(pool))), key=lambda r: (r["doc"], r["unit"] or 0))
+    for r in picked:
+        r["pool"] = len(pool)
+    return picked
 
 
 def sample_markdown(rows: Sequence[dict[str, Any]], system: str, seed: int) -> str:
@@ -471,23 +475,26 @@ def main(argv: list[str] | None = None) -> None:
 
     sample_name = args.sample_system or ("graphmem" if "graphmem" in runs else "calute")
     sample: list[dict[str, Any]] = []
+    pool_size = 0
     if sample_name in runs:
         sample = relation_sample(docs, runs[sample_name], args.unit, is_cooccurrence,
                                  args.sample_size, args.seed)
+        pool_size = sample[0]["pool"] if sample else 0
         Path(args.sample_jsonl).parent.mkdir(parents=True, exist_ok=True)
         with open(args.sample_jsonl, "w", encoding="utf-8") as fh:
             for r in sample:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
         Path(args.sample_md).write_text(sample_markdown(sample, sample_name, args.seed),
                                         encoding="utf-8")
-        log(f"relation sample: {len(sample)} typed relations of {sample_name} -> "
+        log(f"relation sample: {len(sample)} of {pool_size} typed relations of {sample_name} -> "
             f"{args.sample_jsonl}, {args.sample_md}")
 
     path = write_results(args.out, {
         "benchmark": "redocred_entities", "data": args.data, "unit": args.unit,
         "machine": machine_facts(), "cooccurrence_predicates": sorted(cooc),
         "info": {n: r.info for n, r in runs.items()}, "scores": scores,
-        "relation_sample": {"system": sample_name, "n": len(sample)},
+        "relation_sample": {"system": sample_name, "n": len(sample), "pool": pool_size,
+                            "seed": args.seed},
     })
     log(f"wrote {path}")
 
