@@ -434,8 +434,13 @@ def _add_priors(
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:
     """The query terms whose Porter stem occurs in ``content`` (as FTS5's porter tokenizer
     matched them)."""
-    stems = set(_STEMMER.stemWords(query_terms(content)))
-    return [t for t, stem in zip(terms, _STEMMER.stemWords(list(terms)), strict=True) if stem in stems]
+    stems = {_stem(word) for word in query_terms(content)}
+    return [t for t in terms if _stem(t) in stems]
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
 
 
 # The Porter algorithm of SQLite's FTS5 "porter" tokenizer, so explanations match what matched.
