@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--redocred-queries", type=int, default=1500,
                     help="random subset of full-variant queries (fixed seed 0)")
     args = ap.parse_args(argv)
-    out = [f"Machine: {machine_line()}", ""]
+    out = [machine_line(), ""]
     convs = load_locomo(args.locomo)
     groups = [(c.records, [q for q in c.queries if q.tags["category"] in (1, 2, 3, 4)]) for c in convs]
     out.append(table("LoCoMo dev, categories 1-4", run(groups, "locomo")))
