@@ -224,10 +224,7 @@ class EntityIndex:
         key_pred = predicate.strip().lower().replace(" ", "_")
         seen = datetime.now().isoformat()
         with self.db.write() as conn, self._lock:
-            before, after = self.db.bump_generation(conn)
-            state = self._tenants.get(tenant)
-            if state is None or state.generation != before:
-                state = self._load(conn, tenant, before)
+            before, after, state = self._writable_state(conn, tenant)
             keys = []
             for name in (subject, obj):
                 key = state.graph.resolve(name)
@@ -262,16 +259,21 @@ class EntityIndex:
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
             return state.graph._edge(keys[0], keys[1], data)
 
+    def _writable_state(self, conn: Connection, tenant: str) -> tuple[int, int, _TenantState]:
+        """Count a graph change in this transaction and return the tenant's up-to-date view."""
+        before, after = self.db.bump_generation(conn)
+        state = self._tenants.get(tenant)
+        if state is None or state.generation != before:
+            state = self._load(conn, tenant, before)
+        return before, after, state
+
     def merge(self, tenant: str, keep: str, merge: str) -> int:
         """Merge entity ``merge`` into ``keep``: aliases, mentions and relations move over.
 
         Logged in the ``merges`` table with a snapshot; returns the id :meth:`unmerge` takes.
         """
         with self.db.write() as conn, self._lock:
-            before, after = self.db.bump_generation(conn)
-            state = self._tenants.get(tenant)
-            if state is None or state.generation != before:
-                state = self._load(conn, tenant, before)
+            before, after, state = self._writable_state(conn, tenant)
             keys = []
             for name in (keep, merge):
                 key = state.graph.resolve(name)

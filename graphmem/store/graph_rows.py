@@ -249,21 +249,7 @@ def upsert_relation(
         )
     ).first()
     if row is None:
-        result = conn.execute(
-            insert(relations).values(
-                tenant=tenant,
-                subject_id=subject_id,
-                predicate=predicate,
-                object_id=object_id,
-                confidence=confidence,
-                first_seen=seen,
-                last_seen=seen,
-                valid_from=seen,
-            )
-        )
-        pk = result.inserted_primary_key
-        assert pk is not None
-        return int(pk[0])
+        return insert_relation(conn, tenant, subject_id, predicate, object_id, confidence, seen)
     conn.execute(
         update(relations)
         .where(relations.c.id == row.id)
