@@ -58,7 +58,7 @@ FUSION_WEIGHTS = {
 ADJACENCY_SOURCES = 20
 #: A hit linked to a query entity lends this share to every memory of its conversation, when
 #: the conversation is document-sized (in a long one it would be a uniform shift).
-CONVERSATION_SHARE = 0.35
+CONVERSATION_SHARE = 0.7
 CONVERSATION_SHARE_MAX = 64
 ADJACENCY_DECAY = (1.0, 0.7)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
