@@ -359,11 +359,6 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
 
-    def oldest_seqs(self, conn: Connection, namespace: str, n: int) -> list[int]:
-        """The ``n`` oldest rows of a namespace."""
-        stmt = select(_M.c.seq).where(_M.c.namespace == namespace).order_by(_M.c.seq).limit(n)
-        return [int(s) for s in conn.execute(stmt).scalars()]
-
     def eviction_candidates(
         self, conn: Connection, namespace: str, tenant: str | None = None
     ) -> list[tuple[MemoryRow, float, int, str]]:

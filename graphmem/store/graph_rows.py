@@ -27,9 +27,7 @@ __all__ = [
     "delete_index_rows",
     "delete_tenant_graph",
     "reopen_relation",
-    "add_evidence",
     "add_mentions",
-    "aliases_of",
     "evidence_for",
     "insert_entity",
     "index_rows_of",
@@ -41,10 +39,7 @@ __all__ = [
     "take_merge",
     "merge_entity_rows",
     "unmerge_entity_rows",
-    "memory_seqs_mentioning",
     "prune_unsupported",
-    "tenants_of_memories",
-    "touch_entity",
     "upsert_relation",
     "vote_labels",
 ]
@@ -175,15 +170,6 @@ def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str
     return entity_id
 
 
-def touch_entity(conn: Connection, entity_id: int, seen: str) -> None:
-    """Move an entity's ``last_seen`` forward (never back)."""
-    conn.execute(
-        update(entities)
-        .where(entities.c.id == entity_id, entities.c.last_seen < seen)
-        .values(last_seen=seen)
-    )
-
-
 def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: int) -> None:
     """Record that ``key`` (from ``surface``) names ``entity_id`` in ``tenant``."""
     exists = conn.execute(
@@ -193,16 +179,6 @@ def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: 
         conn.execute(
             insert(aliases).values(tenant=tenant, key=key, surface=surface, entity_id=entity_id)
         )
-
-
-def aliases_of(conn: Connection, tenant: str) -> dict[str, int]:
-    """Alias key -> entity id for one tenant."""
-    return {
-        k: int(e)
-        for k, e in conn.execute(
-            select(aliases.c.key, aliases.c.entity_id).where(aliases.c.tenant == tenant)
-        )
-    }
 
 
 def add_mentions(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
@@ -261,26 +237,6 @@ def upsert_relation(
     return int(row.id)
 
 
-def add_evidence(
-    conn: Connection,
-    relation_id: int,
-    memory_seq: int | None,
-    sent_start: int,
-    sent_end: int,
-    rule: str,
-) -> None:
-    """Attach one piece of evidence to a relation."""
-    conn.execute(
-        insert(relation_evidence).values(
-            relation_id=relation_id,
-            memory_seq=memory_seq,
-            sent_start=sent_start,
-            sent_end=sent_end,
-            rule=rule,
-        )
-    )
-
-
 def evidence_for(
     conn: Connection, relation_ids: Sequence[int], limit_each: int = 5
 ) -> dict[int, list[EvidenceRow]]:
@@ -309,32 +265,6 @@ def evidence_for(
         sentence = r.content[r.sent_start : r.sent_end] if r.content is not None else ""
         bucket.append(EvidenceRow(int(r.relation_id), r.memory_id, sentence, r.rule, r.created_at))
     return out
-
-
-def memory_seqs_mentioning(conn: Connection, entity_ids: Sequence[int]) -> dict[int, list[int]]:
-    """entity id -> seqs of the memories that mention it."""
-    out: dict[int, list[int]] = {}
-    if not entity_ids:
-        return out
-    for entity_id, seq in conn.execute(
-        select(mentions.c.entity_id, mentions.c.memory_seq)
-        .where(mentions.c.entity_id.in_(list(entity_ids)))
-        .order_by(mentions.c.memory_seq)
-    ):
-        out.setdefault(int(entity_id), []).append(int(seq))
-    return out
-
-
-def tenants_of_memories(conn: Connection, seqs: Sequence[int]) -> set[str]:
-    """Tenants owning the given memory rows."""
-    if not seqs:
-        return set()
-    return {
-        t
-        for t in conn.execute(
-            select(memories.c.tenant).where(memories.c.seq.in_(list(seqs)))
-        ).scalars()
-    }
 
 
 def prune_unsupported(conn: Connection, tenant: str) -> None:
