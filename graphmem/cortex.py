@@ -354,13 +354,10 @@ class CortexMemory:
                 )
             )
         if self.entity_memory is not None and task_description.strip():
-            known = []
-            for name in self.entity_memory.extract_entities(task_description)[:5]:
-                frequency = self.entity_memory.frequency(name)
-                if frequency > 0:
-                    known.append(
-                        ContextEntry(f"{name}: {frequency} mentions", 10**9, tier="entity")
-                    )
+            known = [
+                ContextEntry(f"{name}: {frequency} mentions", 10**9, tier="entity")
+                for name, frequency in self.entity_memory.known_entities_in(task_description)[:5]
+            ]
             report.sections.append(ContextSection("Known entities:", known))
             report.entities = [e.content.rsplit(":", 1)[0] for e in known]
             entity_memory = self.entity_memory

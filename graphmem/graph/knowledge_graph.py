@@ -87,6 +87,9 @@ class KnowledgeGraph:
     def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
         self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
         self.alias_keys: dict[str, str] = {}
+        #: Every word of every node key added (a superset after removals): lets
+        #: :meth:`resolve` skip its scan for a word that is part of no name.
+        self.name_words: set[str] = set()
         self._evidence_loader = evidence_loader
 
     # ------------------------------------------------------------------ building
@@ -117,6 +120,7 @@ class KnowledgeGraph:
         for alias in alias_list:
             self.alias_keys.setdefault(canonical_key(alias), key)
         self.alias_keys.setdefault(key, key)
+        self.name_words.update(key.split())
 
     def add_edge(
         self,
@@ -158,7 +162,7 @@ class KnowledgeGraph:
         target = self.alias_keys.get(key)
         if target is not None and target in self.graph:  # aliases of forgotten entities linger
             return target
-        if key and " " not in key:
+        if key and " " not in key and key in self.name_words:
             matches = {
                 node
                 for node, data in self.graph.nodes(data=True)
@@ -393,4 +397,5 @@ class KnowledgeGraph:
                 continue
             view.graph.add_edge(u, v, key=k, **data)
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
+        view.name_words = set(self.name_words)
         return view

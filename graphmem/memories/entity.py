@@ -27,6 +27,7 @@ from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..items import MemoryItem, check_content
+from ..retrieval.query import named_keys
 from ..store import schema
 from ._sql import SQLMemory
 
@@ -266,20 +267,30 @@ class EntityMemory(SQLMemory):
             (1, 0)
         """
         key = self.graph.resolve(name)
-        if key is None:
-            return 0
+        return 0 if key is None else self.mention_counts([key]).get(key, 0)
+
+    def mention_counts(self, keys: Iterable[str]) -> dict[str, int]:
+        """Entity key -> how many memories of this tier mention it (keys with none left out)."""
+        keys = list(keys)
+        if not keys:
+            return {}
         m, e, mem = schema.mentions, schema.entities, schema.memories
         stmt = (
-            select(func.count(func.distinct(mem.c.seq)))
+            select(e.c.key, func.count(func.distinct(mem.c.seq)))
             .select_from(m)
             .join(e, e.c.id == m.c.entity_id)
             .join(mem, mem.c.seq == m.c.memory_seq)
-            .where(e.c.tenant == self._graph_tenant, e.c.key == key, mem.c.namespace == self.namespace)
+            .where(
+                e.c.tenant == self._graph_tenant,
+                e.c.key.in_(keys),
+                mem.c.namespace == self.namespace,
+            )
+            .group_by(e.c.key)
         )
         if self._tenant is not None:
             stmt = stmt.where(mem.c.tenant == self._tenant)
         with self.space.database.read() as conn:
-            return int(conn.execute(stmt).scalar() or 0)
+            return {str(key): int(count) for key, count in conn.execute(stmt)}
 
     @property
     def entities(self) -> dict[str, dict[str, Any]]:
@@ -353,6 +364,23 @@ class EntityMemory(SQLMemory):
             if name not in names:
                 names.append(name)
         return names
+
+    def known_entities_in(self, text: str) -> list[tuple[str, int]]:
+        """The known entities ``text`` names, in text order, with how many memories of this
+        tier mention each (found without the statistical NER: see :mod:`graphmem.retrieval.query`).
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Alice Johnson joined Acme Corp in Berlin.")
+            >>> memory.known_entities_in("Ask Alice about Acme and Zed")
+            [('Alice Johnson', 1), ('Acme Corp', 1)]
+        """
+        check_content(text, "text")
+        index = self.space.entity_index
+        kg = self.graph
+        keys = named_keys(index, kg, index.matcher(self._graph_tenant), text)
+        counts = self.mention_counts(keys)
+        return [(kg.name_of(key), counts[key]) for key in keys if counts.get(key)]
 
     # Calute's private name, used by code that called it directly.
     _extract_entities = extract_entities

@@ -32,10 +32,10 @@ import snowballstemmer
 from sqlalchemy import select
 
 from .._assets import asset_path
-from ..extract.entities import find_mentions
 from ..items import MemoryItem
 from ..store import schema
 from ..store.database import query_terms
+from .query import named_keys
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
@@ -201,13 +201,7 @@ def _query_entities(
     cached = _EXPANSIONS.get(cache_key)
     if cached is not None:
         return cached
-    doc = index.analyzer.analyse([query])[0]
-    matcher = state.matcher if state is not None else None
-    starts: list[str] = []
-    for mention in find_mentions(doc, matcher):
-        key = kg.resolve(mention.surface)
-        if key is not None and key not in starts:
-            starts.append(key)
+    starts = named_keys(index, kg, state.matcher if state is not None else None, query)
     weights: dict[str, float] = {}
     parent: dict[str, str | None] = {}
     g = kg.graph
