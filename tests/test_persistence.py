@@ -255,3 +255,28 @@ class TestNoStrayFiles:
         UserMemory().save_memory("u", "x")
         SQLiteStorage().save("k", {"v": 1})
         assert os.listdir(tmp_path) == []
+
+
+class TestBookkeepingDurability:
+    """Access counts commit without a disk flush; memories keep the full flush."""
+
+    def test_relaxed_write_is_scoped_to_its_transaction(self, tmp_path: Path) -> None:
+        from graphmem.store.database import Database
+
+        db = Database(tmp_path / "d.db")
+        try:
+            with db.write(durable=False) as conn:
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+            with db.write() as conn:
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        finally:
+            db.engine.dispose()
+
+    def test_access_counts_survive_reopening(self, tmp_path: Path) -> None:
+        path = tmp_path / "m.db"
+        memory = LongTermMemory(storage=SQLiteStorage(path))
+        saved = memory.save("Alice Johnson joined Acme Corp in Berlin.")
+        assert memory.search("Acme")[0].memory_id == saved.memory_id
+        memory.search("Berlin")
+        reopened = LongTermMemory(storage=SQLiteStorage(path))
+        assert reopened.retrieve(saved.memory_id).access_count == 3  # two searches + this retrieve

@@ -266,7 +266,7 @@ class SQLMemory(Memory):
         rows = list(rows)
         if not rows:
             return
-        with self._space.database.write() as conn:
+        with self._space.database.write(durable=False) as conn:
             self._space.database.touch(conn, [r.seq for r in rows], now)
         for item in items:
             item.access_count += 1

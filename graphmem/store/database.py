@@ -181,11 +181,14 @@ class Database:
                 conn.execute(insert(schema.meta).values(key="graph_generation", value="0"))
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, durable: bool = True) -> Iterator[Connection]:
         """One write transaction; nested calls in the same thread join the outer one.
 
         Callbacks registered with :meth:`after_commit` run once the outermost transaction
         has committed; those registered with :meth:`after_rollback` run if it rolls back.
+        ``durable=False`` is for bookkeeping (access counts): its commit survives a crash of
+        the process but not a power loss (SQLite ``synchronous=NORMAL`` in WAL mode,
+        PostgreSQL ``synchronous_commit=off``), and costs no disk flush.
         """
         with self._lock:
             current = getattr(self._local, "tx", None)
@@ -196,14 +199,22 @@ class Database:
                 conn = conn.execution_options(graphmem_write=True)
                 tx = _Transaction(conn)
                 self._local.tx = tx
+                relaxed = not durable and self.dialect == "sqlite"
+                if relaxed:  # outside the transaction (SQLite refuses it inside), below SQLAlchemy's autobegin
+                    conn.connection.driver_connection.execute("PRAGMA synchronous = NORMAL")
                 try:
                     with conn.begin():
+                        if not durable and self.dialect == "postgresql":
+                            conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
                         yield conn
                 except BaseException:
                     self._local.tx = None
                     for callback in tx.on_rollback:
                         callback()
                     raise
+                finally:
+                    if relaxed:
+                        conn.connection.driver_connection.execute("PRAGMA synchronous = FULL")
                 self._local.tx = None
             for callback in tx.on_commit:
                 callback()
