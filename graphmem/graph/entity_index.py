@@ -84,25 +84,41 @@ class IndexedMemory:
 
 @dataclass
 class _PendingWrites:
-    """Row changes collected while indexing a batch, written with one statement per kind."""
+    """Row changes collected while indexing a batch, written with one statement per kind.
 
+    Mentions wait here too, so label votes count the stored mentions (read once per entity
+    and batch) plus the pending ones: ``label -> (count, first)``, where ``first`` orders
+    labels by the mention that brought them (stored ones before pending ones).
+    """
+
+    mentions: list[dict[str, Any]] = field(default_factory=list)
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
     evidence: list[dict[str, Any]] = field(default_factory=list)
     entity_touches: dict[int, str] = field(default_factory=dict)
+    entity_labels: dict[int, str] = field(default_factory=dict)
     memory_labels: dict[int, str] = field(default_factory=dict)
+    stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
+    pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
+
+    def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
+        for row in rows:
+            votes = self.pending_votes.setdefault(row["entity_id"], {})
+            count, first = votes.get(row["label"], (0, (1, len(self.mentions))))
+            votes[row["label"]] = (count + 1, first)
+            self.mentions.append(row)
 
     def flush(self, conn: Connection) -> None:
         graph_rows.write_batch(
             conn,
+            new_mentions=self.mentions,
             relation_updates=list(self.relation_updates.values()),
             evidence=self.evidence,
             entity_touches=[{"eid": e, "last_seen": t} for e, t in self.entity_touches.items()],
+            entity_labels=[{"eid": e, "label": v} for e, v in self.entity_labels.items()],
             memory_labels=[{"mseq": s, "labels": v} for s, v in self.memory_labels.items()],
         )
-        self.relation_updates.clear()
-        self.evidence.clear()
-        self.entity_touches.clear()
-        self.memory_labels.clear()
+        for collected in vars(self).values():
+            collected.clear()
 
 
 @dataclass
@@ -474,16 +490,20 @@ class EntityIndex:
             )
             if key not in keys_in_order:
                 keys_in_order.append(key)
-        graph_rows.add_mentions(conn, mention_rows)
+        self._pending.add_mentions(mention_rows)
         nodes = state.graph.graph.nodes
         # A mention with the entity's current label cannot change the vote: only count
         # votes when some mention disagrees.
         disputed = {
             key: entity_ids[key]
             for key in keys_in_order
-            if any(m["label"] != nodes[key]["label"] for m in mention_rows if m["entity_id"] == entity_ids[key])
+            if any(
+                m["label"] != nodes[key]["label"]
+                for m in mention_rows
+                if m["entity_id"] == entity_ids[key]
+            )
         }
-        for key, label in self._vote(conn, state, disputed).items():
+        for key, label in self._vote(conn, disputed).items():
             nodes[key]["label"] = label
         for key in keys_in_order:
             node = nodes[key]
@@ -502,8 +522,11 @@ class EntityIndex:
     def _with_author(self, item: MemoryItem, doc: Doc, mentions: list[Mention]) -> list[Mention]:
         """Link a memory to the person who said it (``speaker``/``author`` metadata)."""
         author = next(
-            (item.metadata[k].strip() for k in ("speaker", "author")
-             if isinstance(item.metadata.get(k), str) and item.metadata[k].strip()),
+            (
+                item.metadata[k].strip()
+                for k in ("speaker", "author")
+                if isinstance(item.metadata.get(k), str) and item.metadata[k].strip()
+            ),
             None,
         )
         if author is None:
@@ -533,16 +556,26 @@ class EntityIndex:
                 found.append(Mention(name, label, key, pos, pos, 0, len(doc.text), whole))
         return found
 
-    def _vote(
-        self, conn: Connection, state: _TenantState, entity_ids: dict[str, int]
-    ) -> dict[str, str]:
-        if not entity_ids:
-            return {}
-        by_id = {v: k for k, v in entity_ids.items()}
-        return {
-            by_id[i]: label
-            for i, label in graph_rows.vote_labels(conn, entity_ids.values()).items()
-        }
+    def _vote(self, conn: Connection, entity_ids: dict[str, int]) -> dict[str, str]:
+        """Each entity's label becomes the vote of its mentions, stored and pending."""
+        pending = self._pending
+        unread = [i for i in entity_ids.values() if i not in pending.stored_votes]
+        if unread:
+            counts = graph_rows.mention_label_counts(conn, unread)
+            for entity_id in unread:
+                pending.stored_votes[entity_id] = {
+                    label: (n, (0, first_id))
+                    for label, (n, first_id) in counts.get(entity_id, {}).items()
+                }
+        out: dict[str, str] = {}
+        for key, entity_id in entity_ids.items():
+            votes = dict(pending.stored_votes[entity_id])
+            for label, (n, first) in pending.pending_votes.get(entity_id, {}).items():
+                stored_n, stored_first = votes.get(label, (0, first))
+                votes[label] = (stored_n + n, stored_first)
+            if votes:
+                out[key] = pending.entity_labels[entity_id] = graph_rows.pick_label(votes)
+        return out
 
     def _resolve(
         self, conn: Connection, state: _TenantState, tenant: str, mention: Mention, seen: str
@@ -596,12 +629,24 @@ class EntityIndex:
         data = g.get_edge_data(subject, obj, key=predicate)
         if data is None:
             relation_id = graph_rows.insert_relation(
-                conn, tenant, g.nodes[subject]["entity_id"], predicate, g.nodes[obj]["entity_id"],
-                confidence, seen,
+                conn,
+                tenant,
+                g.nodes[subject]["entity_id"],
+                predicate,
+                g.nodes[obj]["entity_id"],
+                confidence,
+                seen,
             )
             state.graph.add_edge(
-                subject, predicate, obj, support=1, confidence=confidence, first_seen=seen,
-                last_seen=seen, valid_from=seen, relation_id=relation_id,
+                subject,
+                predicate,
+                obj,
+                support=1,
+                confidence=confidence,
+                first_seen=seen,
+                last_seen=seen,
+                valid_from=seen,
+                relation_id=relation_id,
             )
         else:
             # The view mirrors the tables inside this write transaction, so the new values
@@ -611,12 +656,19 @@ class EntityIndex:
             data["confidence"] = max(data["confidence"], confidence)
             data["last_seen"] = max(data["last_seen"], seen)
             self._pending.relation_updates[relation_id] = {
-                "rid": relation_id, "confidence": data["confidence"], "last_seen": data["last_seen"],
+                "rid": relation_id,
+                "confidence": data["confidence"],
+                "last_seen": data["last_seen"],
             }
         memory_seq, sent_start, sent_end, rule = evidence
         self._pending.evidence.append(
-            {"relation_id": relation_id, "memory_seq": memory_seq, "sent_start": sent_start,
-             "sent_end": sent_end, "rule": rule}
+            {
+                "relation_id": relation_id,
+                "memory_seq": memory_seq,
+                "sent_start": sent_start,
+                "sent_end": sent_end,
+                "rule": rule,
+            }
         )
 
     def _link_cooccurring(

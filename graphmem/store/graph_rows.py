@@ -8,12 +8,12 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
 from ..errors import InvalidArgumentError
 from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
@@ -27,7 +27,8 @@ __all__ = [
     "delete_index_rows",
     "delete_tenant_graph",
     "reopen_relation",
-    "add_mentions",
+    "mention_label_counts",
+    "pick_label",
     "evidence_for",
     "insert_entity",
     "index_rows_of",
@@ -43,6 +44,35 @@ __all__ = [
     "upsert_relation",
     "vote_labels",
 ]
+
+# Statements run once per row while indexing are built once: building and hashing a fresh
+# statement costs several times more than executing it.
+_INSERT_ENTITY = insert(entities)
+_INSERT_ALIAS = insert(aliases)
+_INSERT_MENTIONS = insert(mentions)
+_INSERT_RELATION = insert(relations)
+_INSERT_EVIDENCE = insert(relation_evidence)
+_ALIAS_EXISTS = select(aliases.c.id).where(
+    aliases.c.tenant == bindparam("tenant"), aliases.c.key == bindparam("key")
+)
+_SET_LABEL = (
+    update(entities).where(entities.c.id == bindparam("eid")).values(label=bindparam("new_label"))
+)
+_UPDATE_RELATIONS = (
+    update(relations)
+    .where(relations.c.id == bindparam("rid"))
+    .values(confidence=bindparam("confidence"), last_seen=bindparam("new_last_seen"))
+)
+_TOUCH_ENTITIES = (
+    update(entities)
+    .where(entities.c.id == bindparam("eid"))
+    .values(last_seen=bindparam("new_last_seen"))
+)
+_SET_MEMORY_LABELS = (
+    update(memories)
+    .where(memories.c.seq == bindparam("mseq"))
+    .values(entity_labels=bindparam("labels"))
+)
 
 
 @dataclass
@@ -159,9 +189,15 @@ def _relations(conn: Connection, *where: Any) -> list[RelationRow]:
 def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str, seen: str) -> int:
     """Create an entity and its first alias; returns its id."""
     result = conn.execute(
-        insert(entities).values(
-            tenant=tenant, key=key, name=name, label=label, first_seen=seen, last_seen=seen
-        )
+        _INSERT_ENTITY,
+        {
+            "tenant": tenant,
+            "key": key,
+            "name": name,
+            "label": label,
+            "first_seen": seen,
+            "last_seen": seen,
+        },
     )
     pk = result.inserted_primary_key
     assert pk is not None
@@ -172,37 +208,37 @@ def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str
 
 def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: int) -> None:
     """Record that ``key`` (from ``surface``) names ``entity_id`` in ``tenant``."""
-    exists = conn.execute(
-        select(aliases.c.id).where(aliases.c.tenant == tenant, aliases.c.key == key)
-    ).first()
-    if exists is None:
+    if conn.execute(_ALIAS_EXISTS, {"tenant": tenant, "key": key}).first() is None:
         conn.execute(
-            insert(aliases).values(tenant=tenant, key=key, surface=surface, entity_id=entity_id)
+            _INSERT_ALIAS,
+            {"tenant": tenant, "key": key, "surface": surface, "entity_id": entity_id},
         )
 
 
-def add_mentions(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert mention rows (entity_id, memory_seq, start, end, surface, label)."""
-    if rows:
-        conn.execute(insert(mentions), list(rows))
+def mention_label_counts(
+    conn: Connection, entity_ids: Sequence[int]
+) -> dict[int, dict[str, tuple[int, int]]]:
+    """For each entity, its mention labels: ``label -> (mentions, id of the first)``."""
+    out: dict[int, dict[str, tuple[int, int]]] = {}
+    for entity_id, label, n, first_id in conn.execute(
+        select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
+        .where(mentions.c.entity_id.in_(sorted(set(entity_ids))))
+        .group_by(mentions.c.entity_id, mentions.c.label)
+    ):
+        out.setdefault(int(entity_id), {})[label] = (int(n), int(first_id))
+    return out
+
+
+def pick_label(votes: Mapping[str, tuple[int, Any]]) -> str:
+    """The label voted for an entity from ``label -> (mentions, first)``: the most frequent,
+    a tie going to the label seen first so one odd mention does not flip an entity's label."""
+    return min(votes, key=lambda label: (-votes[label][0], votes[label][1], label))
 
 
 def vote_labels(conn: Connection, entity_ids: Iterable[int]) -> dict[int, str]:
-    """Set each entity's label to its most frequent mention label; returns the new labels.
-
-    A tie goes to the label seen first, so one odd mention does not flip an entity's label.
-    """
-    out: dict[int, str] = {}
-    for entity_id in sorted(set(entity_ids)):
-        counts = conn.execute(
-            select(mentions.c.label, func.count().label("n"))
-            .where(mentions.c.entity_id == entity_id)
-            .group_by(mentions.c.label)
-            .order_by(func.count().desc(), func.min(mentions.c.id), mentions.c.label)
-        ).first()
-        if counts is not None:
-            conn.execute(update(entities).where(entities.c.id == entity_id).values(label=counts[0]))
-            out[entity_id] = counts[0]
+    """Set each entity's label to the vote of its stored mentions; returns the new labels."""
+    out = {e: pick_label(v) for e, v in mention_label_counts(conn, list(entity_ids)).items()}
+    write_batch(conn, entity_labels=[{"eid": e, "label": label} for e, label in out.items()])
     return out
 
 
@@ -494,16 +530,17 @@ def insert_relation(
 ) -> int:
     """Create a relation known not to exist yet; returns its id."""
     result = conn.execute(
-        insert(relations).values(
-            tenant=tenant,
-            subject_id=subject_id,
-            predicate=predicate,
-            object_id=object_id,
-            confidence=confidence,
-            first_seen=seen,
-            last_seen=seen,
-            valid_from=seen,
-        )
+        _INSERT_RELATION,
+        {
+            "tenant": tenant,
+            "subject_id": subject_id,
+            "predicate": predicate,
+            "object_id": object_id,
+            "confidence": confidence,
+            "first_seen": seen,
+            "last_seen": seen,
+            "valid_from": seen,
+        },
     )
     pk = result.inserted_primary_key
     assert pk is not None
@@ -513,44 +550,43 @@ def insert_relation(
 def write_batch(
     conn: Connection,
     *,
-    relation_updates: Sequence[dict[str, Any]],
-    evidence: Sequence[dict[str, Any]],
-    entity_touches: Sequence[dict[str, Any]],
+    new_mentions: Sequence[dict[str, Any]] = (),
+    relation_updates: Sequence[dict[str, Any]] = (),
+    evidence: Sequence[dict[str, Any]] = (),
+    entity_touches: Sequence[dict[str, Any]] = (),
+    entity_labels: Sequence[dict[str, Any]] = (),
     memory_labels: Sequence[dict[str, Any]] = (),
 ) -> None:
     """Apply an indexing batch with one statement per kind (``executemany``).
 
-    ``relation_updates``: ``{"rid", "confidence", "last_seen"}``; ``evidence``: rows of
-    ``relation_evidence``; ``entity_touches``: ``{"eid", "last_seen"}``.
+    ``new_mentions``: rows of ``mentions``; ``relation_updates``: ``{"rid", "confidence",
+    "last_seen"}``; ``evidence``: rows of ``relation_evidence``; ``entity_touches``:
+    ``{"eid", "last_seen"}``; ``entity_labels``: ``{"eid", "label"}``; ``memory_labels``:
+    ``{"mseq", "labels"}``.
     """
-    from sqlalchemy import bindparam
-
+    if new_mentions:
+        conn.execute(_INSERT_MENTIONS, list(new_mentions))
     if relation_updates:
         conn.execute(
-            update(relations)
-            .where(relations.c.id == bindparam("rid"))
-            .values(confidence=bindparam("confidence"), last_seen=bindparam("new_last_seen")),
+            _UPDATE_RELATIONS,
             [
                 {"rid": r["rid"], "confidence": r["confidence"], "new_last_seen": r["last_seen"]}
                 for r in relation_updates
             ],
         )
     if evidence:
-        conn.execute(insert(relation_evidence), list(evidence))
+        conn.execute(_INSERT_EVIDENCE, list(evidence))
     if entity_touches:
         conn.execute(
-            update(entities)
-            .where(entities.c.id == bindparam("eid"))
-            .values(last_seen=bindparam("new_last_seen")),
+            _TOUCH_ENTITIES,
             [{"eid": t["eid"], "new_last_seen": t["last_seen"]} for t in entity_touches],
         )
-    if memory_labels:
+    if entity_labels:
         conn.execute(
-            update(memories)
-            .where(memories.c.seq == bindparam("mseq"))
-            .values(entity_labels=bindparam("labels")),
-            list(memory_labels),
+            _SET_LABEL, [{"eid": e["eid"], "new_label": e["label"]} for e in entity_labels]
         )
+    if memory_labels:
+        conn.execute(_SET_MEMORY_LABELS, list(memory_labels))
 
 
 def index_rows_of(
