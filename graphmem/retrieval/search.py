@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import snowballstemmer
-from sqlalchemy import select
+from sqlalchemy import Integer, bindparam, select, union_all
 
 from .._assets import asset_path
 from ..items import MemoryItem
@@ -64,6 +64,10 @@ ADJACENCY_DECAY = (1.0, 0.7)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
 HOP_DECAY = (1.0, 0.5, 0.2)
 _MAX_EXPANSION = 50
+#: Graph candidates: memories of this many query entities (strongest first), and of each
+#: entity its newest ``GRAPH_WINDOW`` memories, so a query's cost does not grow with the store.
+GRAPH_ENTITIES = 12
+GRAPH_WINDOW = 500
 
 
 @dataclass
@@ -103,6 +107,7 @@ def rank(
         return []
     db = space.database
     graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
+    kg = space.entity_index.graph(graph_tenant)
     entity_weights, paths = _query_entities(space, graph_tenant, query)
     named = {key for key, path in paths.items() if len(path) == 1}
     expected = expected_answer_labels(query)
@@ -112,7 +117,9 @@ def rank(
             lexical = dict(
                 db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
             )
-            graph = _graph_scores(conn, space, namespaces, tenant, sql_filters, entity_weights)
+            graph = _graph_scores(
+                conn, space, kg, namespaces, tenant, sql_filters, entity_weights
+            )
             scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named, expected)
             order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
             hits = _take(conn, db, order, scores, predicate, limit)
@@ -188,7 +195,8 @@ def _take(
 def _query_entities(
     space: SQLiteStorage, tenant: str, query: str
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """Entity keys reached from the query -> weight, and the path that reached each.
+    """The :data:`GRAPH_ENTITIES` strongest entity keys reached from the query -> weight, and
+    the path that reached each.
 
     Remembered per graph generation: a context build searches the same task several times.
     """
@@ -210,6 +218,8 @@ def _query_entities(
         parent[start] = None
     frontier = list(starts)
     for hop in (1, 2):
+        if len(weights) >= GRAPH_ENTITIES:
+            break  # a further hop weighs less than every entity found so far: none would be used
         scored: dict[str, tuple[float, str]] = {}
         for node in frontier:
             for nbr, support in _neighbour_support(g, node).items():
@@ -224,6 +234,8 @@ def _query_entities(
                 weights[nbr] = strength
                 parent[nbr] = via
         frontier = [n for n, _ in best[:_HOP2_FRONTIER]]
+    strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
+    weights = {key: weights[key] for key in strongest}
     paths = {key: _path_to(kg, parent, key) for key in weights}
     if len(_EXPANSIONS) >= 256:
         _EXPANSIONS.pop(next(iter(_EXPANSIONS)))
@@ -284,42 +296,79 @@ def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> 
 def _graph_scores(
     conn: Any,
     space: SQLiteStorage,
+    kg: KnowledgeGraph,
     namespaces: Sequence[str],
     tenant: str | None,
     sql_filters: Mapping[str, Any] | None,
     weights: Mapping[str, float],
 ) -> dict[int, tuple[float, str]]:
-    """seq -> (graph score, the entity key that contributed most)."""
-    if not weights:
+    """seq -> (graph score, the entity key that contributed most).
+
+    Bounded work at any size: of each entity (at most :data:`GRAPH_ENTITIES`, see
+    :func:`_query_entities`) the :data:`GRAPH_WINDOW` newest memories mentioning it (then
+    filtered), read from the mentions index.
+    """
+    nodes = kg.graph.nodes
+    by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
+    by_id.pop(None, None)
+    if not by_id:
         return {}
-    m, e, mem = schema.mentions, schema.entities, schema.memories
-    total = max(1, space.database.count(conn, namespaces, tenant))
-    stmt = (
-        select(mem.c.seq, e.c.key)
-        .join(m, m.c.memory_seq == mem.c.seq)
-        .join(e, e.c.id == m.c.entity_id)
-        .where(e.c.key.in_(list(weights)), mem.c.namespace.in_(list(namespaces)))
+    m, mem = schema.mentions, schema.memories
+    filters = dict(sql_filters or {})
+    stmt = _newest_mentions_statement(
+        len(by_id),
+        len(namespaces),
+        tenant is not None,
+        tuple(sorted((key, value is None) for key, value in filters.items())),
     )
-    if tenant is not None:
-        stmt = stmt.where(mem.c.tenant == tenant)
-    for key, value in (sql_filters or {}).items():
-        stmt = stmt.where(mem.c[key].is_(None) if value is None else mem.c[key] == value)
-    rows = conn.execute(stmt).all()
-    pairs = set(rows)
-    df: dict[str, int] = {}
-    for _, key in pairs:
-        df[key] = df.get(key, 0) + 1
-    # Rarity on an absolute scale (1.0 for an entity in one memory, near 0 for one in every
-    # memory), so that a name the whole memory mentions cannot outweigh the words of the query.
+    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(by_id)}
+    params.update({f"ns{i}": namespace for i, namespace in enumerate(namespaces)})
+    params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
+    params.update(tenant=tenant, window=GRAPH_WINDOW)
+    pairs = set(conn.execute(stmt, params).all())
+    # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
+    # memory of the database), so that a name the whole memory mentions cannot outweigh the
+    # words of the query. Both counts are kept up to date without scanning.
+    total = max(1, space.database.count(conn, None))
     scale = math.log(1 + total)
     contributions: dict[int, list[tuple[float, str]]] = {}
-    for seq, key in pairs:
-        contributions.setdefault(seq, []).append(
-            (weights[key] * math.log(1 + total / df[key]) / scale, key)
-        )
+    for seq, entity_id in pairs:
+        key = by_id[entity_id]
+        rarity = math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
+        contributions.setdefault(seq, []).append((weights[key] * rarity, key))
     return {
         seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
     }
+
+
+@lru_cache(maxsize=128)
+def _newest_mentions_statement(
+    entities: int, namespaces: int, by_tenant: bool, filters: tuple[tuple[str, bool], ...]
+) -> Any:
+    """``(seq, entity_id)`` of the newest ``:window`` memories mentioning each of the entities
+    ``:e0``... that lie in namespaces ``:ns0``... and pass the filters (built once per shape)."""
+    m, mem = schema.mentions, schema.memories
+    newest = union_all(
+        *(
+            select(m.c.memory_seq, m.c.entity_id)
+            .where(m.c.entity_id == bindparam(f"e{i}"))
+            .order_by(m.c.memory_seq.desc())
+            .limit(bindparam("window", type_=Integer))
+            .subquery()
+            .select()
+            for i in range(entities)
+        )
+    ).subquery()
+    conditions = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
+    if by_tenant:
+        conditions.append(mem.c.tenant == bindparam("tenant"))
+    for key, is_none in filters:
+        conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
+    return (
+        select(mem.c.seq, newest.c.entity_id)
+        .join(newest, newest.c.memory_seq == mem.c.seq)
+        .where(*conditions)
+    )
 
 
 def _fuse(

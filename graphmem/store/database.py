@@ -153,6 +153,9 @@ class Database:
             if self.dialect == "postgresql":
                 postgres.lock_schema(conn)  # other processes may be creating it right now
             schema.metadata_obj.create_all(conn)
+            for table in schema.metadata_obj.sorted_tables:
+                for index in table.indexes:  # indexes added since the file was made
+                    index.create(conn, checkfirst=True)
             if self.dialect == "postgresql":
                 postgres.create_extras(conn)
             if self.dialect == "sqlite":
@@ -355,7 +358,7 @@ class Database:
         before_seq: int | None = None,
     ) -> list[tuple[MemoryRow, MemoryItem]]:
         """Items of ``namespaces`` in insertion order (or newest first)."""
-        stmt = select(_M).where(_M.c.namespace.in_(namespaces), *_conditions(tenant, sql_filters))
+        stmt = select(_M).where(_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters))
         if before_seq is not None:
             stmt = stmt.where(_M.c.seq < before_seq if newest_first else _M.c.seq > before_seq)
         stmt = stmt.order_by(_M.c.seq.desc() if newest_first else _M.c.seq.asc())
@@ -363,9 +366,13 @@ class Database:
             stmt = stmt.limit(limit)
         return [(_row_key(r), _row_to_item(r)) for r in conn.execute(stmt)]
 
-    def count(self, conn: Connection, namespaces: Sequence[str], tenant: str | None = None) -> int:
-        """Number of items in ``namespaces`` (of one tenant when given)."""
-        stmt = select(func.count()).select_from(_M).where(_M.c.namespace.in_(namespaces))
+    def count(
+        self, conn: Connection, namespaces: Sequence[str] | None, tenant: str | None = None
+    ) -> int:
+        """Number of items in ``namespaces`` (all when None; of one tenant when given)."""
+        stmt = select(func.count()).select_from(_M)
+        if namespaces is not None:
+            stmt = stmt.where(_M.c.namespace.in_(namespaces))
         if tenant is not None:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
@@ -438,7 +445,7 @@ class Database:
         fts = fts_query_from_text(query)
         if fts is None:
             return []
-        conds = [_M.c.namespace.in_(namespaces), *_conditions(tenant, sql_filters)]
+        conds = [_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters)]
         if self.dialect == "postgresql":
             pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit)
             return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
@@ -503,7 +510,8 @@ _SQLITE_FTS_TRIGGERS = (
 )
 
 
-def _conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
+def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
+    """SQL conditions on ``memories`` rows: of ``tenant`` (when given), with column filters."""
     conds: list[Any] = []
     if tenant is not None:
         conds.append(_M.c.tenant == tenant)

@@ -114,7 +114,8 @@ mentions = Table(
     Column("end", Integer, nullable=False),
     Column("surface", Text, nullable=False),
     Column("label", String(32), nullable=False),
-    Index("ix_mentions_entity", "entity_id"),
+    # Newest memories of an entity and its memory count, read from the index alone.
+    Index("ix_mentions_entity_memory", "entity_id", "memory_seq"),
     Index("ix_mentions_memory", "memory_seq"),
 )
 
