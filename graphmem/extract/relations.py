@@ -78,6 +78,16 @@ _FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
 _ENDS = frozenset({"subject", "object"})
 _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
+#: Token attributes of patterns that :func:`_requirements` checks against a doc, by spaCy name.
+_TOKEN_ATTRS = {
+    "LEMMA": "lemma_",
+    "LOWER": "lower_",
+    "DEP": "dep_",
+    "POS": "pos_",
+    "TAG": "tag_",
+    "ORTH": "orth_",
+    "TEXT": "text",
+}
 
 
 class RelationRulesError(GraphmemError, ValueError):
@@ -366,6 +376,21 @@ def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str
     return load_relation_rules(rules_path).functional_predicates()
 
 
+def _requirements(rule: RelationRule) -> tuple[tuple[str, frozenset[str]], ...]:
+    """What a doc must contain for ``rule`` to match: ``(token attribute, values)`` pairs, each
+    met by a token whose attribute has one of the values (a necessary condition only)."""
+    needs = []
+    for node in rule.pattern:
+        for name, value in node["RIGHT_ATTRS"].items():
+            if name not in _TOKEN_ATTRS:
+                continue
+            if isinstance(value, str):
+                needs.append((_TOKEN_ATTRS[name], frozenset([value])))
+            elif isinstance(value, dict) and set(value) == {"IN"}:
+                needs.append((_TOKEN_ATTRS[name], frozenset(value["IN"])))
+    return tuple(needs)
+
+
 class RelationExtractor:
     """Find typed relations between entity spans of a parsed doc.
 
@@ -382,12 +407,17 @@ class RelationExtractor:
     def __init__(self, nlp: Language, rules_path: Path | str | None = None) -> None:
         self.rules = load_relation_rules(rules_path)
         self._by_id = {rule.id: (index, rule) for index, rule in enumerate(self.rules.rules)}
-        self._matcher = DependencyMatcher(nlp.vocab, validate=True)
+        # One matcher per rule, run only on docs that have what the rule asks for: a matcher
+        # costs time per pattern node and token, and most rules cannot match most docs.
+        self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
+            matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
-                self._matcher.add(rule.id, [list(rule.pattern)])
+                matcher.add(rule.id, [list(rule.pattern)])
             except (ValueError, KeyError, TypeError) as exc:
                 raise RelationRulesError(f"rule {rule.id!r}: invalid pattern: {exc}") from exc
+            self._matchers.append((_requirements(rule), matcher))
+        self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject (``works_at``, ``lives_in`` ...)."""
@@ -417,7 +447,7 @@ class RelationExtractor:
             return []
 
         best: dict[tuple[int, int, str, int, int], tuple[int, RelationCandidate]] = {}
-        for match_id, token_ids in self._matcher(doc):
+        for match_id, token_ids in self._matches(doc):
             index, rule = self._by_id[doc.vocab.strings[match_id]]
             nodes = {name: doc[i] for name, i in zip(rule.node_ids, token_ids, strict=True)}
             if self._blocked(nodes) or any(
@@ -458,6 +488,16 @@ class RelationExtractor:
                 c.rule,
             ),
         )
+
+    def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
+        """The dependency matches of every rule whose requirements ``doc`` meets."""
+        present = {attr: {getattr(token, attr) for token in doc} for attr in self._attrs}
+        return [
+            match
+            for needs, matcher in self._matchers
+            if all(not present[attr].isdisjoint(values) for attr, values in needs)
+            for match in matcher(doc)
+        ]
 
     def _blocked(self, nodes: Mapping[str, Token]) -> bool:
         """Negated, hypothetical, conditional, past/future or interrogative matches."""
