@@ -85,6 +85,12 @@ class MemoryRow:
     tenant: str
 
 
+#: Full-text search scores at most this many rows (the newest matching any query term), so a
+#: query of common words costs the same at any store size. Stores and queries with fewer
+#: matching rows are scored exhaustively.
+LEXICAL_WINDOW = 2000
+
+
 def query_terms(query: str) -> list[str]:
     """Lower-cased word tokens of a query, stop words dropped unless nothing else is left.
 
@@ -438,7 +444,9 @@ class Database:
     ) -> list[tuple[int, float]]:
         """Full-text hits ``(seq, score)``, best first; only rows matching a query term.
 
-        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better; on
+        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
+        over the newest :data:`LEXICAL_WINDOW` rows matching a term (BM25 costs ~2 us per
+        matching row; common words match a large share of a big store); on
         PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector column
         (:func:`graphmem.store.postgres.search_statement`).
         """
@@ -451,15 +459,25 @@ class Database:
             return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
         if self.dialect == "sqlite":
             fts_table = text("memories_fts")
+            matching = text("memories_fts MATCH :fts")
+            oldest = conn.execute(
+                select(text("rowid"))
+                .select_from(fts_table)
+                .where(matching)
+                .order_by(text("rowid DESC"))
+                .offset(LEXICAL_WINDOW)
+                .limit(1),
+                {"fts": fts},
+            ).scalar()
             stmt = (
                 select(_M.c.seq, text("bm25(memories_fts) AS rank"))
                 .select_from(fts_table)
                 .join(_M, _M.c.seq == text("memories_fts.rowid"))
-                .where(text("memories_fts MATCH :fts"), *conds)
+                .where(matching, text("memories_fts.rowid >= :oldest"), *conds)
                 .order_by(text("rank"))
                 .limit(limit)
             )
-            rows = conn.execute(stmt, {"fts": fts})
+            rows = conn.execute(stmt, {"fts": fts, "oldest": oldest or 0})
             return [(int(seq), -float(rank)) for seq, rank in rows]
         raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
 
