@@ -82,17 +82,25 @@ class IndexedMemory:
     entity_names: list[str] = field(default_factory=list)
 
 
+#: Relation columns that change after insertion; the view holds their current values.
+_RELATION_STATE = ("confidence", "last_seen", "valid_from", "valid_to")
+
+
 @dataclass
 class _PendingWrites:
     """Row changes collected while indexing a batch, written with one statement per kind.
 
-    Mentions wait here too, so label votes count the stored mentions (read once per entity
-    and batch) plus the pending ones: ``label -> (count, first)``, where ``first`` orders
-    labels by the mention that brought them (stored ones before pending ones).
+    New relations take the ids SQLite would give them (:func:`graph_rows.next_relation_id`),
+    and relations are written with their final values from the view. Mentions wait here too,
+    so label votes count the stored mentions (read once per entity and batch) plus the pending
+    ones: ``label -> (count, first)``, ``first`` ordering labels by the mention that brought
+    them (stored ones before pending ones).
     """
 
     mentions: list[dict[str, Any]] = field(default_factory=list)
+    new_relations: dict[int, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    next_relation_id: int = 0
     evidence: list[dict[str, Any]] = field(default_factory=list)
     entity_touches: dict[int, str] = field(default_factory=dict)
     entity_labels: dict[int, str] = field(default_factory=dict)
@@ -107,18 +115,34 @@ class _PendingWrites:
             votes[row["label"]] = (count + 1, first)
             self.mentions.append(row)
 
+    def add_relation(self, conn: Connection, row: dict[str, Any], state: dict[str, Any]) -> int:
+        """Queue a new relation (``row``: its fixed columns; ``state``: its view data)."""
+        if not self.next_relation_id:
+            self.next_relation_id = graph_rows.next_relation_id(conn)
+        relation_id = self.next_relation_id
+        self.next_relation_id += 1
+        self.new_relations[relation_id] = (row, state)
+        return relation_id
+
     def flush(self, conn: Connection) -> None:
         graph_rows.write_batch(
             conn,
             new_mentions=self.mentions,
-            relation_updates=list(self.relation_updates.values()),
+            new_relations=[
+                {"id": rid, **row, "first_seen": state["first_seen"]}
+                | {k: state[k] for k in _RELATION_STATE}
+                for rid, (row, state) in self.new_relations.items()
+            ],
+            relation_updates=[
+                {"rid": rid} | {k: state[k] for k in _RELATION_STATE}
+                for rid, state in self.relation_updates.items()
+                if rid not in self.new_relations
+            ],
             evidence=self.evidence,
             entity_touches=[{"eid": e, "last_seen": t} for e, t in self.entity_touches.items()],
             entity_labels=[{"eid": e, "label": v} for e, v in self.entity_labels.items()],
             memory_labels=[{"mseq": s, "labels": v} for s, v in self.memory_labels.items()],
         )
-        for collected in vars(self).values():
-            collected.clear()
 
 
 @dataclass
@@ -177,7 +201,9 @@ class EntityIndex:
         with self.db.read() as conn, self._lock:
             generation = self.db.generation(conn)
             state = self._tenants.get(tenant)
-            if state is None or state.generation != generation:
+            # Views only move forward: one newer than this read's snapshot (written by this
+            # process since the read began) stays.
+            if state is None or state.generation < generation:
                 state = self._load(conn, tenant, generation)
             return state.graph
 
@@ -241,6 +267,7 @@ class EntityIndex:
         seen = datetime.now().isoformat()
         with self.db.write() as conn, self._lock:
             before, after, state = self._writable_state(conn, tenant)
+            self._pending = _PendingWrites()
             keys = []
             for name in (subject, obj):
                 key = state.graph.resolve(name)
@@ -628,15 +655,6 @@ class EntityIndex:
         g = state.graph.graph
         data = g.get_edge_data(subject, obj, key=predicate)
         if data is None:
-            relation_id = graph_rows.insert_relation(
-                conn,
-                tenant,
-                g.nodes[subject]["entity_id"],
-                predicate,
-                g.nodes[obj]["entity_id"],
-                confidence,
-                seen,
-            )
             state.graph.add_edge(
                 subject,
                 predicate,
@@ -646,20 +664,23 @@ class EntityIndex:
                 first_seen=seen,
                 last_seen=seen,
                 valid_from=seen,
-                relation_id=relation_id,
             )
+            data = g.get_edge_data(subject, obj, key=predicate)
+            fixed = {
+                "tenant": tenant,
+                "subject_id": g.nodes[subject]["entity_id"],
+                "predicate": predicate,
+                "object_id": g.nodes[obj]["entity_id"],
+            }
+            data["relation_id"] = self._pending.add_relation(conn, fixed, data)
         else:
             # The view mirrors the tables inside this write transaction, so the new values
             # are computed here and written in one batch (no read-back per relation).
-            relation_id = data["relation_id"]
             data["support"] += 1
             data["confidence"] = max(data["confidence"], confidence)
             data["last_seen"] = max(data["last_seen"], seen)
-            self._pending.relation_updates[relation_id] = {
-                "rid": relation_id,
-                "confidence": data["confidence"],
-                "last_seen": data["last_seen"],
-            }
+            self._pending.relation_updates[data["relation_id"]] = data
+        relation_id = data["relation_id"]
         memory_seq, sent_start, sent_end, rule = evidence
         self._pending.evidence.append(
             {
@@ -760,8 +781,8 @@ class EntityIndex:
                 and data["valid_to"] is None
                 and data["last_seen"] <= seen
             ):
-                graph_rows.close_relation(conn, data["relation_id"], seen)
                 data["valid_to"] = seen
+                self._pending.relation_updates[data["relation_id"]] = data
         restated = g.get_edge_data(subject, obj, key=predicate)
         if (
             restated is not None
@@ -770,5 +791,5 @@ class EntityIndex:
         ):
             # An older value stated again is current again, from now (one row per triple
             # cannot keep both spells; the earlier one stays in the evidence).
-            graph_rows.reopen_relation(conn, restated["relation_id"], seen)
             restated["valid_from"], restated["valid_to"] = seen, None
+            self._pending.relation_updates[restated["relation_id"]] = restated

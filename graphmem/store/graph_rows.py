@@ -23,16 +23,14 @@ __all__ = [
     "EvidenceRow",
     "RelationRow",
     "add_alias",
-    "close_relation",
     "delete_index_rows",
     "delete_tenant_graph",
-    "reopen_relation",
     "mention_label_counts",
     "pick_label",
     "evidence_for",
     "insert_entity",
     "index_rows_of",
-    "insert_relation",
+    "next_relation_id",
     "prune_candidates",
     "write_batch",
     "load_tenant",
@@ -41,7 +39,6 @@ __all__ = [
     "merge_entity_rows",
     "unmerge_entity_rows",
     "prune_unsupported",
-    "upsert_relation",
     "vote_labels",
 ]
 
@@ -61,7 +58,12 @@ _SET_LABEL = (
 _UPDATE_RELATIONS = (
     update(relations)
     .where(relations.c.id == bindparam("rid"))
-    .values(confidence=bindparam("confidence"), last_seen=bindparam("new_last_seen"))
+    .values(
+        confidence=bindparam("new_confidence"),
+        last_seen=bindparam("new_last_seen"),
+        valid_from=bindparam("new_valid_from"),
+        valid_to=bindparam("new_valid_to"),
+    )
 )
 _TOUCH_ENTITIES = (
     update(entities)
@@ -242,37 +244,6 @@ def vote_labels(conn: Connection, entity_ids: Iterable[int]) -> dict[int, str]:
     return out
 
 
-def upsert_relation(
-    conn: Connection,
-    tenant: str,
-    subject_id: int,
-    predicate: str,
-    object_id: int,
-    confidence: float,
-    seen: str,
-) -> int:
-    """Find or create the relation (subject, predicate, object); returns its id."""
-    row = conn.execute(
-        select(relations.c.id, relations.c.confidence, relations.c.last_seen).where(
-            relations.c.tenant == tenant,
-            relations.c.subject_id == subject_id,
-            relations.c.predicate == predicate,
-            relations.c.object_id == object_id,
-        )
-    ).first()
-    if row is None:
-        return insert_relation(conn, tenant, subject_id, predicate, object_id, confidence, seen)
-    conn.execute(
-        update(relations)
-        .where(relations.c.id == row.id)
-        .values(
-            confidence=max(float(row.confidence), confidence),
-            last_seen=max(str(row.last_seen), seen),
-        )
-    )
-    return int(row.id)
-
-
 def evidence_for(
     conn: Connection, relation_ids: Sequence[int], limit_each: int = 5
 ) -> dict[int, list[EvidenceRow]]:
@@ -329,20 +300,6 @@ def delete_tenant_graph(conn: Connection, tenant: str) -> None:
     conn.execute(delete(merges).where(merges.c.tenant == tenant))
 
 
-def close_relation(conn: Connection, relation_id: int, when: str) -> None:
-    """Mark a relation as no longer current (a newer value of a one-valued predicate arrived)."""
-    conn.execute(update(relations).where(relations.c.id == relation_id).values(valid_to=when))
-
-
-def reopen_relation(conn: Connection, relation_id: int, when: str) -> None:
-    """Make a relation current again from ``when`` (its value was restated)."""
-    conn.execute(
-        update(relations)
-        .where(relations.c.id == relation_id)
-        .values(valid_from=when, valid_to=None)
-    )
-
-
 def delete_index_rows(conn: Connection, memory_seq: int) -> None:
     """Remove a memory's mentions and relation evidence (before re-indexing it)."""
     conn.execute(delete(mentions).where(mentions.c.memory_seq == memory_seq))
@@ -397,14 +354,20 @@ def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int
             )
         ).first()
         if existing is None:
-            target = upsert_relation(
-                conn, tenant, subject, rel.predicate, obj, float(rel.confidence), rel.first_seen
+            created = conn.execute(
+                insert(r).values(
+                    tenant=tenant,
+                    subject_id=subject,
+                    predicate=rel.predicate,
+                    object_id=obj,
+                    confidence=float(rel.confidence),
+                    first_seen=rel.first_seen,
+                    last_seen=rel.last_seen,
+                    valid_from=rel.valid_from,
+                    valid_to=rel.valid_to,
+                )
             )
-            conn.execute(
-                update(r)
-                .where(r.c.id == target)
-                .values(last_seen=rel.last_seen, valid_from=rel.valid_from, valid_to=rel.valid_to)
-            )
+            target = int(created.inserted_primary_key[0])  # type: ignore[index]
             snapshot["created_relations"].append(target)
         else:
             target = int(existing.id)
@@ -519,38 +482,17 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
     return snapshot
 
 
-def insert_relation(
-    conn: Connection,
-    tenant: str,
-    subject_id: int,
-    predicate: str,
-    object_id: int,
-    confidence: float,
-    seen: str,
-) -> int:
-    """Create a relation known not to exist yet; returns its id."""
-    result = conn.execute(
-        _INSERT_RELATION,
-        {
-            "tenant": tenant,
-            "subject_id": subject_id,
-            "predicate": predicate,
-            "object_id": object_id,
-            "confidence": confidence,
-            "first_seen": seen,
-            "last_seen": seen,
-            "valid_from": seen,
-        },
-    )
-    pk = result.inserted_primary_key
-    assert pk is not None
-    return int(pk[0])
+def next_relation_id(conn: Connection) -> int:
+    """The id SQLite gives the next relation inserted (one past the largest), so a batch can
+    name its new relations before :func:`write_batch` inserts them."""
+    return int(conn.execute(select(func.coalesce(func.max(relations.c.id), 0) + 1)).scalar_one())
 
 
 def write_batch(
     conn: Connection,
     *,
     new_mentions: Sequence[dict[str, Any]] = (),
+    new_relations: Sequence[dict[str, Any]] = (),
     relation_updates: Sequence[dict[str, Any]] = (),
     evidence: Sequence[dict[str, Any]] = (),
     entity_touches: Sequence[dict[str, Any]] = (),
@@ -559,18 +501,27 @@ def write_batch(
 ) -> None:
     """Apply an indexing batch with one statement per kind (``executemany``).
 
-    ``new_mentions``: rows of ``mentions``; ``relation_updates``: ``{"rid", "confidence",
-    "last_seen"}``; ``evidence``: rows of ``relation_evidence``; ``entity_touches``:
-    ``{"eid", "last_seen"}``; ``entity_labels``: ``{"eid", "label"}``; ``memory_labels``:
-    ``{"mseq", "labels"}``.
+    ``new_mentions``, ``new_relations`` (with their ``id``) and ``evidence``: rows of
+    ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``: ``{"rid",
+    "confidence", "last_seen", "valid_from", "valid_to"}``; ``entity_touches``: ``{"eid",
+    "last_seen"}``; ``entity_labels``: ``{"eid", "label"}``; ``memory_labels``: ``{"mseq",
+    "labels"}``.
     """
     if new_mentions:
         conn.execute(_INSERT_MENTIONS, list(new_mentions))
+    if new_relations:
+        conn.execute(_INSERT_RELATION, list(new_relations))
     if relation_updates:
         conn.execute(
             _UPDATE_RELATIONS,
             [
-                {"rid": r["rid"], "confidence": r["confidence"], "new_last_seen": r["last_seen"]}
+                {
+                    "rid": r["rid"],
+                    "new_confidence": r["confidence"],
+                    "new_last_seen": r["last_seen"],
+                    "new_valid_from": r["valid_from"],
+                    "new_valid_to": r["valid_to"],
+                }
                 for r in relation_updates
             ],
         )
