@@ -377,8 +377,9 @@ class EntityMemory(SQLMemory):
         """
         check_content(text, "text")
         index = self.space.entity_index
-        kg = self.graph
-        keys = named_keys(index, kg, index.matcher(self._graph_tenant), text)
+        with self.space.database.read():  # one view and its matcher, of the same generation
+            kg = self.graph
+            keys = named_keys(index, kg, index.matcher(self._graph_tenant), text)
         counts = self.mention_counts(keys)
         return [(kg.name_of(key), counts[key]) for key in keys if counts.get(key)]
 

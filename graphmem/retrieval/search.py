@@ -108,7 +108,7 @@ def rank(
     db = space.database
     graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
     kg = space.entity_index.graph(graph_tenant)
-    entity_weights, paths = _query_entities(space, graph_tenant, query)
+    entity_weights, paths = _query_entities(space, kg, graph_tenant, query)
     named = {key for key, path in paths.items() if len(path) == 1}
     expected = expected_answer_labels(query)
     pool = max(limit * 10, 100)
@@ -193,7 +193,7 @@ def _take(
 
 
 def _query_entities(
-    space: SQLiteStorage, tenant: str, query: str
+    space: SQLiteStorage, kg: KnowledgeGraph, tenant: str, query: str
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
     """The :data:`GRAPH_ENTITIES` strongest entity keys reached from the query -> weight, and
     the path that reached each.
@@ -201,7 +201,6 @@ def _query_entities(
     Remembered per graph generation: a context build searches the same task several times.
     """
     index = space.entity_index
-    kg: KnowledgeGraph = index.graph(tenant)
     if len(kg) == 0 or not query.strip():
         return {}, {}
     state = index._tenants.get(tenant)
@@ -276,11 +275,10 @@ def _neighbour_support(g: Any, node: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for adjacency in (g.succ[node], g.pred[node]):
         for nbr, keyed in adjacency.items():
-            if nbr == node:
-                continue
-            support = max(int(data.get("support", 1)) for data in keyed.values())
+            support = max([data.get("support", 1) for data in keyed.values()])
             if support > out.get(nbr, 0):
                 out[nbr] = support
+    out.pop(node, None)
     return out
 
 

@@ -269,11 +269,20 @@ class Database:
         return generation
 
     def generation(self, conn: Connection) -> int:
-        """The stored graph generation (0 for a new database)."""
+        """The stored graph generation (0 for a new database); read once per read transaction
+        (its snapshot cannot change)."""
+        reading = getattr(self._local, "tx", None) is None and conn is getattr(
+            self._local, "read_conn", None
+        )
+        if reading and getattr(self._local, "read_generation", None) is not None:
+            return int(self._local.read_generation)
         value = conn.execute(
             select(schema.meta.c.value).where(schema.meta.c.key == "graph_generation")
         ).scalar()
-        return int(value) if value is not None else 0
+        generation = int(value) if value is not None else 0
+        if reading:
+            self._local.read_generation = generation
+        return generation
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -297,6 +306,7 @@ class Database:
                         yield conn
                     finally:
                         self._local.read_conn = None
+                        self._local.read_generation = None
 
     # ------------------------------------------------------------------ memory rows
     def insert_memory(
