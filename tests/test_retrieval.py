@@ -541,3 +541,16 @@ class TestContextReport:
         report = cortex.build_context_report(task)
         assert report.text == cortex.build_context_for_task(task)
         assert cortex.long_term is not None and len(cortex.long_term) == 3
+
+
+def test_matched_terms_fold_diacritics_like_the_index() -> None:
+    """The index folds accents ("cafe" finds "café"); the explanation must say so too."""
+    memory = LongTermMemory()
+    memory.save("We met at the café near the station.")
+    memory.save("The canteen serves lentil soup.")
+    hits = memory.search_hits("Which cafe did we meet at?")
+    assert [h.item.content for h in hits] == ["We met at the café near the station."]
+    assert hits[0].explanation.sources == ["lexical"]
+    assert hits[0].explanation.matched_terms == ["cafe"]
+    naive = memory.search_hits("naïve café")
+    assert naive and naive[0].explanation.matched_terms == ["café"]

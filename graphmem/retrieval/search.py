@@ -22,6 +22,7 @@ import bisect
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -481,7 +482,10 @@ def _matched_terms(terms: Sequence[str], content: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    """Porter stem of ``word`` with diacritics removed, as the index folds them ("café" ->
+    "cafe")."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return str(_STEMMER.stemWord(folded))
 
 
 # The Porter algorithm of SQLite's FTS5 "porter" tokenizer, so explanations match what matched.
