@@ -19,10 +19,12 @@ Example:
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 import math
 import re
 import unicodedata
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,7 +66,6 @@ CONVERSATION_SHARE_MAX = 64
 ADJACENCY_DECAY = (1.0, 0.7)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
 HOP_DECAY = (1.0, 0.5, 0.2)
-_MAX_EXPANSION = 50
 #: Graph candidates: memories of this many query entities (strongest first), and of each
 #: entity its newest ``GRAPH_WINDOW`` memories, so a query's cost does not grow with the store.
 GRAPH_ENTITIES = 12
@@ -212,28 +213,29 @@ def _query_entities(
     starts = named_keys(index, kg, state.matcher if state is not None else None, query)
     weights: dict[str, float] = {}
     parent: dict[str, str | None] = {}
-    g = kg.graph
+    supports = _supports_of(kg, state.generation if state else -1)
     for start in starts:
         weights[start] = HOP_DECAY[0]
         parent[start] = None
     frontier = list(starts)
     for hop in (1, 2):
-        if len(weights) >= GRAPH_ENTITIES:
+        room = GRAPH_ENTITIES - len(weights)
+        if room <= 0:
             break  # a further hop weighs less than every entity found so far: none would be used
-        scored: dict[str, tuple[float, str]] = {}
-        for node in frontier:
-            for nbr, support in _neighbour_support(g, node).items():
-                if nbr in parent and parent[nbr] is None:
-                    continue  # a named entity keeps its full weight
-                strength = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * support)
-                if strength > scored.get(nbr, (0.0, ""))[0]:
-                    scored[nbr] = (strength, node)
-        best = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[:_MAX_EXPANSION]
-        for nbr, (strength, via) in best:
-            if strength > weights.get(nbr, 0.0):
-                weights[nbr] = strength
-                parent[nbr] = via
-        frontier = [n for n, _ in best[:_HOP2_FRONTIER]]
+        # The frontier's neighbours by strongest support first (each list is kept sorted), so
+        # only as many are read as there is room for, even around a hub.
+        reached: list[str] = []
+        for negative_support, nbr, via in heapq.merge(
+            *(((-support, nbr, node) for support, nbr in supports.ranked(node)) for node in frontier)
+        ):
+            if nbr in weights:
+                continue  # found at an earlier hop (or earlier in this one): that weight stays
+            weights[nbr] = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * -negative_support)
+            parent[nbr] = via
+            reached.append(nbr)
+            if len(reached) >= room:
+                break
+        frontier = reached[:_HOP2_FRONTIER]
     strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
     weights = {key: weights[key] for key in strongest}
     paths = {key: _path_to(kg, parent, key) for key in weights}
@@ -269,6 +271,37 @@ def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
     return [
         (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels)) for cue, labels in data["cues"].items()
     ]
+
+
+class _NeighbourSupports:
+    """Neighbour supports of a graph view's nodes, computed on demand and kept while the
+    view's generation lasts (hubs are reached by many queries)."""
+
+    def __init__(self, kg: KnowledgeGraph, generation: int) -> None:
+        self.graph = kg.graph
+        self.generation = generation
+        self._by_node: dict[str, list[tuple[int, str]]] = {}
+
+    def ranked(self, node: str) -> list[tuple[int, str]]:
+        """``(support, neighbour)`` pairs, strongest support first (ties by name)."""
+        found = self._by_node.get(node)
+        if found is None:
+            supports = _neighbour_support(self.graph, node)
+            found = sorted(((n, nbr) for nbr, n in supports.items()), key=lambda p: (-p[0], p[1]))
+            self._by_node[node] = found
+        return found
+
+
+_SUPPORTS: weakref.WeakKeyDictionary[KnowledgeGraph, _NeighbourSupports] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _supports_of(kg: KnowledgeGraph, generation: int) -> _NeighbourSupports:
+    cached = _SUPPORTS.get(kg)
+    if cached is None or cached.generation != generation:
+        cached = _SUPPORTS[kg] = _NeighbourSupports(kg, generation)
+    return cached
 
 
 def _neighbour_support(g: Any, node: str) -> dict[str, int]:
