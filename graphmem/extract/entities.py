@@ -119,17 +119,19 @@ def find_mentions(
     if known is not None:
         candidates.extend(known.spans(doc))
     mentions: list[Mention] = []
+    has_sentences = doc.has_annotation("SENT_START")
     for span in sorted(filter_spans(candidates), key=lambda s: s.start):
         text = _trim(span)
         if text is None:
             continue
-        key = canonical_key(text.text)
+        surface = text.text
+        key = canonical_key(surface)
         if not key or key in role_titles():
             continue
-        sent = text.sent if doc.has_annotation("SENT_START") else doc[:]
+        sent = text.sent if has_sentences else doc[:]
         mentions.append(
             Mention(
-                surface=text.text,
+                surface=surface,
                 label=span.label_,
                 key=key,
                 start=text.start_char,

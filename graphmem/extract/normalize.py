@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["CORPORATE_SUFFIXES", "canonical_key", "is_valid_entity_text"]
 
@@ -84,6 +85,7 @@ def _fold(surface: str) -> str:
     return unicodedata.normalize("NFKC", surface).casefold().translate(_APOSTROPHES)
 
 
+@lru_cache(maxsize=32768)  # names recur: the same surfaces are keyed on every save
 def canonical_key(surface: str) -> str:
     """Return the key under which ``surface`` is resolved to an entity.
 
@@ -124,6 +126,7 @@ def canonical_key(surface: str) -> str:
     return " ".join(folded.split())
 
 
+@lru_cache(maxsize=32768)
 def is_valid_entity_text(text: str) -> bool:
     """Tell whether a recognised span is worth an entity node.
 

@@ -491,7 +491,10 @@ class RelationExtractor:
 
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
         """The dependency matches of every rule whose requirements ``doc`` meets."""
-        present = {attr: {getattr(token, attr) for token in doc} for attr in self._attrs}
+        present: dict[str, set[str]] = {attr: set() for attr in self._attrs}
+        for token in doc:
+            for attr, values in present.items():
+                values.add(getattr(token, attr))
         return [
             match
             for needs, matcher in self._matchers
