@@ -68,8 +68,8 @@ ADJACENCY_DECAY = (1.0, 0.7)
 HOP_DECAY = (1.0, 0.5, 0.2)
 #: Graph candidates: memories of this many query entities (strongest first), and of each
 #: entity its newest ``GRAPH_WINDOW`` memories, so a query's cost does not grow with the store.
-GRAPH_ENTITIES = 12
-GRAPH_WINDOW = 500
+GRAPH_ENTITIES = 10
+GRAPH_WINDOW = 300
 
 
 @dataclass

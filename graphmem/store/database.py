@@ -88,7 +88,7 @@ class MemoryRow:
 #: Full-text search scores at most this many rows (the newest matching any query term), so a
 #: query of common words costs the same at any store size. Stores and queries with fewer
 #: matching rows are scored exhaustively.
-LEXICAL_WINDOW = 2000
+LEXICAL_WINDOW = 1000
 
 
 def query_terms(query: str) -> list[str]:
