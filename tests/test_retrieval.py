@@ -554,3 +554,34 @@ def test_matched_terms_fold_diacritics_like_the_index() -> None:
     assert hits[0].explanation.matched_terms == ["cafe"]
     naive = memory.search_hits("naïve café")
     assert naive and naive[0].explanation.matched_terms == ["café"]
+
+
+class TestBoundedWork:
+    """A query's cost does not grow with the store: lexical and graph candidates come from
+    windows of the newest matching rows (documented in search.py and database.py)."""
+
+    def test_lexical_window_scores_the_newest_matches(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from graphmem.store import database
+
+        memory = LongTermMemory()
+        for i in range(6):
+            memory.save(f"Shipment {i} of turbines left the depot.")
+        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
+        found = [h.item.content for h in memory.search_hits("turbines", limit=10)]
+        # Rows 3, 4 and 5 are the newest three matches; the window holds them and the one at its edge.
+        assert set(found) <= {f"Shipment {i} of turbines left the depot." for i in range(2, 6)}
+        assert "Shipment 5 of turbines left the depot." in found
+        monkeypatch.setattr(database, "LEXICAL_WINDOW", 1000)
+        assert len(memory.search_hits("turbines", limit=10)) == 6
+
+    def test_graph_window_takes_the_newest_mentions(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from graphmem.retrieval import search
+
+        memory = LongTermMemory()
+        contents = [f"Zorblax Industries shipped order number {n}." for n in range(5)]
+        for content in contents:
+            memory.save(content)
+        monkeypatch.setattr(search, "GRAPH_WINDOW", 2)
+        hits = memory.search_hits("Who is Zorblax Industries?", limit=10)
+        graph_only = [h.item.content for h in hits if "graph" in h.explanation.sources]
+        assert graph_only and set(graph_only) <= set(contents[-2:])
