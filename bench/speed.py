@@ -50,6 +50,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -185,18 +186,36 @@ def _profile_context(mem: Any, task: dict, top: int = 10) -> list[str]:
     return [f"total {total * 1000:.1f} ms (under cProfile)"] + [r[1] for r in rows[:top]]
 
 
-def _per_call(mem: Any, tasks: list[dict]) -> dict[str, Any]:
+def _per_call(mem: Any, tasks: list[dict], queries: list[dict] | None = None) -> dict[str, Any]:
+    """Per-call saves; with ``queries``, a context is built right after each save (an agent's
+    loop: every context then finds the graph changed since the last one)."""
     wall: list[float] = []
     cpu: list[float] = []
+    after_save: list[float] = []
     t0, c0 = time.perf_counter(), time.process_time()
-    for t in tasks:
+    for i, t in enumerate(tasks):
         s, c = time.perf_counter(), time.process_time()
         mem.save_task_result(**t)
         wall.append(time.perf_counter() - s)
         cpu.append(time.process_time() - c)
-    return {"n": len(tasks), "total_s": time.perf_counter() - t0,
-            "cpu_s": time.process_time() - c0, "p50_ms": pct(wall, 50), "p95_ms": pct(wall, 95),
-            "cpu_p50_ms": pct(cpu, 50), "cpu_p95_ms": pct(cpu, 95)}
+        if queries:
+            q = queries[i % len(queries)]
+            s = time.perf_counter()
+            mem.build_context_for_task(q["task_description"], agent_role=q["agent_role"])
+            after_save.append(time.perf_counter() - s)
+    out = {"n": len(tasks), "total_s": time.perf_counter() - t0,
+           "cpu_s": time.process_time() - c0, "p50_ms": pct(wall, 50), "p95_ms": pct(wall, 95),
+           "cpu_p50_ms": pct(cpu, 50), "cpu_p95_ms": pct(cpu, 95)}
+    if queries:
+        out.update(context_after_save_p50_ms=pct(after_save, 50),
+                   context_after_save_p95_ms=pct(after_save, 95))
+    return out
+
+
+def _commit() -> str:
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                           cwd=Path(__file__).resolve().parent)
+    return found.stdout.strip()
 
 
 def _warm_pipeline() -> Any:
@@ -265,7 +284,18 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         out.update(api=f"save_task_results(batch_size={a.batch_size})", total_s=wall, cpu_s=cpu,
                    items_per_s=size / wall, items_per_cpu_s=size / cpu,
                    peak_rss_mb=peak_rss_mb(), tiers=_tiers(mem))
+        Path(a.path + ".build.json").write_text(json.dumps(
+            dict(out, commit=_commit(), finished=time.strftime("%Y-%m-%d %H:%M:%S"))))
         out["context"] = _contexts(mem, qtasks, a.min_queries, a.context_budget)
+        if a.profile_size == size:
+            out["profile"] = _profile_context(mem, qtasks[0])
+    elif measure == "context":
+        os.environ["WRITE_MEMORY"] = "1"
+        mem = CortexMemory(persistence_path=a.path)
+        warm = qtasks[-1]  # not measured: loads the pipeline and the graph view (see reopen)
+        mem.build_context_for_task(warm["task_description"], agent_role=warm["agent_role"])
+        out.update(context=_contexts(mem, qtasks, a.min_queries, a.context_budget),
+                   peak_rss_mb=peak_rss_mb(), tiers=_tiers(mem))
         if a.profile_size == size:
             out["profile"] = _profile_context(mem, qtasks[0])
     elif measure == "reopen":
@@ -282,7 +312,7 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
     elif measure == "sample":
         os.environ["WRITE_MEMORY"] = "1"
         mem = CortexMemory(persistence_path=a.path)
-        out.update(_per_call(mem, gen_tasks(a.per_call_sample, a.seed + 2)),
+        out.update(_per_call(mem, gen_tasks(a.per_call_sample, a.seed + 2), qtasks),
                    store="persisted", peak_rss_mb=peak_rss_mb())
     elif measure == "percall":
         mem = CortexMemory()
@@ -388,17 +418,33 @@ def _with_rerun(fn: Any, measure: str, size: int, a: argparse.Namespace, path: s
 def run_size_graphmem(size: int, a: argparse.Namespace) -> dict[str, Any]:
     row: dict[str, Any] = {"size": size, "load_start": load()}
     with tempfile.TemporaryDirectory(dir=a.tmp_dir or None) as d:
-        path = str(Path(d) / "memory.db")
-        log(f"graphmem: N={size}: batch save_task_results into {path}, then contexts")
-        row["batch"] = run_graphmem("batch", size, a, path)
+        if a.keep_stores:
+            Path(a.keep_stores).mkdir(parents=True, exist_ok=True)
+        path = str(Path(a.keep_stores or d) / f"graphmem-{size}.db")
+        built = Path(path + ".build.json")
+        if a.keep_stores and built.exists():
+            log(f"graphmem: N={size}: reusing {path} (built {built.read_text()[:300]}); contexts")
+            row["batch"] = dict(json.loads(built.read_text()), reused=True)
+            row["batch"].update(run_graphmem("context", size, a, path))
+        else:
+            if a.keep_stores:
+                for leftover in Path(a.keep_stores).glob(f"graphmem-{size}.db*"):
+                    leftover.unlink()  # an unfinished build: start again
+            log(f"graphmem: N={size}: batch save_task_results into {path}, then contexts")
+            row["batch"] = run_graphmem("batch", size, a, path)
         log(f"  {json.dumps(row['batch'], default=str)[:600]}")
         if "error" not in row["batch"]:
             log(f"graphmem: N={size}: reopen + first context")
             row["reopen"] = _with_rerun(run_graphmem, "reopen", size, a, path)
             log(f"  {json.dumps(row['reopen'], default=str)[:400]}")
             if a.per_call_sample > 0:
-                log(f"graphmem: N={size}: {a.per_call_sample} per-call saves onto the store")
-                row["sample"] = run_graphmem("sample", size, a, path)
+                log(f"graphmem: N={size}: {a.per_call_sample} per-call saves (each followed by "
+                    f"a context) onto a copy of the store")
+                sample_path = str(Path(d) / "sample.db")
+                for suffix in ("", "-wal", "-shm"):
+                    if Path(path + suffix).exists():
+                        shutil.copyfile(path + suffix, sample_path + suffix)
+                row["sample"] = run_graphmem("sample", size, a, sample_path)
                 log(f"  {json.dumps(row['sample'], default=str)[:400]}")
     if size <= a.per_call_max:
         log(f"graphmem: N={size}: per-call save_task_result x {size} (in-memory)")
@@ -484,6 +530,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--calute-venv", default=None)
     ap.add_argument("--tmp-dir", default="", help="where persisted stores go (default: system tmp)")
+    ap.add_argument("--keep-stores", default="",
+                    help="keep each batch-built store in this directory; a later run reuses a "
+                         "finished one (its recorded batch figures) and measures on it again")
     ap.add_argument("--json", default=str(BENCH_DIR / "results" / "speed.json"))
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     ap.add_argument("--path", default="", help=argparse.SUPPRESS)
