@@ -135,14 +135,15 @@ class Analyzer:
                 if cached is None:
                     missing.append(text)
         if missing:
-            fresh = iter(self._analyse(missing, relations, batch_size))
+            # Keyed by the text given: ``Doc.text`` is rebuilt from the tokens on every read.
+            fresh = zip(missing, self._analyse(missing, relations, batch_size), strict=True)
             with self._lock:
                 for position, doc in enumerate(out):
                     if doc is None:
-                        made = next(fresh)
+                        text, made = next(fresh)
                         out[position] = made
-                        if len(made.text) <= _CACHED_TEXT_CHARS:
-                            self._cache[(made.text, relations)] = made
+                        if len(text) <= _CACHED_TEXT_CHARS:
+                            self._cache[(text, relations)] = made
                             if len(self._cache) > _CACHE_SIZE:
                                 self._cache.pop(next(iter(self._cache)))
         return [doc for doc in out if doc is not None]
