@@ -152,39 +152,46 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
             select(entities).where(entities.c.tenant == tenant).order_by(entities.c.id)
         )
     ]
-    return ents, _relations(conn, relations.c.tenant == tenant)
+    return ents, _tenant_relations(conn, tenant, {e.id: e.key for e in ents})
 
 
-def _relations(conn: Connection, *where: Any) -> list[RelationRow]:
-    support = (
-        select(relation_evidence.c.relation_id, func.count().label("n"))
-        .group_by(relation_evidence.c.relation_id)
-        .subquery()
+def _tenant_relations(conn: Connection, tenant: str, key_of: dict[int, str]) -> list[RelationRow]:
+    """The tenant's relations in id order; entity keys from ``key_of`` (id -> key), support
+    counted from the evidence index in one pass."""
+    of_tenant = select(relations.c.id).where(relations.c.tenant == tenant)
+    support: dict[int, int] = dict(
+        conn.execute(
+            select(relation_evidence.c.relation_id, func.count())
+            .where(relation_evidence.c.relation_id.in_(of_tenant))
+            .group_by(relation_evidence.c.relation_id)
+        ).all()
     )
-    subj = entities.alias("subj")
-    obj = entities.alias("obj")
-    stmt = (
-        select(relations, subj.c.key.label("s_key"), obj.c.key.label("o_key"), support.c.n)
-        .join(subj, subj.c.id == relations.c.subject_id)
-        .join(obj, obj.c.id == relations.c.object_id)
-        .join(support, support.c.relation_id == relations.c.id, isouter=True)
-        .where(*where)
-        .order_by(relations.c.id)
+    columns = (
+        relations.c.id,
+        relations.c.subject_id,
+        relations.c.predicate,
+        relations.c.object_id,
+        relations.c.confidence,
+        relations.c.first_seen,
+        relations.c.last_seen,
+        relations.c.valid_from,
+        relations.c.valid_to,
     )
+    rows = conn.execute(select(*columns).where(relations.c.tenant == tenant).order_by(relations.c.id))
     return [
         RelationRow(
-            id=int(r.id),
-            subject_key=r.s_key,
-            predicate=r.predicate,
-            object_key=r.o_key,
-            confidence=float(r.confidence),
-            first_seen=r.first_seen,
-            last_seen=r.last_seen,
-            valid_from=r.valid_from,
-            valid_to=r.valid_to,
-            support=int(r.n or 0),
+            id=rid,
+            subject_key=key_of[subject],
+            predicate=predicate,
+            object_key=key_of[obj],
+            confidence=float(confidence),
+            first_seen=first_seen,
+            last_seen=last_seen,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            support=support.get(rid, 0),
         )
-        for r in conn.execute(stmt)
+        for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to in rows
     ]
 
 
