@@ -578,10 +578,16 @@ class TestBoundedWork:
         from graphmem.retrieval import search
 
         memory = LongTermMemory()
-        contents = [f"Zorblax Industries shipped order number {n}." for n in range(5)]
-        for content in contents:
+        memory.save("Zorblax Industries hired Quentin Marsh.")
+        reports = [f"Quentin Marsh filed report number {n}." for n in range(5)]
+        for content in reports:
             memory.save(content)
         monkeypatch.setattr(search, "GRAPH_WINDOW", 2)
-        hits = memory.search_hits("Who is Zorblax Industries?", limit=10)
-        graph_only = [h.item.content for h in hits if "graph" in h.explanation.sources]
-        assert graph_only and set(graph_only) <= set(contents[-2:])
+        hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
+        # The reports share no word with the query: they come through Quentin Marsh, a
+        # neighbour of the named company, and only his two newest mentions are candidates.
+        found = [h.item.content for h in hits if not h.explanation.matched_terms]
+        assert found and set(found) <= set(reports[-2:])
+        monkeypatch.setattr(search, "GRAPH_WINDOW", 300)
+        hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
+        assert set(reports) <= {h.item.content for h in hits}

@@ -25,7 +25,7 @@ import math
 import re
 import unicodedata
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -66,8 +66,9 @@ CONVERSATION_SHARE_MAX = 64
 ADJACENCY_DECAY = (1.0, 0.7)
 #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
 HOP_DECAY = (1.0, 0.5, 0.2)
-#: Graph candidates: memories of this many query entities (strongest first), and of each
-#: entity its newest ``GRAPH_WINDOW`` memories, so a query's cost does not grow with the store.
+#: New graph candidates (beyond the lexical ones): memories of this many query entities
+#: (strongest first), of each its newest ``GRAPH_WINDOW``, so a query's cost does not grow
+#: with the store.
 GRAPH_ENTITIES = 10
 GRAPH_WINDOW = 300
 
@@ -120,7 +121,7 @@ def rank(
                 db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
             )
             graph = _graph_scores(
-                conn, space, kg, namespaces, tenant, sql_filters, entity_weights
+                conn, space, kg, namespaces, tenant, sql_filters, entity_weights, lexical
             )
             scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named, expected)
             order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
@@ -197,8 +198,7 @@ def _take(
 def _query_entities(
     space: SQLiteStorage, kg: KnowledgeGraph, tenant: str, query: str
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """The :data:`GRAPH_ENTITIES` strongest entity keys reached from the query -> weight, and
-    the path that reached each.
+    """Entity keys reached from the query -> weight, and the path that reached each.
 
     Remembered per graph generation: a context build searches the same task several times.
     """
@@ -219,11 +219,8 @@ def _query_entities(
         parent[start] = None
     frontier = list(starts)
     for hop in (1, 2):
-        room = GRAPH_ENTITIES - len(weights)
-        if room <= 0:
-            break  # a further hop weighs less than every entity found so far: none would be used
         # The frontier's neighbours by strongest support first (each list is kept sorted), so
-        # only as many are read as there is room for, even around a hub.
+        # only as many are read as are kept, even around a hub.
         reached: list[str] = []
         for negative_support, nbr, via in heapq.merge(
             *(((-support, nbr, node) for support, nbr in supports.ranked(node)) for node in frontier)
@@ -233,11 +230,9 @@ def _query_entities(
             weights[nbr] = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * -negative_support)
             parent[nbr] = via
             reached.append(nbr)
-            if len(reached) >= room:
+            if len(reached) >= _MAX_EXPANSION:
                 break
         frontier = reached[:_HOP2_FRONTIER]
-    strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
-    weights = {key: weights[key] for key in strongest}
     paths = {key: _path_to(kg, parent, key) for key in weights}
     if len(_EXPANSIONS) >= 256:
         _EXPANSIONS.pop(next(iter(_EXPANSIONS)))
@@ -248,6 +243,8 @@ def _query_entities(
 _EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, list[str]]]] = {}
 #: Second-hop expansion starts from this many of the strongest first-hop entities.
 _HOP2_FRONTIER = 10
+#: Entities kept per hop, strongest support first.
+_MAX_EXPANSION = 50
 
 
 def expected_answer_labels(query: str) -> frozenset[str]:
@@ -333,31 +330,40 @@ def _graph_scores(
     tenant: str | None,
     sql_filters: Mapping[str, Any] | None,
     weights: Mapping[str, float],
+    candidates: Iterable[int] = (),
 ) -> dict[int, tuple[float, str]]:
     """seq -> (graph score, the entity key that contributed most).
 
-    Bounded work at any size: of each entity (at most :data:`GRAPH_ENTITIES`, see
-    :func:`_query_entities`) the :data:`GRAPH_WINDOW` newest memories mentioning it (then
-    filtered), read from the mentions index.
+    Every lexical candidate is checked against every entity the query reaches. New candidates
+    come from the :data:`GRAPH_ENTITIES` strongest entities, the :data:`GRAPH_WINDOW` newest
+    memories mentioning each (then filtered): bounded work at any store size.
     """
     nodes = kg.graph.nodes
     by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
     by_id.pop(None, None)
     if not by_id:
         return {}
-    m, mem = schema.mentions, schema.memories
+    m = schema.mentions
+    strongest = sorted(by_id, key=lambda entity_id: (-weights[by_id[entity_id]], by_id[entity_id]))
+    strongest = strongest[:GRAPH_ENTITIES]
     filters = dict(sql_filters or {})
     stmt = _newest_mentions_statement(
-        len(by_id),
+        len(strongest),
         len(namespaces),
         tenant is not None,
         tuple(sorted((key, value is None) for key, value in filters.items())),
     )
-    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(by_id)}
+    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(strongest)}
     params.update({f"ns{i}": namespace for i, namespace in enumerate(namespaces)})
     params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
     params.update(tenant=tenant, window=GRAPH_WINDOW)
     pairs = set(conn.execute(stmt, params).all())
+    for chunk in _chunks(list(candidates), 500):
+        pairs.update(
+            conn.execute(
+                _CANDIDATE_MENTIONS, {"seqs": chunk, "entities": list(by_id)}
+            ).all()
+        )
     # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
     # memory of the database), so that a name the whole memory mentions cannot outweigh the
     # words of the query. Both counts are kept up to date without scanning.
@@ -371,6 +377,16 @@ def _graph_scores(
     return {
         seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
     }
+
+
+_CANDIDATE_MENTIONS = select(schema.mentions.c.memory_seq, schema.mentions.c.entity_id).where(
+    schema.mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)),
+    schema.mentions.c.entity_id.in_(bindparam("entities", expanding=True)),
+)
+
+
+def _chunks(values: list[int], size: int) -> list[list[int]]:
+    return [values[start : start + size] for start in range(0, len(values), size)]
 
 
 @lru_cache(maxsize=128)
