@@ -359,11 +359,11 @@ def _graph_scores(
     params.update(tenant=tenant, window=GRAPH_WINDOW)
     pairs = set(conn.execute(stmt, params).all())
     for chunk in _chunks(list(candidates), 500):
-        pairs.update(
-            conn.execute(
-                _CANDIDATE_MENTIONS, {"seqs": chunk, "entities": list(by_id)}
-            ).all()
-        )
+        # By memory only (a few mentions each): probing every entity for every memory costs
+        # more than leaving out the other entities here.
+        for seq, entity_id in conn.execute(_CANDIDATE_MENTIONS, {"seqs": chunk}):
+            if entity_id in by_id:
+                pairs.add((seq, entity_id))
     # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
     # memory of the database), so that a name the whole memory mentions cannot outweigh the
     # words of the query. Both counts are kept up to date without scanning.
@@ -380,8 +380,7 @@ def _graph_scores(
 
 
 _CANDIDATE_MENTIONS = select(schema.mentions.c.memory_seq, schema.mentions.c.entity_id).where(
-    schema.mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)),
-    schema.mentions.c.entity_id.in_(bindparam("entities", expanding=True)),
+    schema.mentions.c.memory_seq.in_(bindparam("seqs", expanding=True))
 )
 
 
