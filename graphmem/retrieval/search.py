@@ -343,7 +343,6 @@ def _graph_scores(
     by_id.pop(None, None)
     if not by_id:
         return {}
-    m = schema.mentions
     strongest = sorted(by_id, key=lambda entity_id: (-weights[by_id[entity_id]], by_id[entity_id]))
     strongest = strongest[:GRAPH_ENTITIES]
     filters = dict(sql_filters or {})
@@ -406,7 +405,7 @@ def _newest_mentions_statement(
             for i in range(entities)
         )
     ).subquery()
-    conditions = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
+    conditions: list[Any] = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
     if by_tenant:
         conditions.append(mem.c.tenant == bindparam("tenant"))
     for key, is_none in filters:

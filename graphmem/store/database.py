@@ -208,9 +208,12 @@ class Database:
                 conn = conn.execution_options(graphmem_write=True)
                 tx = _Transaction(conn)
                 self._local.tx = tx
-                relaxed = not durable and self.dialect == "sqlite"
-                if relaxed:  # outside the transaction (SQLite refuses it inside), below SQLAlchemy's autobegin
-                    conn.connection.driver_connection.execute("PRAGMA synchronous = NORMAL")
+                # Set outside the transaction (SQLite refuses it inside), on the driver's
+                # connection (SQLAlchemy's would begin one first).
+                driver: Any = conn.connection.driver_connection
+                relaxed = not durable and self.dialect == "sqlite" and driver is not None
+                if relaxed:
+                    driver.execute("PRAGMA synchronous = NORMAL")
                 try:
                     with conn.begin():
                         if not durable and self.dialect == "postgresql":
@@ -223,7 +226,7 @@ class Database:
                     raise
                 finally:
                     if relaxed:
-                        conn.connection.driver_connection.execute("PRAGMA synchronous = FULL")
+                        driver.execute("PRAGMA synchronous = FULL")
                 self._local.tx = None
             for callback in tx.on_commit:
                 callback()
