@@ -37,7 +37,7 @@ from sqlalchemy import Integer, bindparam, select, union_all
 from .._assets import asset_path
 from ..items import MemoryItem
 from ..store import schema
-from ..store.database import query_terms
+from ..store.database import chunks, query_terms
 from .query import named_keys
 
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def _graph_scores(
     params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
     params.update(tenant=tenant, window=GRAPH_WINDOW)
     pairs = set(conn.execute(stmt, params).all())
-    for chunk in _chunks(list(candidates), 500):
+    for chunk in chunks(list(candidates), 500):
         # By memory only (a few mentions each): probing every entity for every memory costs
         # more than leaving out the other entities here.
         for seq, entity_id in conn.execute(_CANDIDATE_MENTIONS, {"seqs": chunk}):
@@ -385,10 +385,6 @@ def _graph_scores(
 _CANDIDATE_MENTIONS = select(schema.mentions.c.memory_seq, schema.mentions.c.entity_id).where(
     schema.mentions.c.memory_seq.in_(bindparam("seqs", expanding=True))
 )
-
-
-def _chunks(values: list[int], size: int) -> list[list[int]]:
-    return [values[start : start + size] for start in range(0, len(values), size)]
 
 
 @lru_cache(maxsize=128)

@@ -361,7 +361,7 @@ class Database:
     def fetch(self, conn: Connection, seqs: Sequence[int]) -> dict[int, MemoryItem]:
         """Items by ``seq`` (missing ones left out)."""
         out: dict[int, MemoryItem] = {}
-        for chunk in _chunks(list(seqs), 500):
+        for chunk in chunks(list(seqs), 500):
             for row in conn.execute(select(_M).where(_M.c.seq.in_(chunk))):
                 out[row.seq] = _row_to_item(row)
         return out
@@ -419,7 +419,7 @@ class Database:
     def delete_rows(self, conn: Connection, seqs: Sequence[int]) -> int:
         """Delete rows (their mentions and evidence cascade). Returns the number deleted."""
         deleted = 0
-        for chunk in _chunks(list(seqs), 500):
+        for chunk in chunks(list(seqs), 500):
             deleted += conn.execute(delete(_M).where(_M.c.seq.in_(chunk))).rowcount or 0
         return deleted
 
@@ -437,7 +437,7 @@ class Database:
 
     def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
         """Count one access of each row."""
-        for chunk in _chunks(list(seqs), 500):
+        for chunk in chunks(list(seqs), 500):
             conn.execute(
                 update(_M)
                 .where(_M.c.seq.in_(chunk))
@@ -606,6 +606,7 @@ def _row_to_item(row: Any) -> MemoryItem:
     )
 
 
-def _chunks(values: list[int], size: int) -> Iterator[list[int]]:
+def chunks(values: list[int], size: int) -> Iterator[list[int]]:
+    """``values`` in consecutive pieces of at most ``size`` (for bounded ``IN`` lists)."""
     for start in range(0, len(values), size):
         yield values[start : start + size]
