@@ -348,15 +348,14 @@ def _graph_scores(
     by_id.pop(None, None)
     if not by_id:
         return {}
-    strongest = list(by_id)
     filters = dict(sql_filters or {})
     stmt = _newest_mentions_statement(
-        len(strongest),
+        len(by_id),
         len(namespaces),
         tenant is not None,
         tuple(sorted((key, value is None) for key, value in filters.items())),
     )
-    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(strongest)}
+    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(by_id)}
     params.update({f"ns{i}": namespace for i, namespace in enumerate(namespaces)})
     params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
     params.update(tenant=tenant, window=GRAPH_WINDOW)
