@@ -87,19 +87,10 @@ def database(backend: str, pg_url: str | None, tmp: Path) -> Iterator[str]:
         yield str(tmp / f"bench-{uuid.uuid4().hex[:8]}.db")
         return
     assert pg_url is not None
-    from sqlalchemy import create_engine, make_url
+    from graphmem.store.postgres import temporary_schema
 
-    name = f"gm_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE SCHEMA "{name}"')
-    url = make_url(pg_url).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA "{name}" CASCADE')
-        admin.dispose()
+    with temporary_schema(pg_url, "gm_bench") as url:
+        yield url
 
 
 def open_memory(target: str, capacity: int) -> Any:

@@ -80,21 +80,10 @@ def pg_server_url() -> str:
 @pytest.fixture
 def pg_url(pg_server_url: str) -> Iterator[str]:
     """A URL whose connections work in a new, empty schema (dropped after the test)."""
-    import uuid
+    from graphmem.store.postgres import temporary_schema
 
-    from sqlalchemy import create_engine, make_url
-
-    name = f"gm_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(pg_server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE SCHEMA "{name}"')
-    url = make_url(pg_server_url).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA "{name}" CASCADE')
-        admin.dispose()
+    with temporary_schema(pg_server_url, "gm_test") as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

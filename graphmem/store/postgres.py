@@ -18,7 +18,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import (
@@ -27,12 +29,15 @@ from sqlalchemy import (
     Select,
     bindparam,
     cast,
+    create_engine,
     func,
     literal_column,
     select,
     text,
     true,
 )
+from sqlalchemy.engine import make_url
+from sqlalchemy.schema import CreateSchema, DropSchema
 
 from . import schema
 
@@ -42,6 +47,7 @@ __all__ = [
     "create_extras",
     "lock_schema",
     "search_statement",
+    "temporary_schema",
     "tsquery_terms",
 ]
 
@@ -135,3 +141,21 @@ def search_statement(
         .limit(limit)
     )
     return stmt, params
+
+
+@contextmanager
+def temporary_schema(server_url: str, prefix: str = "graphmem_tmp") -> Iterator[str]:
+    """A URL whose connections work in a new, empty schema of the server at ``server_url``;
+    the schema and everything in it are dropped on exit (for tests and benchmarks sharing one
+    server)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(CreateSchema(name))
+    url = make_url(server_url).update_query_dict({"options": f"-csearch_path={name}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(DropSchema(name, cascade=True))
+        admin.dispose()
