@@ -40,11 +40,35 @@ _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
 
 @dataclass(frozen=True)
 class _TaskRecord:
+    """A validated task result, and what each tier stores of it (``save`` keyword arguments)."""
+
     task: str
     result: str
     agent: str
     importance: float
     metadata: dict[str, Any]
+
+    def short_term(self) -> dict[str, Any]:
+        content = f"Task completed: {self.task[:100]} - Result: {self.result[:200]}"
+        return {"content": content, "metadata": self.metadata, "agent_id": self.agent}
+
+    def long_term(self) -> dict[str, Any] | None:
+        """None below the long-term threshold."""
+        if self.importance < _LONG_TERM_TASK_THRESHOLD:
+            return None
+        return self.contextual()
+
+    def entity(self) -> dict[str, Any]:
+        content = f"{self.task} {self.result}"
+        return {"content": content, "metadata": self.metadata, "agent_id": self.agent}
+
+    def contextual(self) -> dict[str, Any]:
+        return {
+            "content": self.result,
+            "metadata": self.metadata,
+            "agent_id": self.agent,
+            "importance": self.importance,
+        }
 
 
 def _task_record(position: int, record: object) -> _TaskRecord:
@@ -158,24 +182,16 @@ class CortexMemory:
             "task": task_description[:100],
             "agent_role": agent_role,
         }
+        task = _TaskRecord(task_description, result, agent_role, importance, metadata)
+        long_term = task.long_term()
         with self._space.database.write():
             if self.short_term is not None:
-                self.short_term.save(
-                    f"Task completed: {task_description[:100]} - Result: {result[:200]}",
-                    metadata=metadata,
-                    agent_id=agent_role,
-                )
-            if self.long_term is not None and importance >= _LONG_TERM_TASK_THRESHOLD:
-                self.long_term.save(
-                    result, metadata=metadata, agent_id=agent_role, importance=importance
-                )
+                self.short_term.save(**task.short_term())
+            if self.long_term is not None and long_term is not None:
+                self.long_term.save(**long_term)
             if self.entity_memory is not None:
-                self.entity_memory.save(
-                    f"{task_description} {result}", metadata=metadata, agent_id=agent_role
-                )
-            self.contextual.save(
-                result, metadata=metadata, importance=importance, agent_id=agent_role
-            )
+                self.entity_memory.save(**task.entity())
+            self.contextual.save(**task.contextual())
 
     def save_task_results(
         self,
@@ -207,55 +223,13 @@ class CortexMemory:
             chunk = tasks[start : start + max(1, batch_size)]
             with self._space.database.write():
                 if self.short_term is not None:
-                    self.short_term.save_many(
-                        [
-                            {
-                                "content": f"Task completed: {t.task[:100]} - Result: {t.result[:200]}",
-                                "metadata": t.metadata,
-                                "agent_id": t.agent,
-                            }
-                            for t in chunk
-                        ],
-                        batch_size=len(chunk),
-                    )
+                    self.short_term.save_many([t.short_term() for t in chunk], batch_size=len(chunk))
                 if self.long_term is not None:
-                    self.long_term.save_many(
-                        [
-                            {
-                                "content": t.result,
-                                "metadata": t.metadata,
-                                "agent_id": t.agent,
-                                "importance": t.importance,
-                            }
-                            for t in chunk
-                            if t.importance >= _LONG_TERM_TASK_THRESHOLD
-                        ],
-                        batch_size=len(chunk),
-                    )
+                    kept = [record for t in chunk if (record := t.long_term()) is not None]
+                    self.long_term.save_many(kept, batch_size=len(chunk))
                 if self.entity_memory is not None:
-                    self.entity_memory.save_many(
-                        [
-                            {
-                                "content": f"{t.task} {t.result}",
-                                "metadata": t.metadata,
-                                "agent_id": t.agent,
-                            }
-                            for t in chunk
-                        ],
-                        batch_size=len(chunk),
-                    )
-                self.contextual.save_many(
-                    [
-                        {
-                            "content": t.result,
-                            "metadata": t.metadata,
-                            "importance": t.importance,
-                            "agent_id": t.agent,
-                        }
-                        for t in chunk
-                    ],
-                    batch_size=len(chunk),
-                )
+                    self.entity_memory.save_many([t.entity() for t in chunk], batch_size=len(chunk))
+                self.contextual.save_many([t.contextual() for t in chunk], batch_size=len(chunk))
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
