@@ -180,25 +180,14 @@ def read_records(source: str, fmt: str = "auto", user: str | None = None) -> lis
             if line.strip()
         ]
     elif fmt == "jsonl":
-        raw = list(_jsonl_rows(text, where))
+        from .transfer import jsonl_objects
+
+        raw = list(jsonl_objects(text.splitlines(), where, InvalidArgumentError))
     elif fmt == "csv":
         raw = list(_csv_rows(text, where))
     else:
         raise UsageError(f"unknown format {fmt!r} (choose text, jsonl or csv)")
     return [_record(row, f"{where}, line {number}", user) for number, row in raw]
-
-
-def _jsonl_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidArgumentError(f"{where}, line {number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InvalidArgumentError(f"{where}, line {number}: not a JSON object")
-        yield number, row
 
 
 def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:

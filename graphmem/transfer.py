@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -124,18 +124,32 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
     return {table: len(table_rows) for table, table_rows in rows.items()}
 
 
-def _read_export(handle: IO[str], where: str) -> dict[str, list[dict[str, Any]]]:
-    rows: dict[str, list[dict[str, Any]]] = {table: [] for table in dump.DUMP_TABLES}
-    header: dict[str, Any] | None = None
-    for number, line in enumerate(handle, start=1):
+def jsonl_objects(
+    lines: Iterable[str], where: str, error: type[Exception] = InvalidArgumentError
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of JSON-lines text; a line that is
+    not a JSON object raises ``error`` naming ``where`` and the line.
+
+    Example:
+        >>> list(jsonl_objects(['{"a": 1}', "", '{"b": 2}'], "notes.jsonl"))
+        [(1, {'a': 1}), (3, {'b': 2})]
+    """
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ImportFileError(f"{where}, line {number}: not JSON ({exc.msg})") from None
+            raise error(f"{where}, line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):
-            raise ImportFileError(f"{where}, line {number}: not a JSON object")
+            raise error(f"{where}, line {number}: not a JSON object")
+        yield number, record
+
+
+def _read_export(handle: IO[str], where: str) -> dict[str, list[dict[str, Any]]]:
+    rows: dict[str, list[dict[str, Any]]] = {table: [] for table in dump.DUMP_TABLES}
+    header: dict[str, Any] | None = None
+    for number, record in jsonl_objects(handle, where, ImportFileError):
         if header is None:
             header = _check_header(record, where)
             continue
