@@ -8,6 +8,7 @@ import os
 import warnings
 
 import pytest
+from _workers import HEADINGS
 
 from graphmem import (
     ContextualMemory,
@@ -20,14 +21,6 @@ from graphmem import (
     SQLiteStorage,
     UserMemory,
 )
-
-HEADINGS = [
-    "Background:",
-    "Recent context:",
-    "Relevant knowledge:",
-    "Known entities:",
-    "Related memories:",
-]
 
 
 def _all(memory: object) -> list[MemoryItem]:

@@ -10,18 +10,11 @@ the ranking's documented rules, not copied from a run.
 from __future__ import annotations
 
 import pytest
+from _workers import HEADINGS
 
 from graphmem import CortexMemory, LongTermMemory
 from graphmem.retrieval.search import Hit
 from graphmem.store.database import STOP_WORDS
-
-HEADINGS = [
-    "Background:",
-    "Recent context:",
-    "Relevant knowledge:",
-    "Known entities:",
-    "Related memories:",
-]
 
 
 def _contents(hits: list[Hit]) -> list[str]:
