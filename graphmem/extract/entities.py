@@ -9,23 +9,26 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
 
 from .._assets import asset_path
 from .normalize import CORPORATE_SUFFIXES, canonical_key, is_valid_entity_text
 
-__all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "find_mentions"]
+__all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "acronym_definitions", "find_mentions"]
 
 #: Entity labels that become graph nodes; dates and numbers stay attributes of memories.
 GRAPH_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW"}
 )
+_DETERMINERS = frozenset({"the", "a", "an"})
+_POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,22 @@ def role_titles() -> frozenset[str]:
     return frozenset(canonical_key(name) for name in names)
 
 
+def _word_list(filename: str) -> frozenset[str]:
+    """The lower-case words of a ``models/`` word list (one a line, ``#`` comments)."""
+    lines = asset_path("models", filename).read_text(encoding="utf-8").splitlines()
+    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
+
+
 @lru_cache(maxsize=1)
 def leading_verbs() -> frozenset[str]:
     """Imperative verbs that open task descriptions (``models/leading_verbs.txt``)."""
-    lines = asset_path("models", "leading_verbs.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
+    return _word_list("leading_verbs.txt")
+
+
+@lru_cache(maxsize=1)
+def interjections() -> frozenset[str]:
+    """Chat fillers never part of a name: "Wow", "Haha", "Hey" (``models/interjections.txt``)."""
+    return _word_list("interjections.txt")
 
 
 def find_mentions(
@@ -120,7 +134,8 @@ def find_mentions(
         candidates.extend(known.spans(doc))
     mentions: list[Mention] = []
     has_sentences = doc.has_annotation("SENT_START")
-    for span in sorted(filter_spans(candidates), key=lambda s: s.start):
+    parts = (part for span in filter_spans(candidates) for part in _split_at_brackets(span))
+    for span in sorted(parts, key=lambda s: s.start):
         text = _trim(span)
         if text is None:
             continue
@@ -146,6 +161,44 @@ def find_mentions(
     return mentions
 
 
+def acronym_definitions(mentions: Sequence[Mention]) -> dict[int, int]:
+    """Mentions that a name defines as its acronym, as ``{position: position of the name}``.
+
+    "International Business Machines (IBM)" or "IBM (International Business Machines)": two
+    adjacent mentions, the second in parentheses, one the initials of the capitalised words
+    of the other. The second names what the first names.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().analyse(["International Business Machines (IBM) grew."])[0]
+        >>> acronym_definitions(find_mentions(doc))
+        {1: 0}
+    """
+    out: dict[int, int] = {}
+    for position in range(1, len(mentions)):
+        first, second = mentions[position - 1], mentions[position]
+        text = first.span.doc.text
+        between = text[first.end : second.start]
+        if between.strip() != "(" or text[second.end : second.end + 1] != ")":
+            continue
+        if _initials(first.span) == _acronym_letters(second.surface) or _initials(
+            second.span
+        ) == _acronym_letters(first.surface):
+            out[position] = position - 1
+    return out
+
+
+def _initials(name: Span) -> str:
+    """Initials of the capitalised words: "Federal Bureau of Investigation" -> "FBI"."""
+    return "".join(t.text[0] for t in name if t.text[:1].isupper() and len(name) > 1)
+
+
+def _acronym_letters(surface: str) -> str | None:
+    """The letters of an acronym ("U.N." -> "UN"); None when ``surface`` is not one."""
+    letters = "".join(ch for ch in surface if ch.isalpha())
+    return letters if len(letters) >= 2 and letters.isupper() and " " not in surface else None
+
+
 def _without_legal_form(name: Doc) -> str | None:
     """``name`` without its trailing legal form ("Acme Corp." -> "Acme"), or None if it has none."""
     end = len(name)
@@ -158,17 +211,49 @@ def _without_legal_form(name: Doc) -> str | None:
     return name[:end].text if end < len(name) else None
 
 
+def _split_at_brackets(span: Span) -> list[Span]:
+    """The parts of a span between brackets: NER reads "Federal Bureau of Investigation (FBI"
+    as one name."""
+    parts: list[Span] = []
+    start = span.start
+    for token in span:
+        if token.is_bracket:
+            if token.i > start:
+                parts.append(Span(span.doc, start, token.i, label=span.label_))
+            start = token.i + 1
+    if start < span.end:
+        parts.append(Span(span.doc, start, span.end, label=span.label_))
+    return parts
+
+
 def _trim(span: Span) -> Span | None:
-    """Drop a leading determiner and trailing possessive/punctuation; None if nothing is left."""
-    start, end = span.start, span.end
+    """The name inside a recognised span, or None when no name is left.
+
+    Words that are never part of a name are dropped from either end: determiners, punctuation
+    and possessives, interjections ("Omg Caroline"), a verb (tagged VERB where the parser ran,
+    or an imperative of ``models/leading_verbs.txt`` opening a sentence: "Research Acme
+    Corporation"), and numerals at the ends of a person's name (task and result text run
+    together: "... sprint 7 Sara Kim approved it").
+    """
     doc = span.doc
-    if end - start > 1 and doc[start].is_sent_start and doc[start].lower_ in leading_verbs():
-        start += 1  # "Research Acme Corporation ..." names Acme Corporation
-    while start < end and doc[start].lower_ in {"the", "a", "an"}:
+    start, end = span.start, span.end
+    while start < end and _outside_name(doc[start], span.label_, opening=True):
         start += 1
-    while end > start and (doc[end - 1].is_punct or doc[end - 1].lower_ in {"'s", "’s", "'"}):
+    while end > start and _outside_name(doc[end - 1], span.label_, opening=False):
         end -= 1
     if start >= end:
         return None
     trimmed = Span(doc, start, end, label=span.label_)
     return trimmed if is_valid_entity_text(trimmed.text) else None
+
+
+def _outside_name(token: Token, label: str, *, opening: bool) -> bool:
+    """Whether ``token``, at the start (``opening``) or end of a span, is not part of the name."""
+    lower = token.lower_
+    if token.is_punct or lower in interjections() or token.pos_ == "VERB":
+        return True
+    if label == "PERSON" and token.like_num and any(ch.isdigit() for ch in lower):
+        return True
+    if opening:
+        return lower in _DETERMINERS or (token.is_sent_start and lower in leading_verbs())
+    return lower in _POSSESSIVES

@@ -1,26 +1,34 @@
-"""Canonical keys for entity names, and a filter for junk entity spans.
+"""Canonical keys for entity names, which labels may name one entity, and a junk filter.
 
 The canonical key is what entity resolution compares: two surfaces with the same key are the
 same name. It is case-folded and NFKC-normalised; possessives, punctuation, a leading "the" and
 corporate suffixes (Inc., Corp., Ltd, GmbH ...) are removed. Accents are kept ("Nestlé" and
 "Nestle" stay distinct): folding them would corrupt scripts whose vowel signs are combining marks.
 Generic organisation nouns such as "Company", "Group" or "Holdings" are part of the name and are
-kept: "The Walt Disney Company" keys as ``"walt disney company"``.
+kept: "The Walt Disney Company" keys as ``"walt disney company"``. Other names of well-known
+places and bodies (``models/well_known_aliases.json``: "U.S.", "USA", "United States of America")
+key as the name they stand for.
 
 Example:
     >>> canonical_key("Acme Corp.")
     'acme'
     >>> canonical_key("ALICE  johnson")
     'alice johnson'
+    >>> canonical_key("the U.S.")
+    'united states'
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["CORPORATE_SUFFIXES", "canonical_key", "is_valid_entity_text"]
+from .._assets import asset_path
+
+__all__ = ["CORPORATE_SUFFIXES", "canonical_key", "is_valid_entity_text", "may_be_one_entity"]
 
 #: Legal-form suffixes removed from the end of a name, as they read once punctuation is gone
 #: ("S.A." -> "sa", "Co." -> "co"). Only trailing words are removed, and never the whole name.
@@ -77,6 +85,7 @@ _PRONOUNS = frozenset(
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?=\s|$)")
 _JOINING_MARKS = re.compile(r"[.']")  # "U.S." -> "us", "O'Brien" -> "obrien"
+_LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^\w]+|_+")
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)|^[^\s@]+@[^\s@]+\.[^\s@]+$", re.IGNORECASE)
 
@@ -111,6 +120,15 @@ def canonical_key(surface: str) -> str:
         >>> canonical_key("Inc.")
         'inc'
     """
+    key = _surface_key(surface)
+    alias = _well_known_aliases().get(key)
+    if alias is not None and (not alias.capitals or _is_acronym(surface)):
+        return alias.key
+    return key
+
+
+def _surface_key(surface: str) -> str:
+    """The canonical key of ``surface`` before well-known aliases are looked up."""
     folded = _fold(surface)
     text = _POSSESSIVE.sub("", folded)
     text = text.replace("&", " and ")
@@ -124,6 +142,32 @@ def canonical_key(surface: str) -> str:
     if key or not any(ch.isalpha() for ch in folded):
         return key
     return " ".join(folded.split())
+
+
+@dataclass(frozen=True)
+class _Alias:
+    key: str  # the key of the name the alias stands for
+    capitals: bool  # written in capitals ("US"): matches only a name written in capitals
+
+
+@lru_cache(maxsize=1)
+def _well_known_aliases() -> dict[str, _Alias]:
+    """Alias key -> what it stands for, from ``models/well_known_aliases.json``."""
+    table = json.loads(asset_path("models", "well_known_aliases.json").read_text("utf-8"))
+    out: dict[str, _Alias] = {}
+    for name, aliases in table.items():
+        if name.startswith("_"):
+            continue
+        for alias in aliases:
+            out[_surface_key(alias)] = _Alias(_surface_key(name), _is_acronym(alias))
+    return out
+
+
+def _is_acronym(text: str) -> bool:
+    """Written in capitals, two letters or more: "US", "the U.S.", "WHO's"."""
+    name = _LEADING_THE.sub("", _POSSESSIVE.sub("", text.strip().translate(_APOSTROPHES)))
+    letters = [ch for ch in name if ch.isalpha()]
+    return len(letters) >= 2 and all(ch.isupper() for ch in letters)
 
 
 @lru_cache(maxsize=32768)
@@ -147,4 +191,42 @@ def is_valid_entity_text(text: str) -> bool:
         return False
     if _URL.search(stripped):
         return False
-    return " ".join(_fold(stripped).split()) not in _PRONOUNS
+    # "US" and "WHO" written in capitals are names; "us" and "who" are pronouns.
+    return _is_acronym(stripped) or " ".join(_fold(stripped).split()) not in _PRONOUNS
+
+
+#: Labels of places: a person is never one ("Berlin" the city is not Leslie Berlin).
+_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+#: Labels of organisations and groups: not a person either, save for NER's lone-name mistake.
+_GROUP_LABELS = frozenset({"ORG", "NORP"})
+
+
+def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
+    """Tell whether names labelled and keyed so may be one entity (resolution and merges).
+
+    A person is never a place (GPE, LOC, FAC), an organisation or a group (ORG, NORP), with
+    one exception: a person's lone given name labelled ORG or NORP. The small NER model calls
+    the lone "Alice" of "Alice joined Acme" an ORG, while companies take family names ("Dell"
+    is not Michael Dell). Organisations and places may be one entity: the model calls
+    "Apple" or "Washington" either, and the label vote of the mentions settles it.
+
+    Examples:
+        >>> may_be_one_entity("GPE", "berlin", "PERSON", "leslie berlin")
+        False
+        >>> may_be_one_entity("ORG", "alice", "PERSON", "alice johnson")
+        True
+        >>> may_be_one_entity("ORG", "dell", "PERSON", "michael dell")
+        False
+        >>> may_be_one_entity("ORG", "apple", "GPE", "apple")
+        True
+    """
+    if (label_a == "PERSON") == (label_b == "PERSON"):
+        return True
+    other_label, other_key, person_key = (
+        (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
+    )
+    if other_label in _PLACE_LABELS:
+        return False
+    if other_label in _GROUP_LABELS:
+        return " " not in other_key and person_key.split()[:1] == [other_key]
+    return True

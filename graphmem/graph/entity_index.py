@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,8 +32,8 @@ from spacy.tokens import Doc, Span
 from sqlalchemy import Connection
 
 from ..errors import EntityNotFound, InvalidArgumentError
-from ..extract.entities import AliasMatcher, Mention, find_mentions
-from ..extract.normalize import canonical_key
+from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
+from ..extract.normalize import canonical_key, may_be_one_entity
 from ..extract.pipeline import Analyzer, get_analyzer
 from ..items import MemoryItem
 from ..store import graph_rows
@@ -43,6 +44,8 @@ from .sql_queries import SQLGraph
 __all__ = [
     "GIVEN_LABEL",
     "MAX_INDEXED_CHARS",
+    "MAX_MEMORY_LINKED_ENTITIES",
+    "SENTENCE_LINK_WINDOW",
     "SQL_GRAPH_THRESHOLD",
     "EntityIndex",
     "GraphCache",
@@ -53,8 +56,13 @@ __all__ = [
 #: Entities are looked for in the first this-many characters of a memory (all of it is stored
 #: and searchable); analysing megabytes of text on every save would stall the caller.
 MAX_INDEXED_CHARS = 200_000
-#: Pairs of co-occurring entities are drawn from at most this many entities per memory.
-MAX_COOCCURRING_ENTITIES = 12
+#: Entities of one sentence are linked pairwise, each to the next this-many of the sentence
+#: (every pair, unless the sentence lists more names): a list of 200 names would otherwise
+#: add 19,900 edges that say nothing about each pair.
+SENTENCE_LINK_WINDOW = 32
+#: Entities of one memory but of no common sentence are linked (weaker) among the memory's
+#: this-many most mentioned entities.
+MAX_MEMORY_LINKED_ENTITIES = 12
 #: Label of entities named by the caller (``EntityMemory.save(..., entities=[...])``) and unknown.
 GIVEN_LABEL = "ENTITY"
 #: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
@@ -325,6 +333,12 @@ class EntityIndex:
                 keys.append(key)
             if keys[0] == keys[1]:
                 raise InvalidArgumentError(f"{keep!r} and {merge!r} are already the same entity")
+            labels = [state.graph.graph.nodes[k]["label"] for k in keys]
+            if not may_be_one_entity(labels[0], keys[0], labels[1], keys[1]):
+                raise InvalidArgumentError(
+                    f"{keep!r} ({labels[0]}) and {merge!r} ({labels[1]}) cannot be one entity: "
+                    "a person is not a place or an organisation"
+                )
             ids = [state.graph.graph.nodes[k]["entity_id"] for k in keys]
             snapshot = graph_rows.merge_entity_rows(conn, tenant, ids[0], ids[1])
             merge_id = graph_rows.log_merge(conn, tenant, keys[0], keys[1], snapshot)
@@ -501,8 +515,13 @@ class EntityIndex:
         mention_rows: list[dict[str, Any]] = []
         keys_in_order: list[str] = []
         span_keys: dict[tuple[int, int], str] = {}
-        for mention in mentions:
-            key = self._resolve(conn, state, tenant, mention, seen)
+        defined = acronym_definitions(mentions)
+        for position, mention in enumerate(mentions):
+            name = defined.get(position)
+            same_as = (
+                span_keys[(mentions[name].start, mentions[name].end)] if name is not None else None
+            )
+            key = self._resolve(conn, state, tenant, mention, seen, same_as)
             entity_ids[key] = state.graph.graph.nodes[key]["entity_id"]
             span_keys[(mention.start, mention.end)] = key
             mention_rows.append(
@@ -605,17 +624,36 @@ class EntityIndex:
         return out
 
     def _resolve(
-        self, conn: Connection, state: _TenantState, tenant: str, mention: Mention, seen: str
+        self,
+        conn: Connection,
+        state: _TenantState,
+        tenant: str,
+        mention: Mention,
+        seen: str,
+        same_as: str | None = None,
     ) -> str:
+        """The entity key of ``mention``; ``same_as``: the key of a name it stands for
+        ("IBM" in "International Business Machines (IBM)"), used when it has none yet."""
         kg = state.graph
         key = kg.alias_keys.get(mention.key)
         if key is not None and key not in kg.graph:  # the entity was forgotten
             del kg.alias_keys[mention.key]
             key = None
-        if key is None and " " not in mention.key:
-            # A lone first or last name joins the unique full PERSON name it belongs to,
-            # whatever label NER gave it (the small model often calls a lone name an ORG).
-            key = kg.resolve(mention.key)
+        if (
+            key is None
+            and same_as is not None
+            and may_be_one_entity(
+                mention.label, mention.key, kg.graph.nodes[same_as]["label"], same_as
+            )
+        ):
+            key = same_as
+        if " " not in mention.key and (
+            key is None
+            or not may_be_one_entity(mention.label, mention.key, kg.graph.nodes[key]["label"], key)
+        ):
+            # A lone first or last name joins the unique full PERSON name it may belong to
+            # (a lone "Berlin" NER calls a person is Leslie Berlin, not the city "Berlin").
+            key = kg.person_of_lone_name(mention.key, mention.label) or key
         if key is not None:
             if mention.key not in kg.alias_keys:
                 graph_rows.add_alias(
@@ -702,25 +740,30 @@ class EntityIndex:
         span_keys: dict[tuple[int, int], str],
         seen: str,
     ) -> None:
+        """Link entities of one sentence (``co_sentence``) and, more weakly, the memory's
+        main entities that share no sentence (``co_memory``)."""
         first_sentence: dict[str, tuple[int, int]] = {}
-        sentences: dict[str, set[tuple[int, int]]] = {}
+        sentences: dict[tuple[int, int], list[str]] = {}
         for m in mentions:
             key = span_keys[(m.start, m.end)]
             first_sentence.setdefault(key, (m.sent_start, m.sent_end))
-            sentences.setdefault(key, set()).add((m.sent_start, m.sent_end))
-        keys = sorted(
-            first_sentence, key=lambda k: (-len(sentences[k]), list(first_sentence).index(k))
-        )
-        keys = sorted(keys[:MAX_COOCCURRING_ENTITIES])
-        for a, b in itertools.combinations(keys, 2):
-            shared = sorted(sentences[a] & sentences[b])
-            if shared:
-                rule, confidence = _CO_SENTENCE
-                start, end = shared[0]
-            else:
-                rule, confidence = _CO_MEMORY
+            in_sentence = sentences.setdefault((m.sent_start, m.sent_end), [])
+            if key not in in_sentence:
+                in_sentence.append(key)
+        links: dict[tuple[str, str], tuple[tuple[str, float], int, int]] = {}
+        for (start, end), keys in sorted(sentences.items()):
+            for i, a in enumerate(keys):
+                for b in keys[i + 1 : i + SENTENCE_LINK_WINDOW]:
+                    links.setdefault((min(a, b), max(a, b)), (_CO_SENTENCE, start, end))
+        sentence_count = Counter(key for keys in sentences.values() for key in keys)
+        order = {key: position for position, key in enumerate(first_sentence)}
+        main = sorted(order, key=lambda k: (-sentence_count[k], order[k]))
+        for a, b in itertools.combinations(sorted(main[:MAX_MEMORY_LINKED_ENTITIES]), 2):
+            if (a, b) not in links:
                 start = min(first_sentence[a][0], first_sentence[b][0])
                 end = max(first_sentence[a][1], first_sentence[b][1])
+                links[(a, b)] = (_CO_MEMORY, start, end)
+        for (a, b), ((rule, confidence), start, end) in sorted(links.items()):
             self._link(
                 conn, state, tenant, a, CO_OCCURS, b, confidence, seen, (seq, start, end, rule)
             )

@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError
-from ..extract.normalize import canonical_key
+from ..extract.normalize import canonical_key, may_be_one_entity
 
 __all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "KnowledgeGraph"]
 
@@ -162,15 +162,25 @@ class KnowledgeGraph:
         target = self.alias_keys.get(key)
         if target is not None and target in self.graph:  # aliases of forgotten entities linger
             return target
-        if key and " " not in key and key in self.name_words:
-            matches = {
-                node
-                for node, data in self.graph.nodes(data=True)
-                if data.get("label") == "PERSON" and key in str(node).split()
-            }
-            if len(matches) == 1:
-                return matches.pop()
-        return None
+        return self.person_of_lone_name(key)
+
+    def person_of_lone_name(self, key: str, label: str | None = None) -> str | None:
+        """The unique PERSON whose full name has the one-word ``key`` in it, or None.
+
+        With ``label`` (what NER called the lone name), only people it may name count
+        (:func:`~graphmem.extract.normalize.may_be_one_entity`): the city "Berlin" is not
+        the person Leslie Berlin.
+        """
+        if not key or " " in key or key not in self.name_words:
+            return None
+        matches = {
+            node
+            for node, data in self.graph.nodes(data=True)
+            if data.get("label") == "PERSON"
+            and key in str(node).split()
+            and (label is None or may_be_one_entity(label, key, "PERSON", str(node)))
+        }
+        return matches.pop() if len(matches) == 1 else None
 
     def _require(self, name: str) -> str:
         key = self.resolve(name)
