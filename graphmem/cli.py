@@ -472,6 +472,10 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from .viz import path_subgraph, render_graph
 
     path = _db_path(args)
+    out = Path(args.out)
+    if out.suffix.lower() != ".html":
+        raise UsageError(f"{out}: the page must be an .html file")
+    _check_output(out, path, force=args.force, replaceable=_is_graph_page)
     storage = _open_existing(args)
     focus: list[str] = []
     try:
@@ -507,16 +511,14 @@ def cmd_viz(args: argparse.Namespace) -> int:
         _attach_evidence(kg, graph)
     finally:
         storage.close()
-    report = render_graph(graph, args.out, title=title, max_nodes=args.max_nodes, focus=focus)
+    with _replacing(out) as partial:
+        report = render_graph(graph, partial, title=title, max_nodes=args.max_nodes, focus=focus)
     omitted = f", {report.nodes_omitted} left out (--max-nodes)" if report.nodes_omitted else ""
-    print(
-        f"Wrote {report.path} ({report.nodes_drawn} entities, "
-        f"{report.edges_drawn} relations{omitted})."
-    )
+    print(f"Wrote {out} ({report.nodes_drawn} entities, {report.edges_drawn} relations{omitted}).")
     if args.open:
         import webbrowser
 
-        webbrowser.open(report.path.resolve().as_uri())
+        webbrowser.open(out.resolve().as_uri())
     return 0
 
 
@@ -580,15 +582,16 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .transfer import export_jsonl
 
-    storage = _open_existing(args)
     out = Path(args.out)
+    if args.out != "-":
+        _check_output(out, _db_path(args), force=args.force, replaceable=None)
+    storage = _open_existing(args)
     try:
         if args.out == "-":
             counts = export_jsonl(storage.database, sys.stdout)
         else:
-            tmp = out.with_name(out.name + ".partial")
-            counts = export_jsonl(storage.database, tmp)
-            tmp.replace(out)
+            with _replacing(out) as partial:
+                counts = export_jsonl(storage.database, partial)
     finally:
         storage.close()
     if args.out != "-":
@@ -777,6 +780,62 @@ def _temporary_text(text: str, suffix: str) -> Iterator[Path]:
         path = Path(tmp) / f"input{suffix}"
         path.write_text(text, encoding="utf-8")
         yield path
+
+
+# ---------------------------------------------------------------------- output files
+#: Opening words of every page ``graphmem viz`` writes (the comment of viz/graph.html).
+_GRAPH_PAGE_MARK = b"graphmem graph page"
+
+
+def _check_output(
+    out: Path, db: Path, *, force: bool, replaceable: Callable[[Path], bool] | None
+) -> None:
+    """Refuse an output path that would destroy something: the database itself (or its
+    journal files), a directory, an existing file unless ``replaceable`` says it is an
+    earlier output of the command or ``--force`` was given, or a file in a missing folder."""
+    if not out.parent.is_dir():
+        raise InvalidArgumentError(f"{out.parent}: no such folder (create it first)")
+    database_files = [Path(f"{db}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    if any(_same_file(out, f) for f in database_files):
+        raise InvalidArgumentError(f"{out}: refusing to overwrite the database being read")
+    if out.is_dir():
+        raise InvalidArgumentError(f"{out}: is a directory")
+    if out.exists() and not force and not (replaceable is not None and replaceable(out)):
+        raise InvalidArgumentError(f"{out}: already exists (pass --force to replace it)")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.absolute() == b.absolute()
+
+
+def _is_graph_page(path: Path) -> bool:
+    """Whether ``path`` is a page ``graphmem viz`` wrote (so writing it again loses nothing)."""
+    with path.open("rb") as handle:
+        return _GRAPH_PAGE_MARK in handle.read(256)
+
+
+@contextmanager
+def _replacing(out: Path) -> Iterator[Path]:
+    """A new temporary file beside ``out`` that replaces ``out`` when the block succeeds.
+
+    On any error, Ctrl-C included, it is removed and ``out`` is left as it was: no half
+    written output and no ``.partial`` file remain.
+    """
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    partial = Path(name)
+    try:
+        yield partial
+        umask = os.umask(0)
+        os.umask(umask)
+        partial.chmod(0o666 & ~umask)  # the mode a plain new file gets, not mkstemp's 0600
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------- graph helpers
@@ -1075,12 +1134,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = parsers["search"]
-    p.add_argument("query", metavar="QUERY")
+    p.add_argument("query", metavar="QUERY", type=_text)
     p.add_argument("--limit", type=_positive, default=10, metavar="N", help="default 10")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["context"]
-    p.add_argument("task", metavar="TASK", help="the task description")
+    p.add_argument("task", metavar="TASK", type=_text, help="the task description")
     p.add_argument("--agent", metavar="ROLE", help="only memories of this agent (agent_id)")
     p.add_argument(
         "--max-items", type=_positive, default=10, metavar="N", help="related memories pool"
@@ -1093,7 +1152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["relations"]
-    p.add_argument("name", metavar="NAME", help="an entity name or alias")
+    p.add_argument("name", metavar="NAME", type=_text, help="an entity name or alias")
     p.add_argument("--predicate", metavar="P", help="only this predicate (works_at, met...)")
     p.add_argument("--co-occurs", action="store_true", help="also list untyped co_occurs relations")
     p.add_argument("--limit", type=_non_negative, default=30, metavar="N", help="0: all")
@@ -1103,8 +1162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["path"]
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
+    p.add_argument("a", metavar="A", type=_text)
+    p.add_argument("b", metavar="B", type=_text)
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="default 3")
     p.add_argument("--limit", type=_positive, default=3, metavar="N", help="paths shown")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -1112,16 +1171,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["viz"]
     p.add_argument("out", metavar="OUT.html")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--entity", metavar="NAME", help="an entity's neighbourhood")
-    what.add_argument("--path", nargs=2, metavar=("A", "B"), help="the paths from A to B")
-    what.add_argument("--task", metavar="TEXT", help="the entities a task's context uses")
+    what.add_argument("--entity", metavar="NAME", type=_text, help="an entity's neighbourhood")
+    what.add_argument(
+        "--path", nargs=2, metavar=("A", "B"), type=_text, help="the paths from A to B"
+    )
+    what.add_argument(
+        "--task", metavar="TEXT", type=_text, help="the entities a task's context uses"
+    )
     p.add_argument("--depth", type=_positive, default=1, metavar="N", help="with --entity")
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="with --path")
     p.add_argument("--max-nodes", type=_positive, default=150, metavar="N", help="default 150")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.add_argument(
+        "--force", action="store_true", help="replace an existing file that is not a page"
+    )
 
     parsers["stats"].add_argument("--json", action="store_true", help="print JSON")
     parsers["export"].add_argument("out", metavar="OUT.jsonl", help="output file, or -")
+    parsers["export"].add_argument("--force", action="store_true", help="replace an existing file")
     parsers["import"].add_argument("file", metavar="IN.jsonl", help="an export, or -")
 
     p = parsers["demo"]
@@ -1135,6 +1202,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="DIR", default="graphmem-demo", help="output folder (./graphmem-demo)"
     )
     return parser
+
+
+def _text(text: str) -> str:
+    """A query, task or name: an empty or blank one would match everything or nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty or blank")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -1162,6 +1236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.handler(args)
         sys.stdout.flush()
         return status
+    except BrokenPipeError:
+        # The reader went away (`graphmem ... | head -1`): stop quietly. Python's advice
+        # (signal module docs): point stdout at devnull so the flush at exit fails no more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UsageError as exc:
         _fail(str(exc))
         return 2
@@ -1173,8 +1252,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _message(exc: BaseException) -> str:
-    if isinstance(exc, BrokenPipeError):
-        return "output closed early (broken pipe)"
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc) or type(exc).__name__

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import doctest
+import json
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphmem._assets import asset_path
 from graphmem.extract import normalize
-from graphmem.extract.normalize import canonical_key, is_valid_entity_text
+from graphmem.extract.normalize import canonical_key, is_valid_entity_text, may_be_one_entity
 
 
 class TestCanonicalKey:
@@ -103,3 +105,60 @@ def test_doctests() -> None:
     result = doctest.testmod(normalize)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+class TestWellKnownAliases:
+    @pytest.mark.parametrize(
+        "surface",
+        [
+            "U.S.",
+            "US",
+            "USA",
+            "U.S.A.",
+            "United States",
+            "the United States of America",
+            "the U.S.",
+        ],
+    )
+    def test_names_of_the_united_states_share_a_key(self, surface: str) -> None:
+        assert canonical_key(surface) == "united states"
+
+    @pytest.mark.parametrize(
+        ("surface", "key"), [("us", "us"), ("Us", "us"), ("U.S. Steel", "us steel")]
+    )
+    def test_capital_aliases_need_capitals(self, surface: str, key: str) -> None:
+        assert canonical_key(surface) == key
+
+    def test_capitals_make_a_pronoun_a_name(self) -> None:
+        assert is_valid_entity_text("US") and is_valid_entity_text("WHO")
+        assert not is_valid_entity_text("us") and not is_valid_entity_text("Who")
+
+    def test_every_alias_of_the_data_file_keys_as_its_name(self) -> None:
+        table = json.loads(asset_path("models", "well_known_aliases.json").read_text("utf-8"))
+        names = {name: aliases for name, aliases in table.items() if not name.startswith("_")}
+        assert len(names) >= 10
+        for name, aliases in names.items():
+            for alias in aliases:
+                assert canonical_key(alias) == canonical_key(name), alias
+
+
+class TestMayBeOneEntity:
+    @pytest.mark.parametrize(
+        ("a", "b", "expected"),
+        [
+            (("GPE", "berlin"), ("PERSON", "leslie berlin"), False),
+            (("PERSON", "leslie berlin"), ("LOC", "berlin"), False),
+            (("PERSON", "berlin"), ("GPE", "berlin"), False),
+            (("FAC", "stone"), ("PERSON", "bob stone"), False),
+            (("ORG", "stone"), ("PERSON", "bob stone"), True),  # NER's lone-name guess
+            (("NORP", "alice"), ("PERSON", "alice johnson"), True),
+            (("ORG", "acme"), ("PERSON", "alice johnson"), False),
+            (("ORG", "stone labs"), ("PERSON", "bob stone"), False),
+            (("ORG", "apple"), ("GPE", "apple"), True),
+            (("PERSON", "alice"), ("PERSON", "alice johnson"), True),
+            (("ENTITY", "atlas"), ("PERSON", "atlas"), True),
+        ],
+    )
+    def test_pairs(self, a: tuple[str, str], b: tuple[str, str], expected: bool) -> None:
+        assert may_be_one_entity(*a, *b) is expected
+        assert may_be_one_entity(*b, *a) is expected  # symmetric

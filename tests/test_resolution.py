@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from graphmem.errors import InvalidArgumentError
 from graphmem.extract.pipeline import get_analyzer
 from graphmem.memories.entity import EntityMemory
 from graphmem.memories.user import UserMemory
@@ -225,3 +226,78 @@ def test_known_names_survive_reopening(tmp_path: Path) -> None:
     item = EntityMemory(storage=storage).save("Northwind is based in Seattle.")
     assert item.metadata["entities"] == ["Northwind", "Seattle"]
     storage.close()
+
+
+class TestLabelsKeepPeopleAndPlacesApart:
+    """The lone-name rule links a lone name to a person only when the labels allow it."""
+
+    def test_a_city_is_not_the_person_named_after_it(self, memory: EntityMemory) -> None:
+        memory.save("Leslie Berlin wrote a history of Silicon Valley.")
+        memory.save("The conference was held in Berlin.")
+        person, city = memory.get_entity("Leslie Berlin"), memory.get_entity("Berlin")
+        assert person is not None and city is not None
+        assert (person.key, person.label, person.mentions) == ("leslie berlin", "PERSON", 1)
+        assert (city.key, city.label, city.mentions) == ("berlin", "GPE", 1)
+        assert "Berlin" not in person.aliases
+
+    def test_the_person_is_not_the_city_seen_before(self, memory: EntityMemory) -> None:
+        memory.save("Berlin is the capital of Germany.")
+        memory.save("Leslie Berlin wrote a history of Silicon Valley.")
+        memory.save("The conference was held in Berlin.")
+        person, city = memory.get_entity("Leslie Berlin"), memory.get_entity("Berlin")
+        assert person is not None and city is not None and person.key != city.key
+        assert (person.mentions, city.mentions) == (1, 2)
+
+    def test_a_lone_surname_labelled_org_still_joins_its_person(self, memory: EntityMemory) -> None:
+        # The small model calls the lone "Stone" of this sentence an ORG.
+        memory.save("Bob Stone works at Initech.")
+        item = memory.save("Stone approved the budget.")
+        assert item.metadata["entities"] == ["Bob Stone"]
+        assert _mention_labels(memory.space, "bob stone") == Counter({"PERSON": 1, "ORG": 1})
+
+    def test_merging_a_person_into_a_place_is_refused(self, memory: EntityMemory) -> None:
+        memory.save("Leslie Berlin wrote a history of Silicon Valley.")
+        memory.save("The conference was held in Berlin.")
+        before = _entity_rows(memory.space)
+        with pytest.raises(InvalidArgumentError, match="cannot be one entity"):
+            memory.merge_entities("Leslie Berlin", "Berlin")
+        assert _entity_rows(memory.space) == before
+
+
+def test_names_of_the_united_states_are_one_entity(memory: EntityMemory) -> None:
+    for text in (
+        "She moved to the U.S. in 2010.",
+        "The US economy grew last year.",
+        "The United States of America signed the treaty.",
+        "Tell us about the plan.",
+    ):
+        memory.save(text)
+    assert [(key, label) for _, key, label in _entity_rows(memory.space)] == [
+        ("united states", "GPE")
+    ]
+    for name in ("United States", "USA", "U.S.A."):
+        info = memory.get_entity(name)
+        assert info is not None and (info.name, info.mentions) == ("U.S.", 3), name
+
+
+class TestAcronymsDefinedInParentheses:
+    @pytest.mark.parametrize(
+        "definition",
+        [
+            "International Business Machines (IBM) announced results.",
+            "IBM (International Business Machines) hired Tom Baker.",
+        ],
+    )
+    def test_the_acronym_names_the_company(self, memory: EntityMemory, definition: str) -> None:
+        memory.save(definition)
+        memory.save("IBM hired Tom Baker.")
+        orgs = [key for _, key, label in _entity_rows(memory.space) if label == "ORG"]
+        assert len(orgs) == 1
+        info = memory.get_entity("International Business Machines")
+        assert info is not None and info == memory.get_entity("IBM")
+        assert info.mentions == 3
+
+    def test_a_place_in_parentheses_is_not_an_alias(self, memory: EntityMemory) -> None:
+        memory.save("Acme Corp (Berlin) hired Tom Baker.")
+        acme, berlin = memory.get_entity("Acme"), memory.get_entity("Berlin")
+        assert acme is not None and berlin is not None and acme.key != berlin.key

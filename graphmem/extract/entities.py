@@ -255,5 +255,5 @@ def _outside_name(token: Token, label: str, *, opening: bool) -> bool:
     if label == "PERSON" and token.like_num and any(ch.isdigit() for ch in lower):
         return True
     if opening:
-        return lower in _DETERMINERS or (token.is_sent_start and lower in leading_verbs())
+        return lower in _DETERMINERS or (bool(token.is_sent_start) and lower in leading_verbs())
     return lower in _POSSESSIVES
