@@ -472,3 +472,179 @@ def test_demo(tmp_path: Path) -> None:
     assert page.is_file() and "Harbor Analytics" in page.read_text(encoding="utf-8")
     stats = json.loads(run("--db", str(out / "demo.db"), "stats", "--json").stdout)
     assert stats["memories_by_tier"] == {"entity": 304, "long_term": 304}
+
+
+# ---------------------------------------------------------------------- output files are safe
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".partial"))
+
+
+class TestVizOutput:
+    def test_rerun_replaces_its_own_page(self, shared_db: Path, tmp_path: Path) -> None:
+        page = tmp_path / "graph.html"
+        for _ in range(2):
+            result = run("--db", str(shared_db), "viz", str(page), "--max-nodes", "3")
+            assert result.returncode == 0, result.stderr
+        assert "(3 entities, " in result.stdout
+        assert _leftovers(tmp_path) == []
+
+    @pytest.mark.parametrize("name", ["graph.txt", "graph", "graph.html.bak"])
+    def test_output_must_be_html(self, shared_db: Path, tmp_path: Path, name: str) -> None:
+        notes = tmp_path / name
+        notes.write_text("my notes", encoding="utf-8")
+        result = run("--db", str(shared_db), "viz", str(notes))
+        assert result.returncode == 2
+        assert_one_line_error(result, "must be an .html file")
+        assert notes.read_text(encoding="utf-8") == "my notes"
+
+    def test_another_html_file_is_kept_unless_forced(self, shared_db: Path, tmp_path: Path) -> None:
+        mine = tmp_path / "index.html"
+        mine.write_text("<html><body>my page</body></html>", encoding="utf-8")
+        assert_one_line_error(
+            run("--db", str(shared_db), "viz", str(mine)), "already exists", "--force"
+        )
+        assert mine.read_text(encoding="utf-8") == "<html><body>my page</body></html>"
+        result = run("--db", str(shared_db), "viz", str(mine), "--force")
+        assert result.returncode == 0, result.stderr
+        assert "Dana Whitfield" in mine.read_text(encoding="utf-8")
+
+    def test_the_database_itself_is_never_the_page(self, tmp_path: Path) -> None:
+        db = tmp_path / "memory.html"  # a database whose name ends in .html
+        assert (
+            run("--db", str(db), "ingest", "-", stdin="Dana Scott works at Initech.\n").returncode
+            == 0
+        )
+        before = db.read_bytes()
+        for extra in ([], ["--force"]):
+            result = run("--db", str(db), "viz", str(db), *extra)
+            assert_one_line_error(result, "refusing to overwrite the database")
+        assert db.read_bytes() == before
+
+    def test_a_missing_folder_is_not_created(self, shared_db: Path, tmp_path: Path) -> None:
+        page = tmp_path / "no" / "such" / "graph.html"
+        assert_one_line_error(run("--db", str(shared_db), "viz", str(page)), "no such folder")
+        assert not (tmp_path / "no").exists()
+
+    def test_a_directory_is_refused(self, shared_db: Path, tmp_path: Path) -> None:
+        folder = tmp_path / "pages.html"
+        folder.mkdir()
+        assert_one_line_error(run("--db", str(shared_db), "viz", str(folder)), "is a directory")
+
+    def test_a_failed_render_leaves_nothing_behind(
+        self, shared_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import graphmem.viz
+
+        page = tmp_path / "graph.html"
+        page.write_text("<!DOCTYPE html>\n<!--\n  graphmem graph page. old -->", encoding="utf-8")
+        before = page.read_bytes()
+
+        def half_then_fail(graph: object, path: Path, **_: object) -> None:
+            Path(path).write_text("<!DOCTYPE html><html><body>half", encoding="utf-8")
+            raise KeyboardInterrupt  # Ctrl-C mid-write
+
+        monkeypatch.setattr(graphmem.viz, "render_graph", half_then_fail)
+        assert main(["--db", str(shared_db), "viz", str(page)]) == 130
+        assert page.read_bytes() == before
+        assert _leftovers(tmp_path) == [] and sorted(os.listdir(tmp_path)) == ["graph.html"]
+
+
+class TestExportOutput:
+    def test_an_existing_file_needs_force(self, shared_db: Path, tmp_path: Path) -> None:
+        out = tmp_path / "backup.jsonl"
+        out.write_text("precious\n", encoding="utf-8")
+        assert_one_line_error(
+            run("--db", str(shared_db), "export", str(out)), "already exists", "--force"
+        )
+        assert out.read_text(encoding="utf-8") == "precious\n"
+        result = run("--db", str(shared_db), "export", str(out), "--force")
+        assert result.returncode == 0, result.stderr
+        assert out.read_text(encoding="utf-8").startswith('{"format": "graphmem-export"')
+        assert _leftovers(tmp_path) == []
+
+    def test_the_database_is_never_overwritten(self, shared_db: Path, tmp_path: Path) -> None:
+        db = tmp_path / "copy.db"
+        db.write_bytes(shared_db.read_bytes())
+        link = tmp_path / "link.jsonl"
+        link.symlink_to(db)
+        for target in (db, link, Path(f"{db}-wal")):
+            if target.name.endswith("-wal"):
+                target.write_bytes(b"")
+            result = run("--db", str(db), "export", str(target), "--force")
+            assert_one_line_error(result, "refusing to overwrite the database")
+        assert db.read_bytes() == shared_db.read_bytes()
+
+    def test_a_missing_folder_is_not_created(self, shared_db: Path, tmp_path: Path) -> None:
+        out = tmp_path / "nowhere" / "backup.jsonl"
+        assert_one_line_error(run("--db", str(shared_db), "export", str(out)), "no such folder")
+        assert not out.parent.exists()
+
+    @pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError(28, "No space left on device")])
+    def test_a_failed_export_leaves_nothing_behind(
+        self,
+        shared_db: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        failure: BaseException | type[BaseException],
+    ) -> None:
+        import graphmem.transfer
+
+        out = tmp_path / "backup.jsonl"
+
+        def half_then_fail(db: object, target: Path) -> None:
+            Path(target).write_text('{"format": "graphmem-export"}\n', encoding="utf-8")
+            raise failure
+
+        monkeypatch.setattr(graphmem.transfer, "export_jsonl", half_then_fail)
+        status = main(["--db", str(shared_db), "export", str(out)])
+        assert status == (130 if failure is KeyboardInterrupt else 1)
+        assert os.listdir(tmp_path) == []
+
+
+# ---------------------------------------------------------------------- blank queries, pipes
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", ""],
+        ["search", "   "],
+        ["context", "\t\n"],
+        ["relations", " "],
+        ["path", "Dana Whitfield", ""],
+        ["viz", "x.html", "--task", " "],
+        ["viz", "x.html", "--entity", ""],
+    ],
+)
+def test_a_blank_query_is_a_usage_error(
+    shared_db: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--db", str(shared_db), *args])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert_one_line_error(
+        subprocess.CompletedProcess([], 2, captured.out, captured.err), "must not be empty or blank"
+    )
+
+
+def test_a_blank_query_in_a_real_process(shared_db: Path) -> None:
+    result = run("--db", str(shared_db), "search", "  ")
+    assert result.returncode == 2 and result.stdout == ""
+    assert_one_line_error(result, "argument QUERY: must not be empty or blank")
+
+
+@pytest.mark.parametrize("args", [["entities", "--limit", "0"], ["export", "-"]])
+def test_a_closed_pipe_ends_quietly(shared_db: Path, args: list[str]) -> None:
+    """`graphmem ... | head -1`: the reader is gone before the output is written."""
+    environment = {k: v for k, v in os.environ.items() if k != "GRAPHMEM_DB"}
+    proc = subprocess.Popen(
+        [str(SCRIPT), "--db", str(shared_db), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # what `head` does once it has its line
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 1
+    assert stderr == ""
