@@ -71,6 +71,19 @@ class TestJunkSpans:
         doc.ents = [Span(doc, 0, 1, label="ORG")]
         assert find_mentions(doc) == []
 
+    def test_a_verb_is_not_part_of_a_name(self) -> None:
+        doc = get_analyzer().analyse(["Sara Kim approved the budget."], relations=True)[0]
+        assert doc[2].pos_ == "VERB"
+        doc.ents = [Span(doc, 0, 3, label="PERSON")]  # as if NER had read "Sara Kim approved"
+        assert [m.surface for m in find_mentions(doc)] == ["Sara Kim"]
+
+    @pytest.mark.parametrize("title", ["Know Your Enemy", "Suffer the Children"])
+    def test_a_title_keeps_its_verb(self, title: str) -> None:
+        doc = get_analyzer().analyse([f"{title} is a song."], relations=True)[0]
+        assert doc[0].pos_ == "VERB"  # the tagger reads the title's first word as a verb
+        doc.ents = [doc.char_span(0, len(title), label="WORK_OF_ART")]
+        assert [m.surface for m in find_mentions(doc)] == [title]
+
     def test_fillers_are_data(self) -> None:
         assert {"wow", "haha", "hey", "omg", "lol"} <= interjections()
 

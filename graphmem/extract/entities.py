@@ -230,10 +230,10 @@ def _trim(span: Span) -> Span | None:
     """The name inside a recognised span, or None when no name is left.
 
     Words that are never part of a name are dropped from either end: determiners, punctuation
-    and possessives, interjections ("Omg Caroline"), a verb (tagged VERB where the parser ran,
-    or an imperative of ``models/leading_verbs.txt`` opening a sentence: "Research Acme
-    Corporation"), and numerals at the ends of a person's name (task and result text run
-    together: "... sprint 7 Sara Kim approved it").
+    and possessives, interjections ("Omg Caroline"), verbs (a lower-case word tagged as one
+    where the tagger ran, or an imperative of ``models/leading_verbs.txt`` opening a sentence:
+    "Research Acme Corporation"), and numerals at the ends of a person's name (task and result
+    text run together: "... sprint 7 Sara Kim approved it").
     """
     doc = span.doc
     start, end = span.start, span.end
@@ -250,8 +250,10 @@ def _trim(span: Span) -> Span | None:
 def _outside_name(token: Token, label: str, *, opening: bool) -> bool:
     """Whether ``token``, at the start (``opening``) or end of a span, is not part of the name."""
     lower = token.lower_
-    if token.is_punct or lower in interjections() or token.pos_ == "VERB":
+    if token.is_punct or lower in interjections():
         return True
+    if token.pos_ in ("VERB", "AUX") and token.is_lower:
+        return True  # "Sara Kim approved"; a capitalised one is a title's ("Know Your Enemy")
     if label == "PERSON" and token.like_num and any(ch.isdigit() for ch in lower):
         return True
     if opening:
