@@ -306,6 +306,9 @@ def score_system(
         for c in doc.clusters:
             type_total[c.type] += 1
             type_found[c.type] += c.index in found
+        ends = {e[0] for e in graph.edges} | {e[2] for e in graph.edges}
+        counts["entities"] += len(graph.entities)
+        counts["isolated"] += sum(1 for name in graph.entities if name not in ends)
 
         # linked pairs
         for kind in ("any", "typed"):
@@ -354,6 +357,7 @@ def score_system(
             "any": counts["edges_any"] / max(1, len(docs)),
             "typed": counts["edges_typed"] / max(1, len(docs)),
         },
+        "isolated_entities_pct": pct("isolated", "entities"),
         "counts": dict(counts),
         "seconds": run.seconds,
     }
@@ -460,14 +464,15 @@ def main(argv: list[str] | None = None) -> None:
         lp, pp = s["linked_pair_recall"], s["linked_pair_precision"]
         rows.append([name, a["P"], a["R"], a["F1"], b["P"], b["R"], b["F1"], lp["any_no_time_num"],
                      lp["typed_no_time_num"], pp["any"], pp["typed"], s["edges_per_doc"]["any"],
-                     s["edges_per_doc"]["typed"], s["seconds"]])
+                     s["edges_per_doc"]["typed"], s["isolated_entities_pct"], s["seconds"]])
     print(markdown_table(
         ["system", "P", "R", "F1", "P -T/N", "R -T/N", "F1 -T/N", "linked R (any)",
-         "linked R (typed)", "edge P (any)", "edge P (typed)", "edges/doc", "typed/doc", "s"],
+         "linked R (typed)", "edge P (any)", "edge P (typed)", "edges/doc", "typed/doc",
+         "isolated %", "s"],
         rows))
     print("\n-T/N: gold TIME and NUM clusters excluded. Linked R: share of gold {head, tail} "
           "pairs (TIME/NUM excluded) joined by an edge. Edge P: share of edges between matched "
-          "gold clusters that join a gold pair.\n")
+          "gold clusters that join a gold pair. Isolated: share of system entities on no edge.\n")
     types = sorted({t for s in scores.values() for t in s["recall_by_type"]})
     print(markdown_table(["system"] + [f"R {t}" for t in types],
                          [[n] + [s["recall_by_type"].get(t, 0.0) for t in types]
