@@ -22,6 +22,7 @@ Metrics (micro-averaged over documents):
 - Linked-pair precision: of the system edges whose two ends each match some gold cluster
   (different clusters), the share that join a gold related pair. A graph that joins everything
   gets full recall and low precision here.
+- Isolated entities: the share of system entities on no edge at all (micro-averaged).
 
 A random sample (fixed seed) of typed relations of one system, with the sentence whose save
 produced each, goes to ``bench/results/relation_sample.jsonl`` plus a markdown table template for
