@@ -479,6 +479,24 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".partial"))
 
 
+@pytest.mark.parametrize(
+    ("command", "name", "written"),
+    [("viz", "index.html", "Dana Whitfield"), ("export", "backup.jsonl", "graphmem-export")],
+)
+def test_an_existing_file_is_kept_unless_forced(
+    shared_db: Path, tmp_path: Path, command: str, name: str, written: str
+) -> None:
+    out = tmp_path / name  # for viz: an HTML page graphmem did not write
+    out.write_text("<html><body>precious</body></html>\n", encoding="utf-8")
+    result = run("--db", str(shared_db), command, str(out))
+    assert_one_line_error(result, "already exists", "--force")
+    assert out.read_text(encoding="utf-8") == "<html><body>precious</body></html>\n"
+    result = run("--db", str(shared_db), command, str(out), "--force")
+    assert result.returncode == 0, result.stderr
+    assert written in out.read_text(encoding="utf-8")
+    assert _leftovers(tmp_path) == []
+
+
 class TestVizOutput:
     def test_rerun_replaces_its_own_page(self, shared_db: Path, tmp_path: Path) -> None:
         page = tmp_path / "graph.html"
@@ -496,17 +514,6 @@ class TestVizOutput:
         assert result.returncode == 2
         assert_one_line_error(result, "must be an .html file")
         assert notes.read_text(encoding="utf-8") == "my notes"
-
-    def test_another_html_file_is_kept_unless_forced(self, shared_db: Path, tmp_path: Path) -> None:
-        mine = tmp_path / "index.html"
-        mine.write_text("<html><body>my page</body></html>", encoding="utf-8")
-        assert_one_line_error(
-            run("--db", str(shared_db), "viz", str(mine)), "already exists", "--force"
-        )
-        assert mine.read_text(encoding="utf-8") == "<html><body>my page</body></html>"
-        result = run("--db", str(shared_db), "viz", str(mine), "--force")
-        assert result.returncode == 0, result.stderr
-        assert "Dana Whitfield" in mine.read_text(encoding="utf-8")
 
     def test_the_database_itself_is_never_the_page(self, tmp_path: Path) -> None:
         db = tmp_path / "memory.html"  # a database whose name ends in .html
@@ -550,18 +557,6 @@ class TestVizOutput:
 
 
 class TestExportOutput:
-    def test_an_existing_file_needs_force(self, shared_db: Path, tmp_path: Path) -> None:
-        out = tmp_path / "backup.jsonl"
-        out.write_text("precious\n", encoding="utf-8")
-        assert_one_line_error(
-            run("--db", str(shared_db), "export", str(out)), "already exists", "--force"
-        )
-        assert out.read_text(encoding="utf-8") == "precious\n"
-        result = run("--db", str(shared_db), "export", str(out), "--force")
-        assert result.returncode == 0, result.stderr
-        assert out.read_text(encoding="utf-8").startswith('{"format": "graphmem-export"')
-        assert _leftovers(tmp_path) == []
-
     def test_the_database_is_never_overwritten(self, shared_db: Path, tmp_path: Path) -> None:
         db = tmp_path / "copy.db"
         db.write_bytes(shared_db.read_bytes())
