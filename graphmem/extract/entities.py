@@ -19,7 +19,7 @@ from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
 
 from .._assets import asset_path
-from .normalize import CORPORATE_SUFFIXES, canonical_key, is_valid_entity_text
+from .normalize import CORPORATE_SUFFIXES, canonical_key, is_acronym, is_valid_entity_text
 
 __all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "acronym_definitions", "find_mentions"]
 
@@ -175,9 +175,9 @@ def acronym_definitions(mentions: Sequence[Mention]) -> dict[int, int]:
         {1: 0}
     """
     out: dict[int, int] = {}
+    text = mentions[0].span.doc.text if mentions else ""
     for position in range(1, len(mentions)):
         first, second = mentions[position - 1], mentions[position]
-        text = first.span.doc.text
         between = text[first.end : second.start]
         if between.strip() != "(" or text[second.end : second.end + 1] != ")":
             continue
@@ -189,14 +189,16 @@ def acronym_definitions(mentions: Sequence[Mention]) -> dict[int, int]:
 
 
 def _initials(name: Span) -> str:
-    """Initials of the capitalised words: "Federal Bureau of Investigation" -> "FBI"."""
-    return "".join(t.text[0] for t in name if t.text[:1].isupper() and len(name) > 1)
+    """Initials of the capitalised words of a name of several words: "Federal Bureau of
+    Investigation" -> "FBI"."""
+    return "".join(t.text[0] for t in name if t.text[:1].isupper()) if len(name) > 1 else ""
 
 
 def _acronym_letters(surface: str) -> str | None:
-    """The letters of an acronym ("U.N." -> "UN"); None when ``surface`` is not one."""
-    letters = "".join(ch for ch in surface if ch.isalpha())
-    return letters if len(letters) >= 2 and letters.isupper() and " " not in surface else None
+    """The letters of a one-word acronym ("U.N." -> "UN"); None when ``surface`` is not one."""
+    if " " in surface or not is_acronym(surface):
+        return None
+    return "".join(ch for ch in surface if ch.isalpha())
 
 
 def _without_legal_form(name: Doc) -> str | None:

@@ -28,7 +28,13 @@ from functools import lru_cache
 
 from .._assets import asset_path
 
-__all__ = ["CORPORATE_SUFFIXES", "canonical_key", "is_valid_entity_text", "may_be_one_entity"]
+__all__ = [
+    "CORPORATE_SUFFIXES",
+    "canonical_key",
+    "is_acronym",
+    "is_valid_entity_text",
+    "may_be_one_entity",
+]
 
 #: Legal-form suffixes removed from the end of a name, as they read once punctuation is gone
 #: ("S.A." -> "sa", "Co." -> "co"). Only trailing words are removed, and never the whole name.
@@ -122,7 +128,7 @@ def canonical_key(surface: str) -> str:
     """
     key = _surface_key(surface)
     alias = _well_known_aliases().get(key)
-    if alias is not None and (not alias.capitals or _is_acronym(surface)):
+    if alias is not None and (not alias.capitals or is_acronym(surface)):
         return alias.key
     return key
 
@@ -159,12 +165,17 @@ def _well_known_aliases() -> dict[str, _Alias]:
         if name.startswith("_"):
             continue
         for alias in aliases:
-            out[_surface_key(alias)] = _Alias(_surface_key(name), _is_acronym(alias))
+            out[_surface_key(alias)] = _Alias(_surface_key(name), is_acronym(alias))
     return out
 
 
-def _is_acronym(text: str) -> bool:
-    """Written in capitals, two letters or more: "US", "the U.S.", "WHO's"."""
+def is_acronym(text: str) -> bool:
+    """Tell whether ``text`` is written in capitals, two letters or more ("US", "the U.S.").
+
+    Examples:
+        >>> [is_acronym(t) for t in ("US", "the U.S.", "WHO's", "Us", "X")]
+        [True, True, True, False, False]
+    """
     name = _LEADING_THE.sub("", _POSSESSIVE.sub("", text.strip().translate(_APOSTROPHES)))
     letters = [ch for ch in name if ch.isalpha()]
     return len(letters) >= 2 and all(ch.isupper() for ch in letters)
@@ -192,7 +203,7 @@ def is_valid_entity_text(text: str) -> bool:
     if _URL.search(stripped):
         return False
     # "US" and "WHO" written in capitals are names; "us" and "who" are pronouns.
-    return _is_acronym(stripped) or " ".join(_fold(stripped).split()) not in _PRONOUNS
+    return is_acronym(stripped) or " ".join(_fold(stripped).split()) not in _PRONOUNS
 
 
 #: Labels of places: a person is never one ("Berlin" the city is not Leslie Berlin).
