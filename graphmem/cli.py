@@ -1134,12 +1134,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = parsers["search"]
-    p.add_argument("query", metavar="QUERY", type=_text)
+    p.add_argument("query", metavar="QUERY", type=_non_blank)
     p.add_argument("--limit", type=_positive, default=10, metavar="N", help="default 10")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["context"]
-    p.add_argument("task", metavar="TASK", type=_text, help="the task description")
+    p.add_argument("task", metavar="TASK", type=_non_blank, help="the task description")
     p.add_argument("--agent", metavar="ROLE", help="only memories of this agent (agent_id)")
     p.add_argument(
         "--max-items", type=_positive, default=10, metavar="N", help="related memories pool"
@@ -1152,7 +1152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["relations"]
-    p.add_argument("name", metavar="NAME", type=_text, help="an entity name or alias")
+    p.add_argument("name", metavar="NAME", type=_non_blank, help="an entity name or alias")
     p.add_argument("--predicate", metavar="P", help="only this predicate (works_at, met...)")
     p.add_argument("--co-occurs", action="store_true", help="also list untyped co_occurs relations")
     p.add_argument("--limit", type=_non_negative, default=30, metavar="N", help="0: all")
@@ -1162,8 +1162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["path"]
-    p.add_argument("a", metavar="A", type=_text)
-    p.add_argument("b", metavar="B", type=_text)
+    p.add_argument("a", metavar="A", type=_non_blank)
+    p.add_argument("b", metavar="B", type=_non_blank)
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="default 3")
     p.add_argument("--limit", type=_positive, default=3, metavar="N", help="paths shown")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -1171,12 +1171,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = parsers["viz"]
     p.add_argument("out", metavar="OUT.html")
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--entity", metavar="NAME", type=_text, help="an entity's neighbourhood")
+    what.add_argument("--entity", metavar="NAME", type=_non_blank, help="an entity's neighbourhood")
     what.add_argument(
-        "--path", nargs=2, metavar=("A", "B"), type=_text, help="the paths from A to B"
+        "--path", nargs=2, metavar=("A", "B"), type=_non_blank, help="the paths from A to B"
     )
     what.add_argument(
-        "--task", metavar="TEXT", type=_text, help="the entities a task's context uses"
+        "--task", metavar="TEXT", type=_non_blank, help="the entities a task's context uses"
     )
     p.add_argument("--depth", type=_positive, default=1, metavar="N", help="with --entity")
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="with --path")
@@ -1204,7 +1204,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _text(text: str) -> str:
+def _non_blank(text: str) -> str:
     """A query, task or name: an empty or blank one would match everything or nothing."""
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty or blank")
