@@ -297,6 +297,21 @@ class TestAcronymsDefinedInParentheses:
         assert info is not None and info == memory.get_entity("IBM")
         assert info.mentions == 3
 
+    def test_a_definition_merges_names_known_apart(self, memory: EntityMemory) -> None:
+        memory.save("IBM hired Tom Baker.")
+        memory.save("International Business Machines announced results.")
+        assert len([k for _, k, label in _entity_rows(memory.space) if label == "ORG"]) == 2
+        memory.save("International Business Machines (IBM) opened a lab.")
+        info = memory.get_entity("IBM")
+        assert info is not None and info == memory.get_entity("International Business Machines")
+        assert (info.key, info.mentions) == ("international business machines", 4)
+        merges = schema.merges
+        with memory.space.database.read() as conn:
+            rows = conn.execute(select(merges.c.id, merges.c.kept_key, merges.c.merged_key)).all()
+        assert [(k, m) for _, k, m in rows] == [("international business machines", "ibm")]
+        memory.unmerge(rows[0][0])  # logged like a merge by hand, so it can be undone
+        assert memory.get_entity("IBM") != memory.get_entity("International Business Machines")
+
     def test_a_place_in_parentheses_is_not_an_alias(self, memory: EntityMemory) -> None:
         memory.save("Acme Corp (Berlin) hired Tom Baker.")
         acme, berlin = memory.get_entity("Acme"), memory.get_entity("Berlin")

@@ -74,6 +74,12 @@ _CO_SENTENCE = ("co_sentence", 1.0)
 _CO_MEMORY = ("co_memory", 0.5)
 
 
+def _may_merge(kg: KnowledgeGraph, a: str, b: str) -> bool:
+    """Whether the entities of node keys ``a`` and ``b`` (different) may become one."""
+    nodes = kg.graph.nodes
+    return a != b and may_be_one_entity(nodes[a]["label"], a, nodes[b]["label"], b)
+
+
 class RelationSource(Protocol):
     """What the index needs from a typed-relation extractor."""
 
@@ -106,6 +112,9 @@ class _PendingWrites:
     """
 
     mentions: list[dict[str, Any]] = field(default_factory=list)
+    #: ``(tenant, keep key, merge key)``: entities a text showed to be one ("International
+    #: Business Machines (IBM)" when both were known apart), merged once the batch is written.
+    merges: list[tuple[str, str, str]] = field(default_factory=list)
     new_relations: dict[int, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_relation_id: int = 0
@@ -333,18 +342,28 @@ class EntityIndex:
                 keys.append(key)
             if keys[0] == keys[1]:
                 raise InvalidArgumentError(f"{keep!r} and {merge!r} are already the same entity")
-            labels = [state.graph.graph.nodes[k]["label"] for k in keys]
-            if not may_be_one_entity(labels[0], keys[0], labels[1], keys[1]):
+            if not _may_merge(state.graph, keys[0], keys[1]):
+                labels = [state.graph.graph.nodes[k]["label"] for k in keys]
                 raise InvalidArgumentError(
                     f"{keep!r} ({labels[0]}) and {merge!r} ({labels[1]}) cannot be one entity: "
                     "a person is not a place or an organisation"
                 )
-            ids = [state.graph.graph.nodes[k]["entity_id"] for k in keys]
-            snapshot = graph_rows.merge_entity_rows(conn, tenant, ids[0], ids[1])
-            merge_id = graph_rows.log_merge(conn, tenant, keys[0], keys[1], snapshot)
-            self._tenants.pop(tenant, None)
+            merge_id = self._merge_rows(conn, tenant, state, keys[0], keys[1])
             self._track_transaction({tenant}, before, after)
             return merge_id
+
+    def _merge_rows(
+        self, conn: Connection, tenant: str, state: _TenantState, keep: str, merge: str
+    ) -> int:
+        """Fold entity ``merge`` into ``keep`` (node keys) in the tables, log it for
+        :meth:`unmerge`, and drop the tenant's view (it is rebuilt on next use)."""
+        nodes = state.graph.graph.nodes
+        snapshot = graph_rows.merge_entity_rows(
+            conn, tenant, nodes[keep]["entity_id"], nodes[merge]["entity_id"]
+        )
+        merge_id = graph_rows.log_merge(conn, tenant, keep, merge, snapshot)
+        self._tenants.pop(tenant, None)
+        return merge_id
 
     def unmerge(self, tenant: str, merge_id: int) -> None:
         """Undo a merge, restoring the rows it changed. Later merges of the same entities
@@ -407,6 +426,11 @@ class EntityIndex:
                     self._index_one(conn, state, tenant, seq, item, doc, relations, given)
                 )
             self._pending.flush(conn)
+            for tenant, keep, merge in self._pending.merges:
+                state = self._tenants.get(tenant) or self._load(conn, tenant, before)
+                keep_now, merge_now = (state.graph.alias_keys.get(k) for k in (keep, merge))
+                if keep_now and merge_now and _may_merge(state.graph, keep_now, merge_now):
+                    self._merge_rows(conn, tenant, state, keep_now, merge_now)
             self._track_transaction(touched, before, after)
             return results
 
@@ -522,6 +546,8 @@ class EntityIndex:
                 span_keys[(mentions[name].start, mentions[name].end)] if name is not None else None
             )
             key = self._resolve(conn, state, tenant, mention, seen, same_as)
+            if same_as is not None and key != same_as:  # both were known apart
+                self._pending.merges.append((tenant, same_as, key))
             entity_ids[key] = state.graph.graph.nodes[key]["entity_id"]
             span_keys[(mention.start, mention.end)] = key
             mention_rows.append(
