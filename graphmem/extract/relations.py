@@ -11,7 +11,8 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 
 - "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else in
   the sentence before ("Dana left Acme. She joined Initech in May."); with two candidates they stay
-  unresolved;
+  unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
+  based in Dublin. Their CEO Daniel Brooks ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
 
@@ -23,7 +24,8 @@ Near-misses rejected on purpose (precision over recall):
 
 - negation on the matched verb or role: "Alice does not work at Acme", "Bob never worked at Acme",
   "Bob is not the CTO of Initech";
-- hypothetical or conditional statements: "Alice might work at Acme", "If Alice works at Acme";
+- hypothetical, conditional or future statements: "Alice might work at Acme", "If Alice works
+  at Acme", "Alice will leave Acme";
 - questions (the sentence ends with "?"): "Does Alice work at Acme?";
 - past or future roles: "the former CEO of Acme", "Alice previously worked at Acme";
 - objects that are not entities: "Alice met the deadline", "Alice works at home", "Bob left the
@@ -90,7 +92,10 @@ _FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
 _ENDS = frozenset({"subject", "object"})
 _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
-_THIRD_PERSON = frozenset({"he", "she", "him", "her"})
+#: Pronouns resolved by context, with the label their antecedent must have.
+_PRONOUN_LABELS = {"he": "PERSON", "she": "PERSON", "him": "PERSON", "her": "PERSON"}
+#: Possessives of an organisation ("Acme ... their CTO"); as possessives only.
+_POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG"}
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
@@ -449,13 +454,25 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
     return None
 
 
+def _shares_subject(verb: Token) -> bool:
+    """Whether a conjoined verb takes its head's subject: it has none of its own and follows
+    the conjunction directly ("quit Acme and then *moved*"); a name between them is a subject
+    the parser missed ("left Acme and Bob *joined* Initech")."""
+    if any(child.dep_ in _SUBJECT_DEPS for child in verb.children):
+        return False
+    before = verb.i - 1
+    while before > 0 and verb.doc[before].pos_ in ("ADV", "AUX", "PART"):
+        before -= 1
+    return verb.doc[before].dep_ == "cc" or verb.doc[before].text == ","
+
+
 @dataclass(frozen=True)
 class _Ends:
     """The entity spans of one doc, indexed for resolving pattern ends to them."""
 
     by_token: Mapping[int, Span]
-    #: PERSON spans in text order that pronouns may refer to (speakers are not among them).
-    people: tuple[Span, ...]
+    #: The spans pronouns may refer to, in text order (speakers are not among them).
+    referents: tuple[Span, ...]
     #: ``(line start, line end, speaker)`` for each transcript line "Name: ...", char offsets.
     line_speakers: tuple[tuple[int, int, Span], ...]
     speaker: Span | None
@@ -475,24 +492,22 @@ class _Ends:
                     end = text.find("\n", span.end_char)
                     line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
         speakers = {s for _, _, s in line_speakers} | ({speaker} if speaker is not None else set())
-        people = tuple(
-            s
-            for s in sorted(spans, key=lambda s: s.start)
-            if s.label_ == "PERSON" and s not in speakers
-        )
-        return cls(by_token, people, tuple(line_speakers), speaker)
+        referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
+        return cls(by_token, referents, tuple(line_speakers), speaker)
 
-    def antecedent(self, pronoun: Token) -> Span | None:
-        """The one PERSON named before ``pronoun`` in its sentence, else in the sentence before.
+    def antecedent(self, pronoun: Token, label: str) -> Span | None:
+        """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else in
+        the sentence before.
 
-        Several mentions of one person ("Dana Whitfield ... Dana") count once; two people
-        make the pronoun ambiguous (None).
+        Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
+        pronoun ambiguous (None).
         """
         sentence = pronoun.sent
-        candidates = [s for s in self.people if sentence.start <= s.start and s.end <= pronoun.i]
+        named = [s for s in self.referents if s.label_ == label]
+        candidates = [s for s in named if sentence.start <= s.start and s.end <= pronoun.i]
         if not candidates and sentence.start > 0:
             before = pronoun.doc[sentence.start - 1].sent
-            candidates = [s for s in self.people if before.start <= s.start < before.end]
+            candidates = [s for s in named if before.start <= s.start < before.end]
         if not candidates:
             return None
         fullest = max(candidates, key=len)
@@ -586,10 +601,8 @@ class RelationExtractor:
         for match_id, token_ids in self._matches(doc):
             index, rule, node_ids = self._by_key[doc.vocab.strings[match_id]]
             nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
-            if _SHARED_HEAD in nodes and any(
-                child.dep_ in _SUBJECT_DEPS for child in doc[token_ids[0]].children
-            ):
-                continue  # the conjoined verb has a subject of its own
+            if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
+                continue
             if self._blocked(nodes) or any(
                 self._inside_name(token, ends.by_token)
                 for name, token in nodes.items()
@@ -706,8 +719,10 @@ class RelationExtractor:
         for child in token.children:
             if child.dep_ == "appos" and child.i in by_token:
                 return by_token[child.i], True
-        if token.pos_ == "PRON" and token.lower_ in _THIRD_PERSON:
-            return ends.antecedent(token), False
+        if token.pos_ == "PRON" and token.lower_ in _PRONOUN_LABELS:
+            return ends.antecedent(token, _PRONOUN_LABELS[token.lower_]), False
+        if token.dep_ == "poss" and token.lower_ in _POSSESSIVE_LABELS:
+            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
         return None, False
