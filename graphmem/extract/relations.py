@@ -10,8 +10,9 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 ("Bob quit Acme and moved to Austin"). Pronouns resolve when that is unambiguous:
 
 - "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else in
-  the sentence before ("Dana left Acme. She joined Initech in May."); with two candidates they stay
-  unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
+  the sentence before, when it is the subject there ("Dana left Acme. She joined Initech in
+  May."); with two candidates, or one that is not a subject ("The daughter of Mondher Ben Ammar,
+  she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
   based in Dublin. Their CEO Daniel Brooks ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
@@ -184,8 +185,8 @@ class RelationRules:
 class RelationCandidate:
     """A typed relation found in a doc, with its evidence.
 
-    ``sentence`` is the evidence sentence: ``sentence.start_char`` / ``sentence.end_char``
-    index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
+    ``sentence`` is the evidence sentence (from the sentence before when a pronoun's antecedent
+    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
     """
 
     subject: Span
@@ -430,7 +431,7 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
 
     The variant hangs the subject on the verb's head (node :data:`_SHARED_HEAD`); a match is
-    kept only when the conjoined verb has no subject of its own (see ``extract``).
+    kept only when the conjoined verb takes that subject (:func:`_shares_subject`).
     """
     anchor, *rest = rule.pattern
     if "DEP" in anchor["RIGHT_ATTRS"]:
@@ -466,6 +467,13 @@ def _shares_subject(verb: Token) -> bool:
     return verb.doc[before].dep_ == "cc" or verb.doc[before].text == ","
 
 
+def _is_subject(token: Token) -> bool:
+    """A clause subject, or a name in apposition to one ("Their CEO, Daniel Brooks, ...")."""
+    if token.dep_ == "appos":
+        token = token.head
+    return token.dep_ in _SUBJECT_DEPS
+
+
 @dataclass(frozen=True)
 class _Ends:
     """The entity spans of one doc, indexed for resolving pattern ends to them."""
@@ -497,10 +505,11 @@ class _Ends:
 
     def antecedent(self, pronoun: Token, label: str) -> Span | None:
         """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else in
-        the sentence before.
+        the sentence before, provided it is the subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
-        pronoun ambiguous (None).
+        pronoun ambiguous (None). A lone candidate that is not a subject is not taken either:
+        in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
         """
         sentence = pronoun.sent
         named = [s for s in self.referents if s.label_ == label]
@@ -512,9 +521,10 @@ class _Ends:
             return None
         fullest = max(candidates, key=len)
         words = {t.lower_ for t in fullest}
-        if all({t.lower_ for t in c} <= words for c in candidates):
-            return fullest
-        return None
+        if not all({t.lower_ for t in c} <= words for c in candidates):
+            return None
+        subjects = [c for c in candidates if _is_subject(c.root)]
+        return max(subjects, key=len) if subjects else None
 
     def speaker_of(self, token: Token) -> Span | None:
         """Who says ``token``: the speaker opening its line, else the memory's speaker."""
@@ -539,25 +549,26 @@ class RelationExtractor:
 
     def __init__(self, nlp: Language, rules_path: Path | str | None = None) -> None:
         self.rules = load_relation_rules(rules_path)
-        # Matcher key -> (rule position, rule, node ids of the matched pattern): each rule
-        # has its pattern and, where it applies, a shared-subject variant.
-        self._by_key: dict[str, tuple[int, RelationRule, tuple[str, ...]]] = {}
-        # One matcher per pattern, run only on docs that have what the pattern asks for: a
-        # matcher costs time per pattern node and token, and most rules cannot match most docs.
+        self._by_id = {rule.id: (index, rule) for index, rule in enumerate(self.rules.rules)}
+        # Node ids of each rule's patterns by pattern length: its own pattern and, where it
+        # applies, a shared-subject variant one node longer.
+        self._node_ids: dict[str, dict[int, tuple[str, ...]]] = {}
+        # One matcher per rule, run only on docs that have what the rule asks for: a matcher
+        # costs time per pattern node and token, and most rules cannot match most docs. (The
+        # variant asks for all the rule's pattern does, so the rule's requirements hold for it.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
-        for index, rule in enumerate(self.rules.rules):
+        for rule in self.rules.rules:
             variant = _shared_subject_variant(rule)
-            patterns = {rule.id: rule.pattern}
-            if variant is not None:
-                patterns[f"{rule.id}+{_SHARED_HEAD}"] = variant
-            for key, pattern in patterns.items():
-                matcher = DependencyMatcher(nlp.vocab, validate=True)
-                try:
-                    matcher.add(key, [list(pattern)])
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise RelationRulesError(f"rule {rule.id!r}: invalid pattern: {exc}") from exc
-                self._by_key[key] = (index, rule, tuple(n["RIGHT_ID"] for n in pattern))
-                self._matchers.append((_requirements(pattern), matcher))
+            patterns = [rule.pattern] if variant is None else [rule.pattern, variant]
+            matcher = DependencyMatcher(nlp.vocab, validate=True)
+            try:
+                matcher.add(rule.id, [list(pattern) for pattern in patterns])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RelationRulesError(f"rule {rule.id!r}: invalid pattern: {exc}") from exc
+            self._node_ids[rule.id] = {
+                len(pattern): tuple(node["RIGHT_ID"] for node in pattern) for pattern in patterns
+            }
+            self._matchers.append((_requirements(rule.pattern), matcher))
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
 
     def functional_predicates(self) -> frozenset[str]:
@@ -599,7 +610,8 @@ class RelationExtractor:
 
         best: dict[tuple[int, int, str, int, int], tuple[int, RelationCandidate]] = {}
         for match_id, token_ids in self._matches(doc):
-            index, rule, node_ids = self._by_key[doc.vocab.strings[match_id]]
+            index, rule = self._by_id[doc.vocab.strings[match_id]]
+            node_ids = self._node_ids[rule.id][len(token_ids)]
             nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
             if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
                 continue
