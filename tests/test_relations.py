@@ -88,6 +88,9 @@ RULE_CASES: list[tuple[str, tuple[str, str, str], str, list[tuple[str, str]] | N
      "located_in/based_in_acl", None),
     ("Springfield is a city in Illinois.", ("Springfield", "located_in", "Illinois"),
      "located_in/place_in", None),
+    # a "planned city" is a kind of place: "planned" is not a blocking modifier
+    ("Springfield is a planned city in Illinois.", ("Springfield", "located_in", "Illinois"),
+     "located_in/place_in", None),
     ("Boulder, a city in Colorado, is popular.", ("Boulder", "located_in", "Colorado"),
      "located_in/place_in_appos", None),
     ("Google acquired YouTube.", ("Google", "acquired", "YouTube"), "acquired/acquired", None),
@@ -346,6 +349,9 @@ class TestPronouns:
             # one candidate, but not the subject: the pronoun is someone unnamed
             "The daughter of Mondher Ben Ammar, she was born in Tunis. She later joined UNESCO.",
             "He was always close to President Teodoro Obiang. He joined Google in 1990.",
+            # the parser hangs the name on "daughter" as an apposition: still not the subject
+            "The daughter of Tunisian politician Mondher Ben Ammar, she was born in Tunis, "
+            "passed her exams and went on to teach. She later joined UNESCO in Paris.",
         ],
     )
     def test_ambiguous_far_or_not_a_subject_stays_unresolved(
@@ -444,6 +450,7 @@ NEAR_MISSES = [
     "Dana Whitfield is leaving for Microsoft.",  # leaving *for* is no departure from it
     "Marco Reyes confirmed he is relocating to Lisbon next week.",  # a plan
     "Alice Smith is going to Paris next month.",  # a plan, not a visit
+    "Tim Cook's upcoming trip to Paris was cancelled.",  # a plan, not a visit
     "Alice Smith was not promoted to CTO of Microsoft.",  # negation
     "Bob Jones, a former engineer at Google, spoke.",  # past role
     "Bob Jones from Berlin joined the call.",  # a place, not an employer
@@ -615,7 +622,9 @@ class TestInTheGraph:
 
     def test_rejoining_reopens(self) -> None:
         memory = self._saved(
-            "Bob Jones works at Microsoft.", "Bob Jones left Microsoft.", "Bob Jones rejoined Microsoft."
+            "Bob Jones works at Microsoft.",
+            "Bob Jones left Microsoft.",
+            "Bob Jones rejoined Microsoft.",
         )
         assert self._works_at(memory, "Bob Jones") == {"Microsoft": None}
 

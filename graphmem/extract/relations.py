@@ -467,13 +467,6 @@ def _shares_subject(verb: Token) -> bool:
     return verb.doc[before].dep_ == "cc" or verb.doc[before].text == ","
 
 
-def _is_subject(token: Token) -> bool:
-    """A clause subject, or a name in apposition to one ("Their CEO, Daniel Brooks, ...")."""
-    if token.dep_ == "appos":
-        token = token.head
-    return token.dep_ in _SUBJECT_DEPS
-
-
 @dataclass(frozen=True)
 class _Ends:
     """The entity spans of one doc, indexed for resolving pattern ends to them."""
@@ -523,7 +516,7 @@ class _Ends:
         words = {t.lower_ for t in fullest}
         if not all({t.lower_ for t in c} <= words for c in candidates):
             return None
-        subjects = [c for c in candidates if _is_subject(c.root)]
+        subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
         return max(subjects, key=len) if subjects else None
 
     def speaker_of(self, token: Token) -> Span | None:
