@@ -368,6 +368,19 @@ class TestPronouns:
             c.triple for c in extractor.extract(doc)
         ]
 
+    def test_a_subject_in_the_sentence_before_settles_it(
+        self, nlp: Language, extractor: RelationExtractor
+    ) -> None:
+        # In its own sentence "Northwind Systems" is no subject ("the CEO of ..."); the
+        # sentence before names the same organisation as its subject.
+        doc = nlp(
+            "Northwind Systems is headquartered in Boston. Michael Grant is the CEO of "
+            "Northwind Systems, and Dana Whitfield leads their data platform team."
+        )
+        assert ("Dana Whitfield", "works_at", "Northwind Systems") in [
+            c.triple for c in extractor.extract(doc)
+        ]
+
     def test_organisation_possessive_needs_an_organisation(
         self, nlp: Language, extractor: RelationExtractor
     ) -> None:

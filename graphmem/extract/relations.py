@@ -9,10 +9,10 @@ Acme"), an apposition to its entity ("the firm, Acme,"), and coordination fans o
 Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares its subject
 ("Bob quit Acme and moved to Austin"). Pronouns resolve when that is unambiguous:
 
-- "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else in
-  the sentence before, when it is the subject there ("Dana left Acme. She joined Initech in
-  May."); with two candidates, or one that is not a subject ("The daughter of Mondher Ben Ammar,
-  she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
+- "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else
+  since the start of the sentence before, when it is a subject there ("Dana left Acme. She
+  joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
+  of Mondher Ben Ammar, she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
   based in Dublin. Their CEO Daniel Brooks ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
@@ -497,27 +497,30 @@ class _Ends:
         return cls(by_token, referents, tuple(line_speakers), speaker)
 
     def antecedent(self, pronoun: Token, label: str) -> Span | None:
-        """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else in
-        the sentence before, provided it is the subject there.
+        """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
+        to the start of the sentence before, provided it is a subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
-        pronoun ambiguous (None). A lone candidate that is not a subject is not taken either:
-        in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
+        pronoun ambiguous (None). A lone candidate that is never a subject is not taken
+        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
         """
         sentence = pronoun.sent
-        named = [s for s in self.referents if s.label_ == label]
-        candidates = [s for s in named if sentence.start <= s.start and s.end <= pronoun.i]
-        if not candidates and sentence.start > 0:
-            before = pronoun.doc[sentence.start - 1].sent
-            candidates = [s for s in named if before.start <= s.start < before.end]
-        if not candidates:
-            return None
-        fullest = max(candidates, key=len)
-        words = {t.lower_ for t in fullest}
-        if not all({t.lower_ for t in c} <= words for c in candidates):
-            return None
-        subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
-        return max(subjects, key=len) if subjects else None
+        starts = [sentence.start]
+        if sentence.start > 0:
+            starts.append(pronoun.doc[sentence.start - 1].sent.start)
+        named = [s for s in self.referents if s.label_ == label and s.end <= pronoun.i]
+        for start in starts:
+            candidates = [s for s in named if s.start >= start]
+            if not candidates:
+                continue
+            fullest = max(candidates, key=len)
+            words = {t.lower_ for t in fullest}
+            if not all({t.lower_ for t in c} <= words for c in candidates):
+                return None
+            subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
+            if subjects:
+                return max(subjects, key=len)
+        return None
 
     def speaker_of(self, token: Token) -> Span | None:
         """Who says ``token``: the speaker opening its line, else the memory's speaker."""
