@@ -10,7 +10,9 @@ an older checkout for a before/after comparison, e.g. with ``PYTHONPATH=<old che
 2. ``locomo``: LoCoMo conversations (one memory per turn, ``"<speaker>: <text>"`` with
    ``speaker`` metadata, as ``locomo_retrieval.py`` saves them): typed relations per
    conversation, each listed with its evidence for checking by hand;
-3. ``demo``: the ``graphmem demo`` corpus: typed relations, listed likewise.
+3. ``demo``: the ``graphmem demo`` corpus: typed relations, listed likewise;
+4. ``cost``: over the demo corpus and the LoCoMo turns, relation extraction alone on parsed docs
+   (best of 3) and ``EntityMemory.save_many`` of the same texts (best of 2).
 
 Example:
     python bench/relation_phrasing.py --locomo ../shared/data/locomo/locomo_dev.json \
@@ -22,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import time
 from collections import Counter
+from collections.abc import Callable
 from importlib.resources import files
 
 from common import DEFAULT_LOCOMO, REPO_ROOT, load_locomo, log, machine_line
@@ -119,6 +123,32 @@ def demo() -> None:
     _listing(typed)
 
 
+def cost(path: str) -> None:
+    corpus = str(files("graphmem.demo_data").joinpath("team_memories.jsonl"))
+    records = [{"content": r["content"]} for r in read_records(corpus)]
+    records += [
+        {"content": r.content, "metadata": dict(r.metadata)}
+        for conv in load_locomo(path)
+        for r in conv.records
+    ]
+    analyzer = get_analyzer()
+    docs = analyzer.analyse([r["content"] for r in records], relations=True)
+    extractor = RelationExtractor(analyzer.nlp)
+    extract = min(_timed(lambda: [extractor.extract(doc) for doc in docs]) for _ in range(3))
+    save = min(_timed(lambda: EntityMemory().save_many(records)) for _ in range(2))
+    print(
+        f"Cost over {len(records)} texts: extraction {extract / len(docs) * 1e6:.0f} us per "
+        f"parsed doc; EntityMemory.save_many {save:.1f} s ({save / len(records) * 1e6:.0f} us "
+        "per memory)"
+    )
+
+
+def _timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO), help="locomo_dev.json")
@@ -129,7 +159,11 @@ def main(argv: list[str] | None = None) -> None:
         help="LoCoMo sample ids (default conv-26; none given: all)",
     )
     parser.add_argument(
-        "--skip", nargs="*", default=[], choices=["paragraph", "locomo", "demo"], help="parts"
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["paragraph", "locomo", "demo", "cost"],
+        help="parts to leave out",
     )
     args = parser.parse_args(argv)
     print(machine_line())
@@ -139,6 +173,8 @@ def main(argv: list[str] | None = None) -> None:
         locomo(args.locomo, args.conversations)
     if "demo" not in args.skip:
         demo()
+    if "cost" not in args.skip:
+        cost(args.locomo)
 
 
 if __name__ == "__main__":
