@@ -792,15 +792,9 @@ class EntityIndex:
         seen: str,
     ) -> None:
         g = state.graph.graph
-        for _, other, key, data in list(g.out_edges(subject, keys=True, data=True)):
-            if (
-                key == predicate
-                and other != obj
-                and data["valid_to"] is None
-                and data["last_seen"] <= seen
-            ):
-                data["valid_to"] = seen
-                self._pending.relation_updates[data["relation_id"]] = data
+        for _, other, key in list(g.out_edges(subject, keys=True)):
+            if key == predicate and other != obj:
+                self._close_value(state, subject, predicate, other, seen)
         restated = g.get_edge_data(subject, obj, key=predicate)
         if (
             restated is not None
