@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from .cortex import CortexMemory
-    from .graph.knowledge_graph import Edge, KnowledgeGraph
+    from .graph.knowledge_graph import Edge, Hop, KnowledgeGraph
     from .memories import EntityMemory, LongTermMemory
     from .storage import SQLiteStorage
 
@@ -656,13 +656,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _demo_who_works_at(em, "Harbor Analytics")
 
         _heading("3. How is Priya Nair connected to Aurex Logistics?")
-        for number, hops in enumerate(em.paths("Priya Nair", "Aurex Logistics")[:3], start=1):
-            print(f"Path {number}:")
-            for hop in hops:
-                print(f"  {_edge_line(hop.edge).strip()}")
-                # A direct link: show more of its evidence, it is the whole answer.
-                for sentence, stamp in _evidence(hop.edge)[: 4 if len(hops) == 1 else 1]:
-                    print(f"      \u201c{_wrap(sentence, 7)}\u201d ({stamp[:10]})")
+        typed_paths = kg.typed().paths("Priya Nair", "Aurex Logistics")[:3]
+        print("Through typed relations:" if typed_paths else "(no typed path was extracted)")
+        _demo_paths(typed_paths)
+        print("Mentioned together (co-occurrence):")
+        _demo_paths([p for p in em.paths("Priya Nair", "Aurex Logistics") if len(p) == 1][:1])
 
         _heading("4. What changed for Dana Whitfield?")
         _demo_changes(em, "Dana Whitfield")
@@ -685,6 +683,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"  graphmem --db {db} relations 'Harbor Analytics'")
     print(f"  graphmem --db {db} path 'Priya Nair' 'Harbor Analytics'")
     return 0
+
+
+def _demo_paths(paths: Sequence[Sequence[Hop]]) -> None:
+    for number, hops in enumerate(paths, start=1):
+        print(f"Path {number}:")
+        for hop in hops:
+            print(f"  {_edge_line(hop.edge).strip()}")
+            # A direct link: show more of its evidence, it is the whole answer.
+            for sentence, stamp in _evidence(hop.edge)[: 4 if len(hops) == 1 else 1]:
+                print(f"      \u201c{_wrap(sentence, 7)}\u201d ({stamp[:10]})")
 
 
 def _demo_who_works_at(em: EntityMemory, org: str) -> None:

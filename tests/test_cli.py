@@ -468,6 +468,16 @@ def test_demo(tmp_path: Path) -> None:
     assert "== 2. Who works at Harbor Analytics?" in text and "Lena Okafor" in text
     assert "Priya Nair met Tom Becker from Aurex Logistics in Berlin" in text
     assert "2026-03-02 .. 2026-04-24  Northwind Systems" in text
+    # questions 3 and 4 are answered with typed relations, the old job closed by "left"
+    assert "Through typed relations:" in text
+    assert "Tom Becker --works_at--> Aurex Logistics" in text
+    assert "Karin Vogel --cto_of--> Aurex Logistics" in text
+    changes = text[text.index("== 4. What changed for Dana Whitfield?") :]
+    assert "(none extracted)" not in changes
+    assert re.search(r"Dana Whitfield --works_at--> Northwind Systems .*to 2026-04-24\]", changes)
+    assert "Dana Whitfield --left--> Northwind Systems" in changes
+    assert "Dana Whitfield --works_at--> Harbor Analytics" in changes
+    assert "Dana Whitfield --lives_in--> Dublin" in changes
     page = out / "graph.html"
     assert page.is_file() and "Harbor Analytics" in page.read_text(encoding="utf-8")
     stats = json.loads(run("--db", str(out / "demo.db"), "stats", "--json").stdout)

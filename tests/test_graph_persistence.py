@@ -104,6 +104,7 @@ def test_the_built_graph_is_what_the_text_says(
         ("Alice Johnson", "met", "Dana Scott"),
         ("Alice Johnson", "works_at", "Acme Corp."),
         ("Acme Corp.", "hired", "Tom Baker"),
+        ("Tom Baker", "works_at", "Acme Corp."),  # an organisation's hire works there
         ("Dana Scott", "mentors", "Tom Baker"),
     }
     northwind = typed[("Dana Scott", "works_at", "Northwind")]

@@ -24,6 +24,8 @@ from functools import lru_cache
 
 import spacy
 from spacy.language import Language
+from spacy.symbols import ORTH
+from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
 from .._assets import asset_path
@@ -59,6 +61,11 @@ class FallbackPipelineWarning(UserWarning):
     """No trained spaCy pipeline could be loaded; entities come from the ruler only."""
 
 
+#: Hyphenated words kept as one token: split, "co-founded Initech" parses as "co" (holding the
+#: subject), "-" and "founded" (holding the object), and the relation rules cannot read it.
+_WHOLE_WORDS = ("co-founded", "co-founder", "co-founders", "co-founding", "co-found", "co-founds")
+
+
 def _load_trained() -> Language | None:
     for name in PIPELINE_PACKAGES:
         try:
@@ -88,6 +95,11 @@ def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tupl
             stacklevel=2,
         )
         nlp = spacy.blank("en")
+    tokenizer = nlp.tokenizer
+    if isinstance(tokenizer, Tokenizer):
+        for word in _WHOLE_WORDS:
+            for form in (word, word.capitalize()):
+                tokenizer.add_special_case(form, [{ORTH: form}])
     before = {"before": "ner"} if "ner" in nlp.pipe_names else {}
     ruler = nlp.add_pipe("entity_ruler", **before)  # type: ignore[arg-type]
     ruler.from_disk(asset_path("models", "entity_patterns.jsonl"))  # type: ignore[attr-defined]

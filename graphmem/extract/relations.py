@@ -6,16 +6,31 @@ pattern with the nodes ``subject`` and ``object`` (and ``role`` for predicates s
 A rule fires only when both ends resolve to entity spans. Resolution maps a token to the entity
 span containing it, follows a relative pronoun to the noun it modifies ("Alice, who works at
 Acme"), an apposition to its entity ("the firm, Acme,"), and coordination fans out ("Alice and
-Bob work at Acme" gives two ``works_at``).
+Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares its subject
+("Bob quit Acme and moved to Austin"). Pronouns resolve when that is unambiguous:
+
+- "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else
+  since the start of the sentence before, when it is a subject there ("Dana left Acme. She
+  joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
+  of Mondher Ben Ammar, she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
+  based in Dublin. Their CEO Daniel Brooks ...");
+- "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
+  turn), else the speaker the caller names (a memory's ``speaker`` metadata).
+
+A predicate may close another: ``left`` declares ``"closes": "works_at"``, so "Bob left Initech"
+ends Bob's open ``works_at`` Initech (the graph layer applies it, see
+:meth:`RelationExtractor.closing_predicates`).
 
 Near-misses rejected on purpose (precision over recall):
 
 - negation on the matched verb or role: "Alice does not work at Acme", "Bob never worked at Acme",
   "Bob is not the CTO of Initech";
-- hypothetical or conditional statements: "Alice might work at Acme", "If Alice works at Acme";
+- hypothetical, conditional or future statements: "Alice might work at Acme", "If Alice works
+  at Acme", "Alice will leave Acme";
 - questions (the sentence ends with "?"): "Does Alice work at Acme?";
 - past or future roles: "the former CEO of Acme", "Alice previously worked at Acme";
-- objects that are not entities: "Alice met the deadline", "Alice works at home";
+- objects that are not entities: "Alice met the deadline", "Alice works at home", "Bob left the
+  meeting";
 - verbs with no subject of their own: "Alice talked about working at Acme someday", "the Acme
   works";
 - label mismatches: each rule lists the entity labels it accepts at either end ("Germany joined
@@ -67,7 +82,7 @@ _TOP_KEYS = frozenset(
 )
 _RULE_REQUIRED = ("id", "predicate", "confidence", "pattern")
 _RULE_KEYS = frozenset(_RULE_REQUIRED) | {"subject_labels", "object_labels", "description"}
-_PREDICATE_KEYS = frozenset({"functional", "symmetric", "description"})
+_PREDICATE_KEYS = frozenset({"functional", "symmetric", "closes", "description"})
 _FILTER_LISTS = (
     "negation_deps",
     "hypothetical_aux",
@@ -78,6 +93,15 @@ _FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
 _ENDS = frozenset({"subject", "object"})
 _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
+#: Pronouns resolved by context, with the label their antecedent must have.
+_PRONOUN_LABELS = {"he": "PERSON", "she": "PERSON", "him": "PERSON", "her": "PERSON"}
+#: Possessives of an organisation ("Acme ... their CTO"); as possessives only.
+_POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG"}
+_FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+#: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
+#: conjoined to, whose subject it borrows.
+_SHARED_HEAD = "shared_head"
 #: Token attributes of patterns that :func:`_requirements` checks against a doc, by spaCy name.
 _TOKEN_ATTRS = {
     "LEMMA": "lemma_",
@@ -99,12 +123,15 @@ class PredicateInfo:
     """What the graph layer needs to know about a predicate.
 
     ``functional`` predicates hold one value at a time per subject (a new ``lives_in`` closes
-    the previous one); ``symmetric`` ones read the same in both directions (``met``).
+    the previous one); ``symmetric`` ones read the same in both directions (``met``);
+    ``closes`` names the predicate a statement of this one ends for the same subject and
+    object (``left`` closes ``works_at``).
     """
 
     name: str
     functional: bool = False
     symmetric: bool = False
+    closes: str | None = None
     description: str = ""
 
 
@@ -149,13 +176,17 @@ class RelationRules:
         """Predicates that read the same both ways, e.g. ``met``."""
         return frozenset(p.name for p in self.predicates.values() if p.symmetric)
 
+    def closing_predicates(self) -> dict[str, str]:
+        """Predicate -> the predicate it closes, e.g. ``{"left": "works_at"}``."""
+        return {p.name: p.closes for p in self.predicates.values() if p.closes}
+
 
 @dataclass(frozen=True)
 class RelationCandidate:
     """A typed relation found in a doc, with its evidence.
 
-    ``sentence`` is the evidence sentence: ``sentence.start_char`` / ``sentence.end_char``
-    index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
+    ``sentence`` is the evidence sentence (from the sentence before when a pronoun's antecedent
+    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
     """
 
     subject: Span
@@ -218,10 +249,14 @@ def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
         for flag in ("functional", "symmetric"):
             if not isinstance(spec.get(flag, False), bool):
                 raise _fail(source, where, f"{flag!r} must be true or false")
+        closes = spec.get("closes")
+        if closes is not None and (not isinstance(closes, str) or closes not in raw):
+            raise _fail(source, where, f"'closes' must name a declared predicate, got {closes!r}")
         predicates[name] = PredicateInfo(
             name=name,
             functional=spec.get("functional", False),
             symmetric=spec.get("symmetric", False),
+            closes=closes,
             description=str(spec.get("description", "")),
         )
     return predicates
@@ -376,11 +411,11 @@ def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str
     return load_relation_rules(rules_path).functional_predicates()
 
 
-def _requirements(rule: RelationRule) -> tuple[tuple[str, frozenset[str]], ...]:
-    """What a doc must contain for ``rule`` to match: ``(token attribute, values)`` pairs, each
-    met by a token whose attribute has one of the values (a necessary condition only)."""
+def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """What a doc must contain for ``pattern`` to match: ``(token attribute, values)`` pairs,
+    each met by a token whose attribute has one of the values (a necessary condition only)."""
     needs = []
-    for node in rule.pattern:
+    for node in pattern:
         for name, value in node["RIGHT_ATTRS"].items():
             if name not in _TOKEN_ATTRS:
                 continue
@@ -389,6 +424,110 @@ def _requirements(rule: RelationRule) -> tuple[tuple[str, frozenset[str]], ...]:
             elif isinstance(value, dict) and set(value) == {"IN"}:
                 needs.append((_TOKEN_ATTRS[name], frozenset(value["IN"])))
     return tuple(needs)
+
+
+def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
+    """``rule``'s pattern for a verb conjoined to another verb that holds the subject ("Bob
+    quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
+
+    The variant hangs the subject on the verb's head (node :data:`_SHARED_HEAD`); a match is
+    kept only when the conjoined verb takes that subject (:func:`_shares_subject`).
+    """
+    anchor, *rest = rule.pattern
+    if "DEP" in anchor["RIGHT_ATTRS"]:
+        return None
+    for i, node in enumerate(rest):
+        if (
+            node["RIGHT_ID"] == "subject"
+            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
+            and node.get("REL_OP") == ">"
+            and node["RIGHT_ATTRS"].get("DEP") in _SUBJECT_DEPS
+        ):
+            verb = {**anchor, "RIGHT_ATTRS": {**anchor["RIGHT_ATTRS"], "DEP": "conj"}}
+            head = {
+                "LEFT_ID": anchor["RIGHT_ID"],
+                "REL_OP": "<",
+                "RIGHT_ID": _SHARED_HEAD,
+                "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
+            }
+            subject = {**node, "LEFT_ID": _SHARED_HEAD}
+            return (verb, *rest[:i], head, subject, *rest[i + 1 :])
+    return None
+
+
+def _shares_subject(verb: Token) -> bool:
+    """Whether a conjoined verb takes its head's subject: it has none of its own and follows
+    the conjunction directly ("quit Acme and then *moved*"); a name between them is a subject
+    the parser missed ("left Acme and Bob *joined* Initech")."""
+    if any(child.dep_ in _SUBJECT_DEPS for child in verb.children):
+        return False
+    before = verb.i - 1
+    while before > 0 and verb.doc[before].pos_ in ("ADV", "AUX", "PART"):
+        before -= 1
+    return verb.doc[before].dep_ == "cc" or verb.doc[before].text == ","
+
+
+@dataclass(frozen=True)
+class _Ends:
+    """The entity spans of one doc, indexed for resolving pattern ends to them."""
+
+    by_token: Mapping[int, Span]
+    #: The spans pronouns may refer to, in text order (speakers are not among them).
+    referents: tuple[Span, ...]
+    #: ``(line start, line end, speaker)`` for each transcript line "Name: ...", char offsets.
+    line_speakers: tuple[tuple[int, int, Span], ...]
+    speaker: Span | None
+
+    @classmethod
+    def of(cls, doc: Doc, spans: Sequence[Span], speaker: Span | None) -> _Ends:
+        by_token: dict[int, Span] = {}
+        for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
+            for i in range(span.start, span.end):
+                by_token.setdefault(i, span)
+        text = doc.text
+        line_speakers = []
+        for span in sorted(spans, key=lambda s: s.start):
+            opens_line = not text[: span.start_char].rpartition("\n")[2].strip()
+            if span.label_ == "PERSON" and opens_line and span.end < len(doc):
+                if doc[span.end].text == ":":
+                    end = text.find("\n", span.end_char)
+                    line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
+        speakers = {s for _, _, s in line_speakers} | ({speaker} if speaker is not None else set())
+        referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
+        return cls(by_token, referents, tuple(line_speakers), speaker)
+
+    def antecedent(self, pronoun: Token, label: str) -> Span | None:
+        """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
+        to the start of the sentence before, provided it is a subject there.
+
+        Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
+        pronoun ambiguous (None). A lone candidate that is never a subject is not taken
+        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
+        """
+        sentence = pronoun.sent
+        starts = [sentence.start]
+        if sentence.start > 0:
+            starts.append(pronoun.doc[sentence.start - 1].sent.start)
+        named = [s for s in self.referents if s.label_ == label and s.end <= pronoun.i]
+        for start in starts:
+            candidates = [s for s in named if s.start >= start]
+            if not candidates:
+                continue
+            fullest = max(candidates, key=len)
+            words = {t.lower_ for t in fullest}
+            if not all({t.lower_ for t in c} <= words for c in candidates):
+                return None
+            subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
+            if subjects:
+                return max(subjects, key=len)
+        return None
+
+    def speaker_of(self, token: Token) -> Span | None:
+        """Who says ``token``: the speaker opening its line, else the memory's speaker."""
+        for start, end, span in self.line_speakers:
+            if start <= token.idx < end:
+                return span
+        return self.speaker
 
 
 class RelationExtractor:
@@ -407,16 +546,25 @@ class RelationExtractor:
     def __init__(self, nlp: Language, rules_path: Path | str | None = None) -> None:
         self.rules = load_relation_rules(rules_path)
         self._by_id = {rule.id: (index, rule) for index, rule in enumerate(self.rules.rules)}
+        # Node ids of each rule's patterns by pattern length: its own pattern and, where it
+        # applies, a shared-subject variant one node longer.
+        self._node_ids: dict[str, dict[int, tuple[str, ...]]] = {}
         # One matcher per rule, run only on docs that have what the rule asks for: a matcher
-        # costs time per pattern node and token, and most rules cannot match most docs.
+        # costs time per pattern node and token, and most rules cannot match most docs. (The
+        # variant asks for all the rule's pattern does, so the rule's requirements hold for it.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
+            variant = _shared_subject_variant(rule)
+            patterns = [rule.pattern] if variant is None else [rule.pattern, variant]
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
-                matcher.add(rule.id, [list(rule.pattern)])
+                matcher.add(rule.id, [list(pattern) for pattern in patterns])
             except (ValueError, KeyError, TypeError) as exc:
                 raise RelationRulesError(f"rule {rule.id!r}: invalid pattern: {exc}") from exc
-            self._matchers.append((_requirements(rule), matcher))
+            self._node_ids[rule.id] = {
+                len(pattern): tuple(node["RIGHT_ID"] for node in pattern) for pattern in patterns
+            }
+            self._matchers.append((_requirements(rule.pattern), matcher))
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
 
     def functional_predicates(self) -> frozenset[str]:
@@ -427,8 +575,21 @@ class RelationExtractor:
         """Predicates that read the same both ways (``met``, ``married`` ...)."""
         return self.rules.symmetric_predicates()
 
-    def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
+    def closing_predicates(self) -> dict[str, str]:
+        """Predicate -> the predicate its statements close (``{"left": "works_at"}``)."""
+        return self.rules.closing_predicates()
+
+    def extract(
+        self,
+        doc: Doc,
+        entities: Sequence[Span] | None = None,
+        speaker: Span | None = None,
+    ) -> list[RelationCandidate]:
         """Return the relations of ``doc`` between ``entities`` (default ``doc.ents``).
+
+        ``speaker`` is who says the text (a PERSON span of ``doc``, or an empty span when the
+        text does not name them): "I", "me" and "my" resolve to it, except on transcript lines
+        that open with their own "Name:".
 
         Output is ordered by sentence, subject, object, predicate and rule, with no duplicate
         (subject, predicate, object) triple: the highest-confidence rule is kept. A doc with no
@@ -437,21 +598,21 @@ class RelationExtractor:
         if not doc.has_annotation("DEP"):
             return []
         spans = list(doc.ents if entities is None else entities)
-        by_token: dict[int, Span] = {}
-        for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
-            if span.doc is not doc:
-                raise RelationRulesError("entities must be spans of the doc being extracted")
-            for i in range(span.start, span.end):
-                by_token.setdefault(i, span)
-        if not by_token:
+        if any(span.doc is not doc for span in [*spans, *([speaker] if speaker else [])]):
+            raise RelationRulesError("entities must be spans of the doc being extracted")
+        ends = _Ends.of(doc, spans, speaker)
+        if not ends.by_token:
             return []
 
         best: dict[tuple[int, int, str, int, int], tuple[int, RelationCandidate]] = {}
         for match_id, token_ids in self._matches(doc):
             index, rule = self._by_id[doc.vocab.strings[match_id]]
-            nodes = {name: doc[i] for name, i in zip(rule.node_ids, token_ids, strict=True)}
+            node_ids = self._node_ids[rule.id][len(token_ids)]
+            nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
+            if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
+                continue
             if self._blocked(nodes) or any(
-                self._inside_name(token, by_token)
+                self._inside_name(token, ends.by_token)
                 for name, token in nodes.items()
                 if name not in _ENDS
             ):
@@ -460,17 +621,22 @@ class RelationExtractor:
             if ROLE_PLACEHOLDER in predicate:
                 predicate = predicate.replace(ROLE_PLACEHOLDER, self._role_name(nodes["role"]))
             sentence = doc[token_ids[0]].sent
-            for subject in self._resolve(nodes["subject"], by_token):
+            for subject in self._resolve(nodes["subject"], ends):
                 if rule.subject_labels and subject.label_ not in rule.subject_labels:
                     continue
-                for obj in self._resolve(nodes["object"], by_token):
+                for obj in self._resolve(nodes["object"], ends):
                     if rule.object_labels and obj.label_ not in rule.object_labels:
                         continue
                     if subject.start < obj.end and obj.start < subject.end:
                         continue  # overlapping ends: not a relation between two things
                     key = (subject.start, subject.end, predicate, obj.start, obj.end)
                     candidate = RelationCandidate(
-                        subject, predicate, obj, sentence, rule.id, rule.confidence
+                        subject,
+                        predicate,
+                        obj,
+                        _evidence(sentence, subject, obj),
+                        rule.id,
+                        rule.confidence,
                     )
                     kept = best.get(key)
                     if kept is None or (-candidate.confidence, index) < (
@@ -490,7 +656,7 @@ class RelationExtractor:
         )
 
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
-        """The dependency matches of every rule whose requirements ``doc`` meets."""
+        """The dependency matches of every pattern whose requirements ``doc`` meets."""
         present: dict[str, set[str]] = {attr: set() for attr in self._attrs}
         for token in doc:
             for attr, values in present.items():
@@ -536,39 +702,66 @@ class RelationExtractor:
         return any(t.lower_ not in role_words and not t.is_punct for t in span)
 
     def _role_name(self, role: Token) -> str:
-        """``cto`` for "the CTO", ``vice_president`` for "the vice president"."""
-        prefixes = [
-            child.lower_
-            for child in role.lefts
-            if child.dep_ in ("compound", "amod") and child.lower_ in self.rules.role_prefixes
-        ]
-        name = "_".join([*prefixes, role.lemma_.lower() or role.lower_])
-        name = re.sub(r"[^\w]+", "_", name).strip("_")
+        """``cto`` for "the CTO", ``vice_president`` for "the vice president", ``coo`` for
+        "chief operating officer" (a whole title listed in the role aliases)."""
+        modifiers = [c for c in role.lefts if c.dep_ in ("compound", "amod")]
+        head = role.lemma_.lower() or role.lower_
+        whole = _snake([*(c.lower_ for c in modifiers), head])
+        if whole in self.rules.role_aliases:
+            return self.rules.role_aliases[whole]
+        prefixes = [c.lower_ for c in modifiers if c.lower_ in self.rules.role_prefixes]
+        name = _snake([*prefixes, head])
         return self.rules.role_aliases.get(name, name)
 
     @staticmethod
-    def _resolve_one(token: Token, by_token: Mapping[int, Span]) -> Span | None:
+    def _resolve_one(token: Token, ends: _Ends) -> tuple[Span | None, bool]:
+        """The entity span ``token`` stands for, and whether the token is (part of) a name or
+        points at one grammatically (not a pronoun resolved by context)."""
+        by_token = ends.by_token
         if token.i in by_token:
-            return by_token[token.i]
+            return by_token[token.i], True
         if token.lower_ in _RELATIVE_PRONOUNS and token.head.dep_ == "relcl":
             antecedent = token.head.head
             if antecedent.i in by_token:
-                return by_token[antecedent.i]
+                return by_token[antecedent.i], True
         for child in token.children:
             if child.dep_ == "appos" and child.i in by_token:
-                return by_token[child.i]
-        return None
+                return by_token[child.i], True
+        if token.pos_ == "PRON" and token.lower_ in _PRONOUN_LABELS:
+            return ends.antecedent(token, _PRONOUN_LABELS[token.lower_]), False
+        if token.dep_ == "poss" and token.lower_ in _POSSESSIVE_LABELS:
+            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
+        if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
+            return ends.speaker_of(token), False
+        return None, False
 
-    def _resolve(self, token: Token, by_token: Mapping[int, Span]) -> list[Span]:
+    def _resolve(self, token: Token, ends: _Ends) -> list[Span]:
         """The entity span of ``token`` and of each entity coordinated with it."""
-        span = self._resolve_one(token, by_token)
+        span, named = self._resolve_one(token, ends)
         if span is None:
             return []
         found = [span]
-        heads: Iterable[Token] = (token, span.root) if token.i != span.root.i else (token,)
+        # A name's own conjuncts count ("Alice and Bob"); a pronoun's antecedent elsewhere
+        # brings only the pronoun's ("She and Bob").
+        heads: Iterable[Token] = (
+            (token, span.root) if named and token.i != span.root.i else (token,)
+        )
         for head in heads:
             for conjunct in head.conjuncts:
-                other = by_token.get(conjunct.i)
+                other = ends.by_token.get(conjunct.i)
                 if other is not None and other not in found:
                     found.append(other)
         return found
+
+
+def _snake(words: Iterable[str]) -> str:
+    return re.sub(r"[^\w]+", "_", "_".join(words)).strip("_")
+
+
+def _evidence(sentence: Span, subject: Span, obj: Span) -> Span:
+    """The matched sentence, reaching back to the sentence that names a pronoun's antecedent
+    ("Dana left Acme. *She* joined Initech.") so the evidence shows who is meant."""
+    starts = [s.sent.start for s in (subject, obj) if len(s) and s.start < sentence.start]
+    if not starts:
+        return sentence
+    return sentence.doc[min(starts) : sentence.end]

@@ -83,9 +83,13 @@ def _may_merge(kg: KnowledgeGraph, a: str, b: str) -> bool:
 class RelationSource(Protocol):
     """What the index needs from a typed-relation extractor."""
 
-    def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> Sequence[Any]: ...
+    def extract(
+        self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None
+    ) -> Sequence[Any]: ...
 
     def functional_predicates(self) -> frozenset[str]: ...
+
+    def closing_predicates(self) -> Mapping[str, str]: ...
 
 
 @dataclass
@@ -587,20 +591,13 @@ class EntityIndex:
         source = self.relation_source if relations else None
         if source is not None and doc.has_annotation("DEP"):
             self._add_typed_relations(
-                conn, state, tenant, seq, doc, mentions, span_keys, seen, source
+                conn, state, tenant, seq, doc, mentions, span_keys, seen, source, _author(item)
             )
         return IndexedMemory(seq, [state.graph.name_of(k) for k in keys_in_order])
 
     def _with_author(self, item: MemoryItem, doc: Doc, mentions: list[Mention]) -> list[Mention]:
         """Link a memory to the person who said it (``speaker``/``author`` metadata)."""
-        author = next(
-            (
-                item.metadata[k].strip()
-                for k in ("speaker", "author")
-                if isinstance(item.metadata.get(k), str) and item.metadata[k].strip()
-            ),
-            None,
-        )
+        author = _author(item)
         if author is None:
             return mentions
         key = canonical_key(author)
@@ -805,22 +802,34 @@ class EntityIndex:
         span_keys: dict[tuple[int, int], str],
         seen: str,
         source: RelationSource,
+        author: str | None,
     ) -> None:
         # Rules check labels: give each span its entity's voted label, not this sentence's
         # NER guess (the small model calls a lone "Alice" an ORG in "Alice joined Acme").
         nodes = state.graph.graph.nodes
-        spans = [
-            Span(doc, m.span.start, m.span.end, label=nodes[span_keys[(m.start, m.end)]]["label"])
-            for m in mentions
-        ]
+        spans: list[Span] = []
+        speaker: Span | None = None
+        author_key = canonical_key(author) if author else None
+        for m in mentions:
+            label = nodes[span_keys[(m.start, m.end)]]["label"]
+            # A mention of no text (the author of a memory that does not name them) is the
+            # speaker only: as an entity span it would cover the whole doc.
+            span = Span(doc, m.span.start, m.span.end, label=label) if m.end > m.start else None
+            if span is not None:
+                spans.append(span)
+            if m.key == author_key and speaker is None:
+                speaker = span if span is not None else Span(doc, 0, 0, label=label)
         functional = source.functional_predicates()
-        for cand in source.extract(doc, spans):
+        closing = source.closing_predicates()
+        for cand in source.extract(doc, spans, speaker=speaker):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
             obj = span_keys.get((cand.object.start_char, cand.object.end_char))
             if subject is None or obj is None or subject == obj:
                 continue
             if cand.predicate in functional:
                 self._close_older_values(conn, state, subject, cand.predicate, obj, seen)
+            if cand.predicate in closing:
+                self._close_value(state, subject, closing[cand.predicate], obj, seen)
             self._link(
                 conn,
                 state,
@@ -833,6 +842,15 @@ class EntityIndex:
                 (seq, cand.sentence.start_char, cand.sentence.end_char, cand.rule),
             )
 
+    def _close_value(
+        self, state: _TenantState, subject: str, predicate: str, obj: str, seen: str
+    ) -> None:
+        """End the open ``subject -predicate-> obj`` ("Bob left Initech" ends his works_at)."""
+        data = state.graph.graph.get_edge_data(subject, obj, key=predicate)
+        if data is not None and data["valid_to"] is None and data["last_seen"] <= seen:
+            data["valid_to"] = seen
+            self._pending.relation_updates[data["relation_id"]] = data
+
     def _close_older_values(
         self,
         conn: Connection,
@@ -843,15 +861,9 @@ class EntityIndex:
         seen: str,
     ) -> None:
         g = state.graph.graph
-        for _, other, key, data in list(g.out_edges(subject, keys=True, data=True)):
-            if (
-                key == predicate
-                and other != obj
-                and data["valid_to"] is None
-                and data["last_seen"] <= seen
-            ):
-                data["valid_to"] = seen
-                self._pending.relation_updates[data["relation_id"]] = data
+        for _, other, key in list(g.out_edges(subject, keys=True)):
+            if key == predicate and other != obj:
+                self._close_value(state, subject, predicate, other, seen)
         restated = g.get_edge_data(subject, obj, key=predicate)
         if (
             restated is not None
@@ -862,3 +874,15 @@ class EntityIndex:
             # cannot keep both spells; the earlier one stays in the evidence).
             restated["valid_from"], restated["valid_to"] = seen, None
             self._pending.relation_updates[restated["relation_id"]] = restated
+
+
+def _author(item: MemoryItem) -> str | None:
+    """Who said or wrote ``item``: its ``speaker`` (else ``author``) metadata, if any."""
+    return next(
+        (
+            item.metadata[k].strip()
+            for k in ("speaker", "author")
+            if isinstance(item.metadata.get(k), str) and item.metadata[k].strip()
+        ),
+        None,
+    )

@@ -392,20 +392,34 @@ class KnowledgeGraph:
     def as_of(self, when: datetime | str) -> KnowledgeGraph:
         """The graph as it stood at ``when``: entities seen by then, relations valid then."""
         stamp = when.isoformat() if isinstance(when, datetime) else str(when)
+
+        def valid(data: dict[str, Any]) -> bool:
+            started = data["valid_from"] or data["first_seen"]
+            ended = data["valid_to"] and data["valid_to"] <= stamp
+            return not (started and started > stamp) and not ended
+
+        return self._view(
+            lambda data: not (data["first_seen"] and data["first_seen"] > stamp),
+            lambda _predicate, data: valid(data),
+        )
+
+    def typed(self) -> KnowledgeGraph:
+        """The graph with typed relations only (no ``co_occurs`` links): its paths say how
+        two entities are related, not only that they were mentioned together."""
+        return self._view(lambda _data: True, lambda predicate, _data: predicate != CO_OCCURS)
+
+    def _view(
+        self,
+        keep_entity: Callable[[dict[str, Any]], bool],
+        keep_edge: Callable[[str, dict[str, Any]], bool],
+    ) -> KnowledgeGraph:
         view = KnowledgeGraph(self._evidence_loader)
         for key, data in self.graph.nodes(data=True):
-            if data["first_seen"] and data["first_seen"] > stamp:
-                continue
-            view.graph.add_node(key, **data)
+            if keep_entity(data):
+                view.graph.add_node(key, **data)
         for u, v, k, data in self.graph.edges(keys=True, data=True):
-            if u not in view.graph or v not in view.graph:
-                continue
-            started = data["valid_from"] or data["first_seen"]
-            if started and started > stamp:
-                continue
-            if data["valid_to"] and data["valid_to"] <= stamp:
-                continue
-            view.graph.add_edge(u, v, key=k, **data)
+            if u in view.graph and v in view.graph and keep_edge(k, data):
+                view.graph.add_edge(u, v, key=k, **data)
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
         view.name_words = set(self.name_words)
         return view
