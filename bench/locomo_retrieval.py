@@ -26,6 +26,7 @@ from common import (
     BM25System,
     CaluteLongTermSystem,
     CaluteWorker,
+    GraphmemCortexSystem,
     RetrievalSystem,
     bootstrap_vs,
     group_metrics,
@@ -39,7 +40,7 @@ from common import (
     write_results,
 )
 
-ALL_SYSTEMS = ("bm25", "graphmem", "calute", "calute-keyword")
+ALL_SYSTEMS = ("bm25", "graphmem", "graphmem-cortex", "calute", "calute-keyword")
 REFERENCE_BM25 = {"R@5": 50.5, "R@10": 57.4, "R@20": 62.4, "multi-hop R@10": 27.9,
                   "open-domain R@10": 29.5, "adversarial R@10": 62.0}
 
@@ -54,6 +55,8 @@ def make_systems(names: list[str], calute_venv: str | None) -> list[RetrievalSys
             gm = try_graphmem_system()
             if gm is not None:
                 systems.append(gm)
+        elif name == "graphmem-cortex":
+            systems.append(GraphmemCortexSystem())
         elif name in ("calute", "calute-keyword"):
             if worker is None:
                 worker = CaluteWorker(calute_venv) if calute_venv else CaluteWorker()
