@@ -230,16 +230,29 @@ class CortexMemory:
         return len(tasks)
 
     def _write_tasks(self, tasks: list[_TaskRecord]) -> None:
-        """Write task results to every enabled tier in one transaction (text analysed in a batch)."""
+        """Write task results to every enabled tier in one transaction.
+
+        Rows are written result by result, tier by tier, exactly as one ``save_task_result``
+        after another would (names one result makes known are recognised in the next); the
+        text of all of them is analysed first in batches (``nlp.pipe``), which the per-row
+        saves then find in the pipeline's cache of recent texts.
+        """
+        index = self._space.entity_index
+        indexed = [t.contextual()["content"] for t in tasks]
+        index.analyse([MemoryItem(text) for text in indexed], relations=False)
+        if self.entity_memory is not None:
+            entity = [MemoryItem(t.entity()["content"]) for t in tasks]
+            index.analyse(entity, relations=self.entity_memory.extract_relations)
         with self._space.database.write():
-            if self.short_term is not None:
-                self.short_term.save_many([t.short_term() for t in tasks], batch_size=len(tasks))
-            if self.long_term is not None:
-                kept = [record for t in tasks if (record := t.long_term()) is not None]
-                self.long_term.save_many(kept, batch_size=len(tasks))
-            if self.entity_memory is not None:
-                self.entity_memory.save_many([t.entity() for t in tasks], batch_size=len(tasks))
-            self.contextual.save_many([t.contextual() for t in tasks], batch_size=len(tasks))
+            for task in tasks:
+                long_term = task.long_term()
+                if self.short_term is not None:
+                    self.short_term.save(**task.short_term())
+                if self.long_term is not None and long_term is not None:
+                    self.long_term.save(**long_term)
+                if self.entity_memory is not None:
+                    self.entity_memory.save(**task.entity())
+                self.contextual.save(**task.contextual())
 
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3
