@@ -129,29 +129,36 @@ class RelationPairs(list[Pair]):
         raise InvalidArgumentError("pairs are listed once: a relationship list cannot be repeated")
 
 
-class RelationshipsView(MutableMapping[str, RelationPairs]):
+class _LiveKeys:
+    """Membership, iteration and size from the stored keys, read on every call."""
+
+    def _keys(self) -> list[str]:
+        raise NotImplementedError
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self._keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+
+class RelationshipsView(_LiveKeys, MutableMapping[str, RelationPairs]):
     """predicate -> :class:`RelationPairs`, read from and written to the knowledge graph."""
 
     def __init__(self, memory: EntityMemory) -> None:
         self._memory = memory
 
-    def _stored(self) -> dict[str, list[Pair]]:
-        return self._memory.relation_pairs_by_predicate()
+    def _keys(self) -> list[str]:
+        return list(self._memory.relation_pairs_by_predicate())
 
     def __getitem__(self, predicate: str) -> RelationPairs:
         return RelationPairs(self._memory, _check_predicate(predicate))
 
     def get(self, predicate: str, default: Any = None) -> Any:
         return self[predicate] if predicate in self else default
-
-    def __contains__(self, predicate: object) -> bool:
-        return isinstance(predicate, str) and predicate in self._stored()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._stored())
-
-    def __len__(self) -> int:
-        return len(self._stored())
 
     def __setitem__(self, predicate: str, pairs: Iterable[Pair]) -> None:
         """Replace the predicate's pairs (an empty list removes them all)."""
@@ -173,7 +180,7 @@ class RelationshipsView(MutableMapping[str, RelationPairs]):
                 self[predicate].clear()
 
     def __repr__(self) -> str:
-        return repr(self._stored())
+        return repr(self._memory.relation_pairs_by_predicate())
 
 
 class StoredPreferences(dict[str, Any]):
@@ -228,28 +235,19 @@ class StoredPreferences(dict[str, Any]):
         self._store({})
 
 
-class UserPreferencesView(MutableMapping[str, StoredPreferences]):
+class UserPreferencesView(_LiveKeys, MutableMapping[str, StoredPreferences]):
     """user id -> :class:`StoredPreferences`, for every user this storage knows."""
 
     def __init__(self, users: UserMemory) -> None:
         self._users = users
 
-    def _known(self) -> list[str]:
+    def _keys(self) -> list[str]:
         return sorted(set(self._users.user_ids()) | set(self._users.user_memories))
 
     def __getitem__(self, user_id: str) -> StoredPreferences:
         if user_id not in self:
             raise KeyError(user_id)
         return StoredPreferences(self._users, user_id)
-
-    def __contains__(self, user_id: object) -> bool:
-        return isinstance(user_id, str) and user_id in self._known()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._known())
-
-    def __len__(self) -> int:
-        return len(self._known())
 
     def __setitem__(self, user_id: str, preferences: Mapping[str, Any]) -> None:
         """Replace the user's stored preferences (defaults fill what is not given)."""
