@@ -7,12 +7,15 @@ returned items are mapped back to their ``dia_id`` and scored against the normal
 Categories 1-4 are reported as "overall"; 5 (adversarial) separately.
 
 Systems: ``bm25`` (the README's reference), ``graphmem`` (``graphmem.LongTermMemory``),
-``calute`` (calute 0.1.5 ``LongTermMemory().search`` as shipped: the SHA-256 "semantic" path) and
+``graphmem-cortex`` (the ``graphmem.CortexMemory`` facade: each turn a task result with the
+speaker as ``agent_role`` and the conversation in ``task_metadata``, ranked by
+``CortexMemory.search``; see ``common.GraphmemCortexSystem``), ``calute`` (calute 0.1.5 ``LongTermMemory().search`` as shipped: the SHA-256 "semantic" path) and
 ``calute-keyword`` (its ``use_semantic=False`` substring-keyword path). calute runs in its own
 venv (bench/.venvs/calute-0.1.5, created on first use) through bench/calute_worker.py.
 
 Example:
     python bench/locomo_retrieval.py --systems bm25,graphmem,calute,calute-keyword
+    python bench/locomo_retrieval.py --systems bm25,graphmem,graphmem-cortex
 """
 
 from __future__ import annotations

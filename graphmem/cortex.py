@@ -182,7 +182,11 @@ class CortexMemory:
         task_metadata: dict[str, Any] | None = None,
     ) -> None:
         """Record a task's result: short-term always, long-term when ``importance >= 0.7``,
-        entity and contextual memory always. All of it in one transaction."""
+        entity and contextual memory always. All of it in one transaction.
+
+        ``task_metadata["conversation_id"]`` (a str), when given, is also every stored item's
+        ``conversation_id``: search can filter by it, and neighbouring turns rank together.
+        """
         task = _task_record(
             {
                 "task_description": task_description,
