@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
+from .extract.pipeline import CACHE_SIZE, CACHED_TEXT_CHARS
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import check_limit
@@ -38,6 +39,8 @@ __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
 _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
+#: Task results pre-analysed at a time: their texts must fit the pipeline's cache.
+_ANALYSIS_SLICE = CACHE_SIZE // 4  # two texts a result, with room to spare
 #: Related memories in the context text (Calute's layout); the report holds up to ``max_items``.
 _RELATED_SHOWN = 3
 
@@ -241,22 +244,35 @@ class CortexMemory:
         text of all of them is analysed first in batches (``nlp.pipe``), which the per-row
         saves then find in the pipeline's cache of recent texts.
         """
-        index = self._space.entity_index
-        indexed = [t.contextual()["content"] for t in tasks]
-        index.analyse([MemoryItem(text) for text in indexed], relations=False)
-        if self.entity_memory is not None:
-            entity = [MemoryItem(t.entity()["content"]) for t in tasks]
-            index.analyse(entity, relations=self.entity_memory.extract_relations)
         with self._space.database.write():
-            for task in tasks:
-                long_term = task.long_term()
-                if self.short_term is not None:
-                    self.short_term.save(**task.short_term())
-                if self.long_term is not None and long_term is not None:
-                    self.long_term.save(**long_term)
-                if self.entity_memory is not None:
-                    self.entity_memory.save(**task.entity())
-                self.contextual.save(**task.contextual())
+            # Slices whose two texts per result (entity mode, relation mode) fit the cache.
+            for start in range(0, len(tasks), _ANALYSIS_SLICE):
+                chunk = tasks[start : start + _ANALYSIS_SLICE]
+                self._analyse_ahead(chunk)
+                for task in chunk:
+                    long_term = task.long_term()
+                    if self.short_term is not None:
+                        self.short_term.save(**task.short_term())
+                    if self.long_term is not None and long_term is not None:
+                        self.long_term.save(**long_term)
+                    if self.entity_memory is not None:
+                        self.entity_memory.save(**task.entity())
+                    self.contextual.save(**task.contextual())
+
+    def _analyse_ahead(self, tasks: list[_TaskRecord]) -> None:
+        """Analyse the tiers' texts in ``nlp.pipe`` batches, for the saves to find cached
+        (texts too long to be cached are left to the saves)."""
+        index = self._space.entity_index
+
+        def ahead(texts: Iterable[str], relations: bool) -> None:
+            short = [MemoryItem(text) for text in texts if len(text) <= CACHED_TEXT_CHARS]
+            if short:
+                index.analyse(short, relations=relations)
+
+        ahead((t.result for t in tasks), relations=False)
+        if self.entity_memory is not None:
+            texts = (t.entity()["content"] for t in tasks)
+            ahead(texts, relations=self.entity_memory.extract_relations)
 
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3
