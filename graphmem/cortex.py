@@ -249,15 +249,22 @@ class CortexMemory:
             for start in range(0, len(tasks), _ANALYSIS_SLICE):
                 chunk = tasks[start : start + _ANALYSIS_SLICE]
                 self._analyse_ahead(chunk)
+                # A short-term tier that indexes no entities, as the facade's own, changes
+                # nothing the other tiers read: its rows go in one batch after the others
+                # (one eviction instead of one per row leaves exactly the same rows).
+                short_term = self.short_term
+                batched = short_term is not None and not short_term.index_entities
                 for task in chunk:
                     long_term = task.long_term()
-                    if self.short_term is not None:
-                        self.short_term.save(**task.short_term())
+                    if short_term is not None and not batched:
+                        short_term.save(**task.short_term())
                     if self.long_term is not None and long_term is not None:
                         self.long_term.save(**long_term)
                     if self.entity_memory is not None:
                         self.entity_memory.save(**task.entity())
                     self.contextual.save(**task.contextual())
+                if short_term is not None and batched:
+                    short_term.save_many([t.short_term() for t in chunk], batch_size=len(chunk))
 
     def _analyse_ahead(self, tasks: list[_TaskRecord]) -> None:
         """Analyse the tiers' texts in ``nlp.pipe`` batches, for the saves to find cached
