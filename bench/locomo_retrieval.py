@@ -48,7 +48,9 @@ REFERENCE_BM25 = {"R@5": 50.5, "R@10": 57.4, "R@20": 62.4, "multi-hop R@10": 27.
                   "open-domain R@10": 29.5, "adversarial R@10": 62.0}
 
 
-def make_systems(names: list[str], calute_venv: str | None) -> list[RetrievalSystem]:
+def make_systems(
+    names: list[str], calute_venv: str | None, cortex_importance: float = 0.7
+) -> list[RetrievalSystem]:
     systems: list[RetrievalSystem] = []
     worker: CaluteWorker | None = None
     for name in names:
@@ -59,7 +61,7 @@ def make_systems(names: list[str], calute_venv: str | None) -> list[RetrievalSys
             if gm is not None:
                 systems.append(gm)
         elif name == "graphmem-cortex":
-            systems.append(GraphmemCortexSystem())
+            systems.append(GraphmemCortexSystem(importance=cortex_importance))
         elif name in ("calute", "calute-keyword"):
             if worker is None:
                 worker = CaluteWorker(calute_venv) if calute_venv else CaluteWorker()
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--depth", type=int, default=50,
                     help="ranked items requested per question (MRR looks this deep)")
     ap.add_argument("--calute-venv", default=None, help="calute venv (default bench/.venvs/...)")
+    ap.add_argument("--cortex-importance", type=float, default=0.7,
+                    help="importance of every turn saved through the facade (graphmem-cortex)")
     ap.add_argument("--out", default="locomo_retrieval", help="results file stem in bench/results/")
     args = ap.parse_args(argv)
 
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     groups = [(c.records, c.queries) for c in conversations]
     systems = make_systems([s.strip() for s in args.systems.split(",") if s.strip()],
-                           args.calute_venv)
+                           args.calute_venv, args.cortex_importance)
 
     results: dict[str, dict[str, Any]] = {}
     try:
