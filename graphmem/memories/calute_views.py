@@ -16,6 +16,13 @@ What cannot be stored is refused, or said here:
   without keeping the position. ``sort`` and ``reverse`` reorder the list in hand only.
 - Names resolve as everywhere in graphmem: appending ``("Alice", "Acme")`` when "Alice
   Johnson" is known links Alice Johnson, and the list then shows the canonical names.
+- Predicates are stored normalised, as :meth:`EntityMemory.add_relation` stores them
+  (``"Works At"`` -> ``"works_at"``): read and replace them under that name.
+- Removing a pair deletes the relation with its evidence (and an entity left with no mention
+  and no relation); re-saving a memory that states it extracts it again.
+- ``UserMemory.user_preferences`` lists the users this storage knows (stored memories or
+  preferences, or opened in this process); deleting one forgets their stored preferences
+  (defaults apply again), not their memories.
 
 Example:
     >>> from graphmem import EntityMemory
