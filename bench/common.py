@@ -468,6 +468,59 @@ class GraphmemLongTermSystem:
             close()
 
 
+class GraphmemCortexSystem:
+    """Adapter over the ``graphmem.CortexMemory`` facade, as a Calute user would drive it.
+
+    Each record is one task result, ``save_task_results`` in one call: ``result`` = the
+    record's content, ``agent_role`` = its speaker (else its agent, else ``"assistant"``),
+    ``task_metadata`` = its metadata plus ``conversation_id``, ``importance`` = ``importance``
+    (0.7 by default: the facade's long-term threshold, so every turn is kept; below it a
+    result lives only in capacity-bounded short-term memory). Ranks with
+    ``CortexMemory.search`` (the ranking of the context's "Related memories").
+    """
+
+    name = "graphmem-cortex"
+    TASK = "Conversation turn"
+
+    def __init__(self, importance: float = 0.7, **memory_kwargs: Any) -> None:
+        import graphmem  # noqa: F401  (ImportError here is reported by the caller)
+
+        self._importance = importance
+        self._memory_kwargs = memory_kwargs
+        self.reset()
+
+    def reset(self) -> None:
+        from graphmem import CortexMemory
+
+        self.memory: Any = CortexMemory(**self._memory_kwargs)
+
+    def ingest(self, records: Sequence[Record]) -> None:
+        self.memory.save_task_results(
+            {
+                "task_description": self.TASK,
+                "result": r.content,
+                "agent_role": r.metadata.get("speaker") or r.agent_id or "assistant",
+                "importance": self._importance,
+                # The record id rides in the metadata: the facade returns no items.
+                "task_metadata": {
+                    **r.metadata,
+                    "conversation_id": r.conversation_id,
+                    "record_id": r.id,
+                },
+            }
+            for r in records
+        )
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[str]]:
+        return [
+            [str(item.metadata["record_id"]) for item in self.memory.search(q, limit=k)]
+            for q in queries
+        ]
+
+    def close(self) -> None:
+        pass
+
+
 def try_graphmem_system(**kwargs: Any) -> GraphmemLongTermSystem | None:
     """The graphmem adapter, or ``None`` (with a message) while graphmem cannot be imported."""
     try:

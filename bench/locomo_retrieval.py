@@ -7,12 +7,15 @@ returned items are mapped back to their ``dia_id`` and scored against the normal
 Categories 1-4 are reported as "overall"; 5 (adversarial) separately.
 
 Systems: ``bm25`` (the README's reference), ``graphmem`` (``graphmem.LongTermMemory``),
-``calute`` (calute 0.1.5 ``LongTermMemory().search`` as shipped: the SHA-256 "semantic" path) and
+``graphmem-cortex`` (the ``graphmem.CortexMemory`` facade: each turn a task result with the
+speaker as ``agent_role`` and the conversation in ``task_metadata``, ranked by
+``CortexMemory.search``; see ``common.GraphmemCortexSystem``), ``calute`` (calute 0.1.5 ``LongTermMemory().search`` as shipped: the SHA-256 "semantic" path) and
 ``calute-keyword`` (its ``use_semantic=False`` substring-keyword path). calute runs in its own
 venv (bench/.venvs/calute-0.1.5, created on first use) through bench/calute_worker.py.
 
 Example:
     python bench/locomo_retrieval.py --systems bm25,graphmem,calute,calute-keyword
+    python bench/locomo_retrieval.py --systems bm25,graphmem,graphmem-cortex
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from common import (
     BM25System,
     CaluteLongTermSystem,
     CaluteWorker,
+    GraphmemCortexSystem,
     RetrievalSystem,
     bootstrap_vs,
     group_metrics,
@@ -39,12 +43,14 @@ from common import (
     write_results,
 )
 
-ALL_SYSTEMS = ("bm25", "graphmem", "calute", "calute-keyword")
+ALL_SYSTEMS = ("bm25", "graphmem", "graphmem-cortex", "calute", "calute-keyword")
 REFERENCE_BM25 = {"R@5": 50.5, "R@10": 57.4, "R@20": 62.4, "multi-hop R@10": 27.9,
                   "open-domain R@10": 29.5, "adversarial R@10": 62.0}
 
 
-def make_systems(names: list[str], calute_venv: str | None) -> list[RetrievalSystem]:
+def make_systems(
+    names: list[str], calute_venv: str | None, cortex_importance: float = 0.7
+) -> list[RetrievalSystem]:
     systems: list[RetrievalSystem] = []
     worker: CaluteWorker | None = None
     for name in names:
@@ -54,6 +60,8 @@ def make_systems(names: list[str], calute_venv: str | None) -> list[RetrievalSys
             gm = try_graphmem_system()
             if gm is not None:
                 systems.append(gm)
+        elif name == "graphmem-cortex":
+            systems.append(GraphmemCortexSystem(importance=cortex_importance))
         elif name in ("calute", "calute-keyword"):
             if worker is None:
                 worker = CaluteWorker(calute_venv) if calute_venv else CaluteWorker()
@@ -81,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--depth", type=int, default=50,
                     help="ranked items requested per question (MRR looks this deep)")
     ap.add_argument("--calute-venv", default=None, help="calute venv (default bench/.venvs/...)")
+    ap.add_argument("--cortex-importance", type=float, default=0.7,
+                    help="importance of every turn saved through the facade (graphmem-cortex)")
     ap.add_argument("--out", default="locomo_retrieval", help="results file stem in bench/results/")
     args = ap.parse_args(argv)
 
@@ -93,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     groups = [(c.records, c.queries) for c in conversations]
     systems = make_systems([s.strip() for s in args.systems.split(",") if s.strip()],
-                           args.calute_venv)
+                           args.calute_venv, args.cortex_importance)
 
     results: dict[str, dict[str, Any]] = {}
     try:

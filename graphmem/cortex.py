@@ -25,9 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
+from .extract.pipeline import CACHE_SIZE, CACHED_TEXT_CHARS
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
+from .memories._sql import check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
+from .retrieval.search import Hit
 from .storage import SQLiteStorage
 from .store import graph_rows
 
@@ -36,6 +39,10 @@ __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
 _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
+#: Task results pre-analysed at a time: their texts must fit the pipeline's cache.
+_ANALYSIS_SLICE = CACHE_SIZE // 4  # two texts a result, with room to spare
+#: Related memories in the context text (Calute's layout); the report holds up to ``max_items``.
+_RELATED_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -47,10 +54,20 @@ class _TaskRecord:
     agent: str
     importance: float
     metadata: dict[str, Any]
+    #: ``task_metadata["conversation_id"]``, stored in the items' own column so that search
+    #: can filter by it and rank a turn's neighbours (as every tier does for its own saves).
+    conversation_id: str | None
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "metadata": self.metadata,
+            "agent_id": self.agent,
+            "conversation_id": self.conversation_id,
+        }
 
     def short_term(self) -> dict[str, Any]:
         content = f"Task completed: {self.task[:100]} - Result: {self.result[:200]}"
-        return {"content": content, "metadata": self.metadata, "agent_id": self.agent}
+        return {"content": content, **self._fields()}
 
     def long_term(self) -> dict[str, Any] | None:
         """None below the long-term threshold."""
@@ -59,39 +76,40 @@ class _TaskRecord:
         return self.contextual()
 
     def entity(self) -> dict[str, Any]:
-        content = f"{self.task} {self.result}"
-        return {"content": content, "metadata": self.metadata, "agent_id": self.agent}
+        return {"content": f"{self.task} {self.result}", **self._fields()}
 
     def contextual(self) -> dict[str, Any]:
-        return {
-            "content": self.result,
-            "metadata": self.metadata,
-            "agent_id": self.agent,
-            "importance": self.importance,
-        }
+        return {"content": self.result, **self._fields(), "importance": self.importance}
 
 
-def _task_record(position: int, record: object) -> _TaskRecord:
-    """Validate one ``save_task_results`` record (the checks of ``save_task_result``)."""
+_TASK_FIELDS = ("task_description", "result", "agent_role", "importance", "task_metadata")
+
+
+def _task_record(record: object, where: str = "") -> _TaskRecord:
+    """Validate the arguments of one task result (``where`` prefixes the names in errors:
+    ``"results[3]."`` for :meth:`CortexMemory.save_task_results`)."""
     if not isinstance(record, Mapping):
         raise InvalidArgumentTypeError(
-            f"results[{position}] must be a dict, got {type(record).__name__}"
+            f"{where.rstrip('.')} must be a dict, got {type(record).__name__}"
         )
-    unknown = sorted(
-        set(record) - {"task_description", "result", "agent_role", "importance", "task_metadata"}
-    )
+    unknown = sorted(set(record) - set(_TASK_FIELDS))
     if unknown:
-        raise InvalidArgumentError(f"results[{position}]: unknown key(s) {', '.join(unknown)}")
-    task = check_content(record.get("task_description"), f"results[{position}].task_description")
-    result = check_content(record.get("result"), f"results[{position}].result")
-    agent = check_content(record.get("agent_role"), f"results[{position}].agent_role")
-    importance = check_importance(record.get("importance", 0.5), f"results[{position}].importance")
+        raise InvalidArgumentError(f"{where.rstrip('.')}: unknown key(s) {', '.join(unknown)}")
+    task = check_content(record.get("task_description"), f"{where}task_description")
+    result = check_content(record.get("result"), f"{where}result")
+    agent = check_content(record.get("agent_role"), f"{where}agent_role")
+    importance = check_importance(record.get("importance", 0.5), f"{where}importance")
     extra = record.get("task_metadata")
     if extra is not None and not isinstance(extra, dict):
-        raise InvalidArgumentTypeError(f"results[{position}].task_metadata must be a dict or None")
-    encode_metadata(extra or {}, f"results[{position}].task_metadata")
+        raise InvalidArgumentTypeError(
+            f"{where}task_metadata must be a dict or None, got {type(extra).__name__}"
+        )
+    encode_metadata(extra or {}, f"{where}task_metadata")
+    conversation = check_optional_id(
+        (extra or {}).get("conversation_id"), f"{where}task_metadata['conversation_id']"
+    )
     metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
-    return _TaskRecord(task, result, agent, importance, metadata)
+    return _TaskRecord(task, result, agent, importance, metadata, conversation)
 
 
 class PersistenceDisabledWarning(UserWarning):
@@ -167,31 +185,21 @@ class CortexMemory:
         task_metadata: dict[str, Any] | None = None,
     ) -> None:
         """Record a task's result: short-term always, long-term when ``importance >= 0.7``,
-        entity and contextual memory always. All of it in one transaction."""
-        check_content(task_description, "task_description")
-        check_content(result, "result")
-        check_content(agent_role, "agent_role")
-        importance = check_importance(importance)
-        if task_metadata is not None and not isinstance(task_metadata, dict):
-            raise InvalidArgumentTypeError(
-                f"task_metadata must be a dict or None, got {type(task_metadata).__name__}"
-            )
-        encode_metadata(task_metadata or {}, "task_metadata")
-        metadata = {
-            **(task_metadata or {}),
-            "task": task_description[:100],
-            "agent_role": agent_role,
-        }
-        task = _TaskRecord(task_description, result, agent_role, importance, metadata)
-        long_term = task.long_term()
-        with self._space.database.write():
-            if self.short_term is not None:
-                self.short_term.save(**task.short_term())
-            if self.long_term is not None and long_term is not None:
-                self.long_term.save(**long_term)
-            if self.entity_memory is not None:
-                self.entity_memory.save(**task.entity())
-            self.contextual.save(**task.contextual())
+        entity and contextual memory always. All of it in one transaction.
+
+        ``task_metadata["conversation_id"]`` (a str), when given, is also every stored item's
+        ``conversation_id``: search can filter by it, and neighbouring turns rank together.
+        """
+        task = _task_record(
+            {
+                "task_description": task_description,
+                "result": result,
+                "agent_role": agent_role,
+                "importance": importance,
+                "task_metadata": task_metadata,
+            }
+        )
+        self._write_tasks([task])
 
     def save_task_results(
         self,
@@ -213,7 +221,7 @@ class CortexMemory:
             ... ])
             1
         """
-        tasks = [_task_record(position, r) for position, r in enumerate(results)]
+        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(results)]
         bar = None
         if progress:
             from tqdm import tqdm
@@ -221,20 +229,57 @@ class CortexMemory:
             bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
         for start in range(0, len(tasks), max(1, batch_size)):
             chunk = tasks[start : start + max(1, batch_size)]
-            with self._space.database.write():
-                if self.short_term is not None:
-                    self.short_term.save_many([t.short_term() for t in chunk], batch_size=len(chunk))
-                if self.long_term is not None:
-                    kept = [record for t in chunk if (record := t.long_term()) is not None]
-                    self.long_term.save_many(kept, batch_size=len(chunk))
-                if self.entity_memory is not None:
-                    self.entity_memory.save_many([t.entity() for t in chunk], batch_size=len(chunk))
-                self.contextual.save_many([t.contextual() for t in chunk], batch_size=len(chunk))
+            self._write_tasks(chunk)
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
         return len(tasks)
+
+    def _write_tasks(self, tasks: list[_TaskRecord]) -> None:
+        """Write task results to every enabled tier in one transaction.
+
+        Rows are written result by result, tier by tier, exactly as one ``save_task_result``
+        after another would (names one result makes known are recognised in the next); the
+        text of all of them is analysed first in batches (``nlp.pipe``), which the per-row
+        saves then find in the pipeline's cache of recent texts.
+        """
+        with self._space.database.write():
+            # Slices whose two texts per result (entity mode, relation mode) fit the cache.
+            for start in range(0, len(tasks), _ANALYSIS_SLICE):
+                chunk = tasks[start : start + _ANALYSIS_SLICE]
+                self._analyse_ahead(chunk)
+                # A short-term tier that indexes no entities, as the facade's own, changes
+                # nothing the other tiers read: its rows go in one batch after the others
+                # (one eviction instead of one per row leaves exactly the same rows).
+                short_term = self.short_term
+                batched = short_term is not None and not short_term.index_entities
+                for task in chunk:
+                    long_term = task.long_term()
+                    if short_term is not None and not batched:
+                        short_term.save(**task.short_term())
+                    if self.long_term is not None and long_term is not None:
+                        self.long_term.save(**long_term)
+                    if self.entity_memory is not None:
+                        self.entity_memory.save(**task.entity())
+                    self.contextual.save(**task.contextual())
+                if short_term is not None and batched:
+                    short_term.save_many([t.short_term() for t in chunk], batch_size=len(chunk))
+
+    def _analyse_ahead(self, tasks: list[_TaskRecord]) -> None:
+        """Analyse the tiers' texts in ``nlp.pipe`` batches, for the saves to find cached
+        (texts too long to be cached are left to the saves)."""
+        index = self._space.entity_index
+
+        def ahead(texts: Iterable[str], relations: bool) -> None:
+            short = [MemoryItem(text) for text in texts if len(text) <= CACHED_TEXT_CHARS]
+            if short:
+                index.analyse(short, relations=relations)
+
+        ahead((t.result for t in tasks), relations=False)
+        if self.entity_memory is not None:
+            texts = (t.entity()["content"] for t in tasks)
+            ahead(texts, relations=self.entity_memory.extract_relations)
 
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3
@@ -272,6 +317,25 @@ class CortexMemory:
             self.contextual.save(content, metadata=metadata, importance=importance)
 
     # ------------------------------------------------------------------ context
+    def search(
+        self, query: str, limit: int = 10, agent_role: str | None = None
+    ) -> list[MemoryItem]:
+        """The facade's contextual search, best first: what "Related memories" lists.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> memory.save_task_result("Audit", "Acme passed the audit", agent_role="QA")
+            >>> [item.content for item in memory.search("Did Acme pass?")]
+            ['Acme passed the audit']
+        """
+        return [hit.item for hit in self.search_hits(query, limit, agent_role)]
+
+    def search_hits(self, query: str, limit: int = 10, agent_role: str | None = None) -> list[Hit]:
+        """Like :meth:`search`, with each item's score and explanation."""
+        check_optional_id(agent_role, "agent_role")
+        filters = {"agent_id": agent_role} if agent_role else None
+        return self.contextual.search_hits(query, limit=limit, filters=filters)
+
     def build_context_report(
         self,
         task_description: str,
@@ -281,13 +345,25 @@ class CortexMemory:
     ) -> ContextReport:
         """The context for a task as a structured report (items, scores, explanations, subgraph).
 
-        ``build_context_for_task`` returns ``report.text`` of this report.
+        ``build_context_for_task`` returns ``report.text`` of this report. "Related memories"
+        holds the best ``max_items`` hits of :meth:`search` not shown in an earlier section
+        (each text once); the text lists the first three of them, as Calute does.
+
+        Example:
+            >>> memory = CortexMemory(enable_short_term=False)
+            >>> for n in range(5):
+            ...     memory.save_task_result("Audit", f"Acme audit step {n} passed", agent_role="QA")
+            >>> report = memory.build_context_report("Acme audit", max_items=4)
+            >>> related = report.sections[-1]
+            >>> len(related.entries), len(related.visible)
+            (4, 3)
         """
         if not isinstance(task_description, str):
             raise InvalidArgumentTypeError(
                 f"task_description must be a str, got {type(task_description).__name__}"
             )
         check_optional_id(agent_role, "agent_role")
+        max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
         agent_filter = {"agent_id": agent_role} if agent_role else None
@@ -336,23 +412,13 @@ class CortexMemory:
             report.entities = [e.content.rsplit(":", 1)[0] for e in known]
             entity_memory = self.entity_memory
             report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
-        if task_description.strip():
-            hits = self.contextual.search_hits(
-                task_description, limit=max_items, filters=agent_filter
-            )
-            fresh = [
-                h
-                for h in hits
-                if h.item.content not in shown and h.item.content[:_RELATED] not in shown
-            ]
-            unique: list[Any] = []
-            for hit in fresh:
-                if all(hit.item.content != other.item.content for other in unique):
-                    unique.append(hit)
+        if task_description.strip() and max_items > 0:
+            related = self._related_hits(task_description, max_items, agent_role, shown)
             report.sections.append(
                 ContextSection(
                     "Related memories:",
-                    [entry(h.item, _RELATED, "contextual", h) for h in unique[:3]],
+                    [entry(h.item, _RELATED, "contextual", h) for h in related],
+                    shown=_RELATED_SHOWN,
                 )
             )
         return report
@@ -369,6 +435,25 @@ class CortexMemory:
         return self.build_context_report(
             task_description, agent_role, additional_context, max_items
         ).text
+
+    def _related_hits(
+        self, task: str, max_items: int, agent_role: str | None, shown: set[str]
+    ) -> list[Hit]:
+        """The best ``max_items`` hits of :meth:`search` whose text is not shown yet (each
+        text once), searching deeper while shown or repeated texts take places."""
+        limit = max_items + len(shown)
+        while True:
+            hits = self.search_hits(task, limit, agent_role)
+            fresh: list[Hit] = []
+            texts = set(shown)
+            for hit in hits:
+                content = hit.item.content
+                if content not in texts and content[:_RELATED] not in texts:
+                    fresh.append(hit)
+                    texts.add(content)
+            if len(fresh) >= max_items or len(hits) < limit:
+                return fresh[:max_items]
+            limit *= 2
 
     # ------------------------------------------------------------------ reading
     def get_agent_history(self, agent_role: str, limit: int = 20) -> list[str]:

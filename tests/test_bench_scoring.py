@@ -106,3 +106,21 @@ def test_bm25_tokens() -> None:
     assert bm25_tokens("What did Caroline's 2 dogs do at the park?") == [
         "did", "caroline", "s", "2", "dogs", "park",
     ]
+
+
+def test_cortex_adapter_ranks_record_ids_with_speaker_and_conversation() -> None:
+    from common import GraphmemCortexSystem, Record
+
+    records = [
+        Record("D1:1", "Ann: Did you watch the meteor shower?", {"speaker": "Ann"}, "conv-1"),
+        Record("D1:2", "Bob: Yes, I felt tiny under that sky.", {"speaker": "Bob"}, "conv-1"),
+        Record("D1:3", "Ann: The bakery closes early now.", {"speaker": "Ann"}, "conv-1"),
+    ]
+    system = GraphmemCortexSystem()
+    system.ingest(records)
+    (ranked,) = system.search_many(["meteor shower"], 5)
+    assert ranked[:2] == ["D1:1", "D1:2"]  # the reply comes in through the conversation
+    (item,) = system.memory.contextual.retrieve(filters={"record_id": "D1:2"})
+    assert (item.agent_id, item.conversation_id) == ("Bob", "conv-1")
+    system.reset()
+    assert system.search_many(["meteor shower"], 5) == [[]]

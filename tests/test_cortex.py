@@ -171,6 +171,238 @@ class TestSaveTaskResult:
         assert len(memory.contextual) == 1
 
 
+class TestConversationAndSpeaker:
+    def test_conversation_id_reaches_every_tier(self) -> None:
+        memory = CortexMemory()
+        meta = {"conversation_id": "conv-7", "speaker": "Ann Lee"}
+        memory.save_task_result("Chat", "Ann Lee: the Atlas demo went well", "Ann Lee", 0.9, meta)
+        tiers = [
+            memory.short_term,
+            memory.long_term,
+            memory.entity_memory,
+            memory.contextual.long_term,
+        ]
+        for tier in tiers:
+            (item,) = _all(tier)
+            assert item.conversation_id == "conv-7"
+            assert item.agent_id == "Ann Lee"
+            assert item.metadata["speaker"] == "Ann Lee"
+        (hit,) = memory.search_hits("How did the demo go?")
+        assert hit.item.conversation_id == "conv-7"
+
+    def test_neighbouring_turns_rank_through_the_conversation(self) -> None:
+        # The reply shares no word with the question; it is found because it follows the
+        # turn that does, in the same conversation (adjacency needs the conversation column).
+        memory = CortexMemory()
+        turns = [
+            "Ann: Did you watch the meteor shower last night?",
+            "Bob: Yes, I felt tiny and amazed under that sky.",
+            "Ann: The bakery on Elm street closes early now.",
+        ]
+        memory.save_task_results(
+            {
+                "task_description": "Conversation turn",
+                "result": text,
+                "agent_role": text.split(":")[0],
+                "importance": 0.7,
+                "task_metadata": {"conversation_id": "c1"},
+            }
+            for text in turns
+        )
+        found = [item.content for item in memory.search("meteor shower", limit=5)]
+        assert found[:2] == turns[:2]
+
+    def test_bad_conversation_id_writes_nothing(self) -> None:
+        memory = CortexMemory()
+        with pytest.raises(TypeError, match=r"task_metadata\['conversation_id'\] must be a str"):
+            memory.save_task_result("Chat", "Hello", "Ann", task_metadata={"conversation_id": 7})
+        with pytest.raises(TypeError, match=r"results\[1\]\.task_metadata\['conversation_id'\]"):
+            memory.save_task_results(
+                [
+                    {"task_description": "Chat", "result": "Hi", "agent_role": "Ann"},
+                    {
+                        "task_description": "Chat",
+                        "result": "Hello",
+                        "agent_role": "Ann",
+                        "task_metadata": {"conversation_id": ["c"]},
+                    },
+                ]
+            )
+        assert len(memory.short_term) == 0  # type: ignore[arg-type]
+        assert len(memory.entity_memory) == 0  # type: ignore[arg-type]
+        assert len(memory.contextual) == 0
+
+
+#: Task results whose task descriptions name entities the results do not (the entity tier
+#: stores both), spanning both sides of the long-term threshold and two conversations.
+_RESULTS = [
+    ("Meet Alice Johnson", "Acme Corp hired a new CTO in Berlin.", "HR", 0.9, "c1"),
+    ("Review Initech", "Alice approved the Initech contract.", "Legal", 0.4, "c1"),
+    ("Plan the Atlas launch", "Bob Stone leads Atlas at Acme Corp.", "PM", 0.8, None),
+    ("Call Globex", "Carol Diaz from Globex asked about Atlas pricing.", "Sales", 0.6, "c2"),
+    ("Weekly sync", "Alice Johnson and Bob Stone met in Berlin.", "PM", 0.75, "c2"),
+    ("Budget", "Initech paid the Acme Corp invoice.", "Finance", 0.2, None),
+]
+
+
+def _task_dict(task: str, result: str, agent: str, importance: float, conv: str | None) -> dict:
+    meta = {"ticket": task[:4]} if conv is None else {"conversation_id": conv}
+    return {
+        "task_description": task,
+        "result": result,
+        "agent_role": agent,
+        "importance": importance,
+        "task_metadata": meta,
+    }
+
+
+def _state(memory: CortexMemory) -> dict[str, object]:
+    """Everything stored and every context, without ids and timestamps."""
+    tiers = {
+        "short_term": memory.short_term,
+        "long_term": memory.long_term,
+        "entity": memory.entity_memory,
+        "contextual.short_term": memory.contextual.short_term,
+        "contextual.long_term": memory.contextual.long_term,
+    }
+    rows = {
+        name: [
+            (i.content, i.memory_type, i.metadata, i.agent_id, i.conversation_id)
+            for i in _all(tier)
+        ]
+        for name, tier in tiers.items()
+    }
+    kg = memory.entity_memory.graph  # type: ignore[union-attr]
+    nodes = sorted(
+        (d["name"], d["label"], d["mentions"]) for _, d in kg.graph.nodes(data=True)
+    )
+    edges = sorted(
+        (kg.name_of(u), k, kg.name_of(v), d.get("support"))
+        for u, v, k, d in kg.graph.edges(keys=True, data=True)
+    )
+    tasks = ["What did Alice approve?", "Atlas at Acme Corp", "Berlin meeting"]
+    contexts = [memory.build_context_for_task(t, max_items=5) for t in tasks]
+    contexts.append(memory.build_context_for_task("Atlas", agent_role="PM"))
+    return {"rows": rows, "nodes": nodes, "edges": edges, "contexts": contexts}
+
+
+class TestSaveTaskResultsMatchesRepeatedSaves:
+    @pytest.mark.parametrize("batch_size", [1, 4, 256])
+    def test_same_rows_graph_and_contexts(self, batch_size: int) -> None:
+        one_by_one = CortexMemory(short_term_capacity=4)
+        for record in _RESULTS:
+            d = _task_dict(*record)
+            one_by_one.save_task_result(**d)
+        batched = CortexMemory(short_term_capacity=4)
+        assert batched.save_task_results(
+            [_task_dict(*r) for r in _RESULTS], batch_size=batch_size
+        ) == len(_RESULTS)
+        expected, got = _state(one_by_one), _state(batched)
+        assert got["rows"] == expected["rows"]
+        assert got["nodes"] == expected["nodes"]
+        assert got["edges"] == expected["edges"]
+        assert got["contexts"] == expected["contexts"]
+        assert expected["contexts"][1]  # the comparison is not between empty contexts
+
+
+class TestContextMaxItems:
+    @pytest.fixture
+    def audits(self) -> CortexMemory:
+        memory = CortexMemory(enable_short_term=False, enable_entity=False)
+        memory.save_task_results(
+            {"task_description": "Audit", "result": f"Acme audit step {n} passed", "agent_role": "QA"}
+            for n in range(8)
+        )
+        return memory
+
+    @pytest.mark.parametrize("max_items, listed, shown", [(0, 0, 0), (2, 2, 2), (5, 5, 3), (20, 8, 3)])
+    def test_related_memories_honour_max_items(
+        self, audits: CortexMemory, max_items: int, listed: int, shown: int
+    ) -> None:
+        report = audits.build_context_report("Acme audit", max_items=max_items)
+        related = [s for s in report.sections if s.title == "Related memories:"]
+        entries = related[0].entries if related else []
+        assert len(entries) == listed
+        assert len({e.memory_id for e in entries}) == listed
+        bullets = [line for line in report.text.split("\n") if line.startswith("  • ")]
+        assert len(bullets) == shown
+        assert audits.build_context_for_task("Acme audit", max_items=max_items) == report.text
+
+    def test_shown_texts_do_not_take_related_places(self) -> None:
+        # Important results are in long-term ("Relevant knowledge", 5 shown) and in contextual
+        # memory with the same text: related memories skip those and still fill max_items.
+        memory = CortexMemory(enable_short_term=False, enable_entity=False)
+        memory.save_task_results(
+            {
+                "task_description": "Audit",
+                "result": f"Acme audit step {n} passed",
+                "agent_role": "QA",
+                "importance": 0.9 if n < 5 else 0.3,
+            }
+            for n in range(9)
+        )
+        report = memory.build_context_report("Acme audit", max_items=4)
+        knowledge, related = report.sections[0], report.sections[-1]
+        assert len(knowledge.entries) == 5
+        assert len(related.entries) == 4
+        assert not {e.content for e in related.entries} & {e.content for e in knowledge.entries}
+
+    @pytest.mark.parametrize(
+        "bad, error", [(-1, ValueError), ("3", TypeError), (True, TypeError), (2.5, TypeError)]
+    )
+    def test_bad_max_items(self, audits: CortexMemory, bad: object, error: type) -> None:
+        with pytest.raises(error, match="max_items"):
+            audits.build_context_report("Acme audit", max_items=bad)  # type: ignore[arg-type]
+        with pytest.raises(error, match="max_items"):
+            audits.build_context_for_task("Acme audit", max_items=bad)  # type: ignore[arg-type]
+
+
+class TestFacadeSearch:
+    def test_only_matches_best_first_filtered_by_agent(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result("Audit", "Acme passed the security audit", "QA", 0.9)
+        memory.save_task_result("Audit", "Acme audit report filed", "Ops", 0.3)
+        memory.save_task_result("Lunch", "Pizza was good", "Ops")
+        found = memory.search_hits("Acme security audit")
+        assert [h.item.content for h in found] == [
+            "Acme passed the security audit",
+            "Acme audit report filed",
+        ]
+        assert found[0].score >= found[1].score
+        assert [i.content for i in memory.search("Acme audit", agent_role="Ops")] == [
+            "Acme audit report filed"
+        ]
+        assert memory.search("Kubernetes") == []
+
+    @pytest.mark.parametrize(
+        "kwargs, error",
+        [
+            ({"query": 3}, TypeError),
+            ({"query": "x", "limit": -1}, ValueError),
+            ({"query": "x", "limit": "5"}, TypeError),
+            ({"query": "x", "agent_role": 5}, TypeError),
+        ],
+    )
+    def test_bad_arguments(self, kwargs: dict, error: type) -> None:
+        with pytest.raises(error):
+            CortexMemory().search(**kwargs)
+
+    def test_other_tiers_copies_do_not_crowd_out_hits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # Each result is stored in four tiers; the candidate windows count only the searched
+        # tier's rows, so a window of 3 still holds the 3 contextual rows.
+        from graphmem.retrieval import search
+        from graphmem.store import database
+
+        memory = CortexMemory()
+        results = [f"Quentin Marsh inspected turbine {n}" for n in range(3)]
+        for text in results:
+            memory.save_task_result("Inspection", text, "Ops", importance=0.9)
+        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
+        monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
+        assert {i.content for i in memory.search("turbine", limit=10)} == set(results)
+        assert {i.content for i in memory.search("What did Quentin do?", limit=10)} == set(results)
+
+
 class TestSaveAgentInteraction:
     def test_format_and_threshold(self) -> None:
         memory = CortexMemory()

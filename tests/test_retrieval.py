@@ -584,3 +584,28 @@ class TestBoundedWork:
         monkeypatch.setattr(search, "GRAPH_WINDOW", 300)
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits}
+
+    def test_windows_count_only_the_searched_namespace(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Another tier's newer copies (a facade saves a result to several) must not push a
+        tier's own rows out of either window."""
+        from graphmem.retrieval import search
+        from graphmem.storage import SQLiteStorage
+        from graphmem.store import database
+
+        storage = SQLiteStorage()
+        mine = LongTermMemory(storage=storage)
+        other = LongTermMemory(storage=storage, namespace="other")
+        mine.save("Zorblax Industries hired Quentin Marsh.")
+        reports = [f"Quentin Marsh filed turbine report {n}." for n in range(3)]
+        for content in reports:
+            mine.save(content)
+        for n in range(6):
+            other.save(f"Quentin Marsh filed turbine report {n} again.")
+        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
+        found = {h.item.content for h in mine.search_hits("turbine", limit=10)}
+        assert set(reports) <= found
+        monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
+        hits = mine.search_hits("What does Zorblax Industries do?", limit=10)
+        assert set(reports) <= {h.item.content for h in hits if not h.explanation.matched_terms}

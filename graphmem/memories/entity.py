@@ -21,15 +21,18 @@ from datetime import datetime
 from typing import Any
 
 import networkx as nx
+from spacy.tokens import Span
 from sqlalchemy import func, select
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
+from ..extract.normalize import canonical_key
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..items import MemoryItem, check_content
 from ..retrieval.query import named_keys
-from ..store import schema
+from ..store import graph_rows, schema
 from ._sql import SQLMemory
+from .calute_views import RelationshipsView
 
 __all__ = ["EntityMemory"]
 
@@ -306,13 +309,60 @@ class EntityMemory(SQLMemory):
         return {name: info["mentions"] for name, info in self._entity_rows().items()}
 
     @property
-    def relationships(self) -> dict[str, list[tuple[str, str]]]:
-        """predicate -> ``(subject, object)`` pairs (a read-only snapshot; no duplicates)."""
+    def relationships(self) -> RelationshipsView:
+        """predicate -> ``(subject, object)`` pairs, each once: a live view of the graph that
+        can be changed in place as Calute's dict is (see :mod:`graphmem.memories.calute_views`).
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> memory.relationships["knows"].append(("Alice Johnson", "Bob Stone"))
+            >>> dict(memory.relationships)
+            {'knows': [('Alice Johnson', 'Bob Stone')]}
+        """
+        return RelationshipsView(self)
+
+    def relation_pairs_by_predicate(self) -> dict[str, list[tuple[str, str]]]:
+        """predicate -> ``(subject, object)`` names, in the graph's order (a snapshot)."""
         kg = self.graph
         out: dict[str, list[tuple[str, str]]] = {}
         for u, v, key in sorted(kg.graph.edges(keys=True)):
             out.setdefault(key, []).append((kg.name_of(u), kg.name_of(v)))
         return out
+
+    def relation_pairs(self, predicate: str) -> list[tuple[str, str]]:
+        """The ``(subject, object)`` names of one predicate (a snapshot)."""
+        kg = self.graph
+        return [
+            (kg.name_of(u), kg.name_of(v))
+            for u, v, key in sorted(kg.graph.edges(keys=True))
+            if key == predicate
+        ]
+
+    def remove_relation(self, subject: str, predicate: str, obj: str) -> bool:
+        """Delete the relation ``subject -predicate-> obj`` and its evidence (entities left
+        with no mention and no relation go too); False when there is no such relation.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.add_relation("Alice Johnson", "mentors", "Bob Stone")
+            >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(predicate="mentors")
+            (True, [])
+        """
+        for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
+            check_content(value, name)
+        db, index = self.space.database, self.space.entity_index
+        with db.write() as conn:
+            kg = self.graph
+            ends = [kg.resolve(subject), kg.resolve(obj)]
+            if None in ends or not kg.graph.has_edge(ends[0], ends[1], key=predicate):
+                return False
+            ids = [kg.graph.nodes[key]["entity_id"] for key in ends]
+            db.bump_generation(conn)
+            removed = graph_rows.delete_relation(conn, self._graph_tenant, ids[0], predicate, ids[1])
+            # The views are rebuilt from the tables on next use, and again if this rolls back.
+            index.invalidate()
+            db.after_rollback(index.invalidate)
+            return removed > 0
 
     def get_entity_info(self, entity: str) -> dict[str, Any]:
         """What is known of an entity: Calute's keys plus ``label`` and ``aliases``.
@@ -364,6 +414,52 @@ class EntityMemory(SQLMemory):
             if name not in names:
                 names.append(name)
         return names
+
+    def _extract_relationships(self, text: str, entities: list[str]) -> list[tuple[str, str, str]]:
+        """Typed relations in ``text`` between the given entities, as Calute's method returns
+        them: ``(entity1, relation, entity2)`` triples, each end named as in ``entities``.
+
+        Unlike Calute's four one-word regexes, this is graphmem's dependency-rule extractor
+        (``models/relation_rules.json``): multi-word names, text order, no duplicate triple.
+        An entity is matched by its name or an alias the graph resolves to it. Nothing is
+        stored. Without a parser in the pipeline there are no typed relations: ``[]``.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> memory._extract_relationships("Alice Johnson works at Acme Corp.", ["Alice Johnson", "Acme Corp"])
+            [('Alice Johnson', 'works_at', 'Acme Corp')]
+        """
+        if not isinstance(text, str):
+            raise InvalidArgumentTypeError(f"text must be a str, got {type(text).__name__}")
+        if not isinstance(entities, list | tuple) or not all(isinstance(e, str) for e in entities):
+            raise InvalidArgumentTypeError("entities must be a list of str")
+        index = self.space.entity_index
+        source = index.relation_source
+        if not text.strip() or not entities or source is None:
+            return []
+        check_content(text, "text")
+        kg = self.graph
+        wanted: dict[str, str] = {}  # resolved key (or canonical key) -> the caller's name
+        for name in entities:
+            wanted.setdefault(kg.resolve(name) or canonical_key(name), name)
+        doc = index.analyse([MemoryItem(text)], relations=True)[0]
+        spans: list[Span] = []
+        names: dict[tuple[int, int], str] = {}
+        for mention in find_mentions(doc, index.matcher(self._graph_tenant)):
+            key = kg.resolve(mention.surface) or mention.key
+            if key in wanted:
+                node = kg.graph.nodes.get(key)
+                label = node["label"] if node is not None else mention.label
+                spans.append(Span(doc, mention.span.start, mention.span.end, label=label))
+                names[(mention.span.start_char, mention.span.end_char)] = wanted[key]
+        triples: list[tuple[str, str, str]] = []
+        for cand in source.extract(doc, spans):
+            subject = names.get((cand.subject.start_char, cand.subject.end_char))
+            obj = names.get((cand.object.start_char, cand.object.end_char))
+            triple = (subject, cand.predicate, obj)
+            if subject and obj and subject != obj and triple not in triples:
+                triples.append((subject, cand.predicate, obj))
+        return triples
 
     def known_entities_in(self, text: str) -> list[tuple[str, int]]:
         """The known entities ``text`` names, in text order, with how many memories of this

@@ -18,8 +18,9 @@ import threading
 from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
-from ..items import MemoryItem
+from ..items import MemoryItem, encode_metadata
 from ..storage import SQLiteStorage, resolve_storage
+from .calute_views import UserPreferencesView
 from .contextual import ContextualMemory
 from .entity import EntityMemory
 
@@ -121,8 +122,46 @@ class UserMemory:
             )
         # Lock order: the database's lock first (as every writer takes it), then ours.
         with self._space.database.write(), self._lock:
-            merged = {**self.get_user_preferences(user_id), **preferences}
-            self._space.save(_PREFS_KEY + user_id, merged)
+            self.replace_user_preferences(
+                user_id, {**self.get_user_preferences(user_id), **preferences}
+            )
+
+    def replace_user_preferences(self, user_id: str, preferences: dict[str, Any] | None) -> None:
+        """Store exactly ``preferences`` for the user (defaults fill what is missing when
+        read); None forgets the stored ones. Values must be JSON data (checked first).
+
+        Example:
+            >>> users = UserMemory()
+            >>> users.replace_user_preferences("alice", {"verbosity": "low"})
+            >>> users.get_user_preferences("alice")["verbosity"]
+            'low'
+        """
+        user_id = _check_user(user_id)
+        if preferences is not None:
+            if not isinstance(preferences, dict):
+                raise InvalidArgumentTypeError(
+                    f"preferences must be a dict or None, got {type(preferences).__name__}"
+                )
+            encode_metadata(preferences, "preferences")
+        with self._space.database.write(), self._lock:
+            if preferences is None:
+                self._space.delete(_PREFS_KEY + user_id)
+            else:
+                self._space.save(_PREFS_KEY + user_id, preferences)
+
+    @property
+    def user_preferences(self) -> UserPreferencesView:
+        """user id -> preferences, Calute's dict as a live view: changes made in place are
+        stored (see :mod:`graphmem.memories.calute_views`).
+
+        Example:
+            >>> users = UserMemory()
+            >>> _ = users.get_or_create_user_memory("alice")
+            >>> users.user_preferences["alice"]["verbosity"] = "low"
+            >>> users.get_user_preferences("alice")["verbosity"]
+            'low'
+        """
+        return UserPreferencesView(self)
 
     def get_user_preferences(self, user_id: str) -> dict[str, Any]:
         """The user's preferences (defaults for a new user)."""

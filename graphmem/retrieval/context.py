@@ -44,10 +44,17 @@ class ContextEntry:
 
 @dataclass
 class ContextSection:
-    """A titled list of entries (``Recent context:``, ``Relevant knowledge:``...)."""
+    """A titled list of entries (``Recent context:``, ``Relevant knowledge:``...), of which
+    the first ``shown`` (all when None) appear in the context text."""
 
     title: str
     entries: list[ContextEntry] = field(default_factory=list)
+    shown: int | None = None
+
+    @property
+    def visible(self) -> list[ContextEntry]:
+        """The entries the context text lists."""
+        return self.entries if self.shown is None else self.entries[: self.shown]
 
 
 @dataclass
@@ -79,13 +86,13 @@ class ContextReport:
         if self.background:
             parts.append(f"Background:\n{self.background}")
         for section in self.sections:
-            if not section.entries:
+            if not section.visible:
                 continue
             # Calute's layout: "Recent context:" follows the background directly; later
             # sections are preceded by a blank line (but the text never starts with one).
             blank_line = parts and section.title != "Recent context:"
             parts.append(f"\n{section.title}" if blank_line else section.title)
-            parts.extend(entry.line for entry in section.entries)
+            parts.extend(entry.line for entry in section.visible)
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +103,7 @@ class ContextReport:
             "sections": [
                 {
                     "title": s.title,
+                    "shown": len(s.visible),
                     "entries": [
                         {
                             "content": e.content[: e.max_chars],

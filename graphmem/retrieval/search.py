@@ -391,28 +391,27 @@ def _newest_mentions_statement(
     entities: int, namespaces: int, by_tenant: bool, filters: tuple[tuple[str, bool], ...]
 ) -> Any:
     """``(seq, entity_id)`` of the newest ``:window`` memories mentioning each of the entities
-    ``:e0``... that lie in namespaces ``:ns0``... and pass the filters (built once per shape)."""
+    ``:e0``... that lie in namespaces ``:ns0``... and pass the filters (built once per shape).
+
+    The window counts only memories the search can return, so other tiers' copies of the
+    same text (a facade saves a result to several) do not push these out of it."""
     m, mem = schema.mentions, schema.memories
-    newest = union_all(
+    conditions: list[Any] = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
+    if by_tenant:
+        conditions.append(mem.c.tenant == bindparam("tenant"))
+    for key, is_none in filters:
+        conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
+    return union_all(
         *(
             select(m.c.memory_seq, m.c.entity_id)
-            .where(m.c.entity_id == bindparam(f"e{i}"))
+            .join(mem, mem.c.seq == m.c.memory_seq)
+            .where(m.c.entity_id == bindparam(f"e{i}"), *conditions)
             .order_by(m.c.memory_seq.desc())
             .limit(bindparam("window", type_=Integer))
             .subquery()
             .select()
             for i in range(entities)
         )
-    ).subquery()
-    conditions: list[Any] = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
-    if by_tenant:
-        conditions.append(mem.c.tenant == bindparam("tenant"))
-    for key, is_none in filters:
-        conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
-    return (
-        select(mem.c.seq, newest.c.entity_id)
-        .join(newest, newest.c.memory_seq == mem.c.seq)
-        .where(*conditions)
     )
 
 

@@ -86,9 +86,9 @@ class MemoryRow:
     tenant: str
 
 
-#: Full-text search scores at most this many rows (the newest matching any query term), so a
-#: query of common words costs the same at any store size. Stores and queries with fewer
-#: matching rows are scored exhaustively.
+#: Full-text search scores at most this many rows (the newest matching any query term, of the
+#: searched namespaces, tenant and filters), so a query of common words costs the same at any
+#: store size. Stores and queries with fewer matching rows are scored exhaustively.
 LEXICAL_WINDOW = 1000
 
 
@@ -472,11 +472,14 @@ class Database:
         if self.dialect == "sqlite":
             fts_table = text("memories_fts")
             matching = text("memories_fts MATCH :fts")
+            # The window counts only rows the search can return: other tiers' copies of the
+            # same text (a facade saves a result to several) must not push these out of it.
             oldest = conn.execute(
-                select(text("rowid"))
+                select(text("memories_fts.rowid"))
                 .select_from(fts_table)
-                .where(matching)
-                .order_by(text("rowid DESC"))
+                .join(_M, _M.c.seq == text("memories_fts.rowid"))
+                .where(matching, *conds)
+                .order_by(text("memories_fts.rowid DESC"))
                 .offset(LEXICAL_WINDOW)
                 .limit(1),
                 {"fts": fts},

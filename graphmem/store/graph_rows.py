@@ -300,6 +300,23 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
     )
 
 
+def delete_relation(
+    conn: Connection, tenant: str, subject_id: int, predicate: str, object_id: int
+) -> int:
+    """Delete one relation and its evidence, then what lost its support; returns the count."""
+    removed = conn.execute(
+        delete(relations).where(
+            relations.c.tenant == tenant,
+            relations.c.subject_id == subject_id,
+            relations.c.predicate == predicate,
+            relations.c.object_id == object_id,
+        )
+    ).rowcount
+    if removed:
+        prune_unsupported(conn, tenant)
+    return int(removed or 0)
+
+
 def delete_tenant_graph(conn: Connection, tenant: str) -> None:
     """Delete a tenant's whole graph: entities (cascading to aliases, mentions, relations and
     evidence, hand-added ones included) and its merge log."""
