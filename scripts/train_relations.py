@@ -1,0 +1,237 @@
+"""Train the learned relation extractor and write its files to models/ (reproducibly).
+
+Data: Re-DocRED ``dev_revised.json`` (the train split is not reachable from the build
+machine). The 400 training documents of the fixed split in bench/redocred_relations.py
+(``index % 5 != 4``); the 100 held-out documents are never read here.
+
+Examples: every two gold mentions of one sentence (parsed by graphmem's own pipeline; labels as
+at inference, see ``gold_spans``), labelled with the graphmem predicate and direction of the gold
+triples between their clusters (``models/learned_predicates.json``), ``NA`` when the clusters have
+none. A pair whose clusters are related only by triples whose evidence lies in other sentences,
+or only by unmapped properties, is left out (this sentence may well not state it).
+
+Model: multinomial logistic regression (scikit-learn, lbfgs) on binary features seen in at least
+``--min-count`` examples. Thresholds: 5-fold cross-validation by document over the training
+documents; per class the lowest threshold (grid 0.05..0.95) at which the out-of-fold precision
+reaches ``--target-precision``; a class that never does is switched off.
+
+Deterministic: the same data and options give byte-identical files (weights rounded to 6
+decimals, stored as float32). Run:
+
+    python scripts/train_relations.py ../shared/data/redocred/dev_revised.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from redocred_relations import (  # noqa: E402
+    RelationDoc,
+    gold_spans,
+    load_relation_docs,
+    mapped_triple,
+    parse,
+)
+
+from graphmem.extract.learned import (  # noqa: E402
+    MANIFEST_FILE,
+    MODEL_FILES,
+    NO_RELATION,
+    PredicateMap,
+    mention_pairs,
+    pair_features,
+    parse_predicate_map,
+)
+
+FOLDS = 5
+GRID = [round(0.05 * i, 2) for i in range(1, 20)]
+MIN_PREDICTIONS = 5
+
+
+def examples(
+    docs: Sequence[RelationDoc], pmap: PredicateMap
+) -> tuple[list[list[str]], list[frozenset[str]], list[int]]:
+    """``(feature lists, label sets, document number)`` of every usable mention pair."""
+    features: list[list[str]] = []
+    labels: list[frozenset[str]] = []
+    doc_ids: list[int] = []
+    for number, (doc, parsed) in enumerate(zip(docs, parse(docs), strict=True)):
+        spans = gold_spans(doc, parsed)
+        cluster_of = {(s.start, s.end): c for c, s in spans}
+        sentence_of = {
+            (parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]).start: m.sent_id
+            for c in doc.entity.clusters
+            for m in c.mentions
+        }
+        for a, b, between in mention_pairs([s for _, s in spans]):
+            ca, cb = cluster_of[(a.start, a.end)], cluster_of[(b.start, b.end)]
+            if ca == cb:
+                continue
+            sentences = {sentence_of.get(a.start), sentence_of.get(b.start)}
+            related = [x for x in doc.triples if {x[0], x[2]} == {ca, cb}]
+            found = set()
+            for h, prop, t, evidence in related:
+                mapped = mapped_triple(pmap, h, prop, t)
+                if mapped is None or (evidence and not sentences & set(evidence)):
+                    continue
+                symmetric = mapped[1] in pmap.symmetric_predicates()
+                found.add(mapped[1] + (">" if symmetric or mapped[0] == ca else "<"))
+            if related and not found:
+                continue
+            features.append(pair_features(a, b, between))
+            labels.append(frozenset(found) or frozenset([NO_RELATION]))
+            doc_ids.append(number)
+    return features, labels, doc_ids
+
+
+def design(
+    feature_lists: Sequence[Sequence[str]], vocabulary: dict[str, int]
+) -> object:
+    """A CSR matrix of binary features."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols = [], []
+    for i, names in enumerate(feature_lists):
+        idx = sorted({vocabulary[n] for n in names if n in vocabulary})
+        rows += [i] * len(idx)
+        cols += idx
+    return csr_matrix(
+        (np.ones(len(rows)), (rows, cols)), shape=(len(feature_lists), len(vocabulary))
+    )
+
+
+def fit(
+    feature_lists: Sequence[Sequence[str]],
+    labels: Sequence[frozenset[str]],
+    vocabulary: dict[str, int],
+    classes: list[str],
+    c: float,
+) -> object:
+    """Logistic regression on one row per (example, label)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rows = [(f, lab) for f, ls in zip(feature_lists, labels, strict=True) for lab in sorted(ls)]
+    x = design([f for f, _ in rows], vocabulary)
+    y = np.array([classes.index(lab) for _, lab in rows])
+    model = LogisticRegression(C=c, max_iter=2000, tol=1e-6)
+    model.fit(x, y)
+    return model
+
+
+def full_probabilities(model: object, x: object, n_classes: int) -> np.ndarray:
+    """Probabilities with a column per class, also for classes absent from a fold."""
+    probs = model.predict_proba(x)  # type: ignore[attr-defined]
+    out = np.zeros((probs.shape[0], n_classes))
+    out[:, model.classes_] = probs  # type: ignore[attr-defined]
+    return out
+
+
+def thresholds(
+    probs: np.ndarray, labels: Sequence[frozenset[str]], classes: list[str], target: float
+) -> dict[str, float]:
+    """Per class, the lowest threshold whose out-of-fold precision reaches ``target``."""
+    best = probs[:, 1:].argmax(axis=1) + 1
+    out = {NO_RELATION: 1.01}
+    for j, name in enumerate(classes[1:], start=1):
+        out[name] = 1.01
+        for theta in GRID:
+            hits = (best == j) & (probs[:, j] >= theta)
+            n = int(hits.sum())
+            if n < MIN_PREDICTIONS:
+                break
+            correct = sum(1 for i in np.where(hits)[0] if name in labels[i])
+            if correct / n >= target:
+                out[name] = theta
+                break
+    return out
+
+
+def train(data: Path, models: Path, min_count: int, c: float, target: float) -> dict[str, str]:
+    """Train on the 400 training documents; write the model files; return their SHA-256."""
+    pmap = parse_predicate_map(
+        json.loads((models / MODEL_FILES[0]).read_text(encoding="utf-8")), MODEL_FILES[0]
+    )
+    train_docs, _ = load_relation_docs(data)
+    feature_lists, labels, doc_ids = examples(train_docs, pmap)
+    counts = Counter(f for names in feature_lists for f in set(names))
+    vocabulary = {f: i for i, f in enumerate(sorted(f for f, n in counts.items() if n >= min_count))}
+    classes = [NO_RELATION, *sorted({lab for ls in labels for lab in ls} - {NO_RELATION})]
+    print(f"{len(feature_lists)} examples, {len(vocabulary)} features, {len(classes)} classes",
+          file=sys.stderr)
+
+    folds = np.array(doc_ids) % FOLDS
+    oof = np.zeros((len(feature_lists), len(classes)))
+    for k in range(FOLDS):
+        train_idx, test_idx = np.where(folds != k)[0], np.where(folds == k)[0]
+        model = fit([feature_lists[i] for i in train_idx], [labels[i] for i in train_idx],
+                    vocabulary, classes, c)
+        oof[test_idx] = full_probabilities(
+            model, design([feature_lists[i] for i in test_idx], vocabulary), len(classes)
+        )
+        print(f"fold {k + 1}/{FOLDS} done", file=sys.stderr)
+    chosen = thresholds(oof, labels, classes, target)
+
+    model = fit(feature_lists, labels, vocabulary, classes, c)
+    weights = np.zeros((len(vocabulary), len(classes)), dtype=np.float32)
+    weights[:, model.classes_] = np.round(model.coef_.T, 6)  # type: ignore[attr-defined]
+    intercepts = np.full(len(classes), -30.0)  # a class never seen in training never fires
+    intercepts[model.classes_] = np.round(model.intercept_, 6)  # type: ignore[attr-defined]
+    meta = {
+        "description": "graphmem learned relation extractor: see graphmem/extract/learned.py "
+        "and scripts/train_relations.py",
+        "training": {"data": "Re-DocRED dev_revised.json, documents with index % 5 != 4",
+                     "examples": len(feature_lists), "min_count": min_count, "C": c,
+                     "target_precision": target, "folds": FOLDS},
+        "classes": classes,
+        "features": sorted(vocabulary, key=vocabulary.__getitem__),
+        "intercepts": [float(v) for v in intercepts],
+        "thresholds": chosen,
+    }
+    (models / MODEL_FILES[1]).write_text(
+        json.dumps(meta, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    with (models / MODEL_FILES[2]).open("wb") as fh:
+        np.save(fh, weights, allow_pickle=False)
+    digests = {
+        name: hashlib.sha256((models / name).read_bytes()).hexdigest() for name in MODEL_FILES
+    }
+    (models / MANIFEST_FILE).write_text(
+        json.dumps({"description": "SHA-256 of the learned relation extractor's files, checked "
+                    "at load (graphmem.extract.learned)", "files": digests},
+                   indent=2, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    return digests
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("data", type=Path, help="path to Re-DocRED dev_revised.json")
+    ap.add_argument("--models", type=Path, default=ROOT / "models", help="output directory")
+    ap.add_argument("--min-count", type=int, default=2)
+    ap.add_argument("--C", type=float, default=1.0, dest="c")
+    ap.add_argument("--target-precision", type=float, default=0.75)
+    args = ap.parse_args(argv)
+    if not args.data.is_file():
+        sys.exit(
+            f"error: {args.data} not found. Download Re-DocRED's dev_revised.json "
+            "(https://github.com/tonytan48/Re-DocRED, data/dev_revised.json, MIT) and pass its path."
+        )
+    for name, digest in train(args.data, args.models, args.min_count, args.c,
+                              args.target_precision).items():
+        print(f"{digest}  {name}")
+
+
+if __name__ == "__main__":
+    main()
