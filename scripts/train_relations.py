@@ -28,6 +28,7 @@ import hashlib
 import json
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,6 +50,7 @@ from graphmem.extract.learned import (  # noqa: E402
     MODEL_FILES,
     NO_RELATION,
     PredicateMap,
+    infer_relations,
     mention_pairs,
     pair_features,
     parse_predicate_map,
@@ -59,15 +61,33 @@ GRID = [round(0.05 * i, 2) for i in range(1, 20)]
 MIN_PREDICTIONS = 5
 
 
-def examples(
-    docs: Sequence[RelationDoc], pmap: PredicateMap
-) -> tuple[list[list[str]], list[frozenset[str]], list[int]]:
-    """``(feature lists, label sets, document number)`` of every usable mention pair."""
-    features: list[list[str]] = []
-    labels: list[frozenset[str]] = []
-    doc_ids: list[int] = []
+@dataclass
+class PairTable:
+    """Every mention pair of the training documents, with what training needs of it.
+
+    ``labels[i]`` is ``None`` for a pair left out of the fit (see the module docstring); it is
+    still scored when thresholds are picked, as every pair is at inference.
+    """
+
+    features: list[list[str]] = field(default_factory=list)
+    labels: list[frozenset[str] | None] = field(default_factory=list)
+    docs: list[int] = field(default_factory=list)
+    clusters: list[tuple[int, int]] = field(default_factory=list)
+    gold: list[set[tuple[int, str, int]]] = field(default_factory=list)  # per document
+    entity_labels: list[dict[int, str]] = field(default_factory=list)  # per document
+    gold_triples: list[list[tuple[int, str, int] | None]] = field(default_factory=list)
+
+
+def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
+    """The :class:`PairTable` of ``docs``."""
+    table = PairTable()
     for number, (doc, parsed) in enumerate(zip(docs, parse(docs), strict=True)):
+        table.gold_triples.append([mapped_triple(pmap, h, r, t) for h, r, t, _ in doc.triples])
+        table.gold.append(set(table.gold_triples[-1]) - {None})
         spans = gold_spans(doc, parsed)
+        table.entity_labels.append({})
+        for c, span in spans:
+            table.entity_labels[-1].setdefault(c, span.label_)
         cluster_of = {(s.start, s.end): c for c, s in spans}
         sentence_of = {
             (parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]).start: m.sent_id
@@ -87,12 +107,13 @@ def examples(
                     continue
                 symmetric = mapped[1] in pmap.symmetric_predicates()
                 found.add(mapped[1] + (">" if symmetric or mapped[0] == ca else "<"))
-            if related and not found:
-                continue
-            features.append(pair_features(a, b, between))
-            labels.append(frozenset(found) or frozenset([NO_RELATION]))
-            doc_ids.append(number)
-    return features, labels, doc_ids
+            table.features.append(pair_features(a, b, between))
+            table.labels.append(
+                None if related and not found else frozenset(found) or frozenset([NO_RELATION])
+            )
+            table.docs.append(number)
+            table.clusters.append((ca, cb))
+    return table
 
 
 def design(
@@ -124,7 +145,7 @@ def fit(
     rows = [(f, lab) for f, ls in zip(feature_lists, labels, strict=True) for lab in sorted(ls)]
     x = design([f for f, _ in rows], vocabulary)
     y = np.array([classes.index(lab) for _, lab in rows])
-    model = LogisticRegression(C=c, max_iter=2000, tol=1e-6)
+    model = LogisticRegression(C=c, max_iter=1000, tol=1e-4)
     model.fit(x, y)
     return model
 
@@ -137,24 +158,74 @@ def full_probabilities(model: object, x: object, n_classes: int) -> np.ndarray:
     return out
 
 
+def triple_of(
+    label: str, clusters: tuple[int, int], pmap: PredicateMap
+) -> tuple[int, str, int]:
+    """The entity-level triple a class predicts for a pair of clusters (first, second)."""
+    predicate, (a, b) = label[:-1], clusters
+    if predicate in pmap.symmetric_predicates():
+        return min(a, b), predicate, max(a, b)
+    return (a, predicate, b) if label[-1] == ">" else (b, predicate, a)
+
+
 def thresholds(
-    probs: np.ndarray, labels: Sequence[frozenset[str]], classes: list[str], target: float
+    probs: np.ndarray, table: PairTable, classes: list[str], pmap: PredicateMap, target: float
 ) -> dict[str, float]:
-    """Per class, the lowest threshold whose out-of-fold precision reaches ``target``."""
+    """Per class, the lowest threshold at which the entity-level precision of its triples
+    (best mention pair per entity pair, out of fold) reaches ``target``; else off (1.01)."""
     best = probs[:, 1:].argmax(axis=1) + 1
     out = {NO_RELATION: 1.01}
     for j, name in enumerate(classes[1:], start=1):
+        scores: dict[tuple[int, tuple[int, str, int]], float] = {}
+        for i in np.where(best == j)[0]:
+            key = (table.docs[i], triple_of(name, table.clusters[i], pmap))
+            scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
         out[name] = 1.01
         for theta in GRID:
-            hits = (best == j) & (probs[:, j] >= theta)
-            n = int(hits.sum())
-            if n < MIN_PREDICTIONS:
+            kept = [key for key, p in scores.items() if p >= theta]
+            if len(kept) < MIN_PREDICTIONS:
                 break
-            correct = sum(1 for i in np.where(hits)[0] if name in labels[i])
-            if correct / n >= target:
+            correct = sum(1 for doc, triple in kept if triple in table.gold[doc])
+            if correct / len(kept) >= target:
                 out[name] = theta
                 break
     return out
+
+
+def entity_triples(
+    probs: np.ndarray,
+    table: PairTable,
+    classes: list[str],
+    chosen: dict[str, float],
+    pmap: PredicateMap,
+    infer: bool,
+) -> list[dict[tuple[int, str, int], float]]:
+    """Per document, the entity-level triples the extractor would output (as at inference)."""
+    limits = np.array([chosen[c] for c in classes])
+    out: list[dict[tuple[int, str, int], float]] = [{} for _ in table.gold]
+    for i, p in enumerate(probs):
+        passing = np.where(p >= limits)[0]
+        passing = passing[passing > 0]
+        if len(passing):
+            j = int(passing[np.argmax(p[passing])])
+            key = triple_of(classes[j], table.clusters[i], pmap)
+            out[table.docs[i]][key] = max(out[table.docs[i]].get(key, 0.0), float(p[j]))
+    if infer:
+        for doc, found in enumerate(out):
+            new = infer_relations(found, table.entity_labels[doc], pmap.inference)
+            found.update({k: v[0] for k, v in new.items()})  # type: ignore[misc]
+    return out
+
+
+def precision_recall(
+    found: Sequence[dict[tuple[int, str, int], float]], table: PairTable
+) -> tuple[float, float, int]:
+    """Entity-level precision, recall over ALL gold triples, and the number predicted."""
+    n_pred = sum(len(f) for f in found)
+    correct = sum(1 for doc, f in enumerate(found) for k in f if k in table.gold[doc])
+    n_gold = sum(len(g) for g in table.gold_triples)
+    recalled = sum(1 for doc, g in enumerate(table.gold_triples) for k in g if k in found[doc])
+    return correct / max(n_pred, 1), recalled / max(n_gold, 1), n_pred
 
 
 def train(data: Path, models: Path, min_count: int, c: float, target: float) -> dict[str, str]:
@@ -163,24 +234,32 @@ def train(data: Path, models: Path, min_count: int, c: float, target: float) -> 
         json.loads((models / MODEL_FILES[0]).read_text(encoding="utf-8")), MODEL_FILES[0]
     )
     train_docs, _ = load_relation_docs(data)
-    feature_lists, labels, doc_ids = examples(train_docs, pmap)
+    table = examples(train_docs, pmap)
+    used = [i for i, lab in enumerate(table.labels) if lab is not None]
+    feature_lists = [table.features[i] for i in used]
+    labels = [table.labels[i] or frozenset() for i in used]
     counts = Counter(f for names in feature_lists for f in set(names))
     vocabulary = {f: i for i, f in enumerate(sorted(f for f, n in counts.items() if n >= min_count))}
     classes = [NO_RELATION, *sorted({lab for ls in labels for lab in ls} - {NO_RELATION})]
-    print(f"{len(feature_lists)} examples, {len(vocabulary)} features, {len(classes)} classes",
-          file=sys.stderr)
+    print(f"{len(table.features)} pairs, {len(used)} for the fit, {len(vocabulary)} features, "
+          f"{len(classes)} classes", file=sys.stderr)
 
-    folds = np.array(doc_ids) % FOLDS
-    oof = np.zeros((len(feature_lists), len(classes)))
+    folds = np.array(table.docs) % FOLDS
+    oof = np.zeros((len(table.features), len(classes)))
     for k in range(FOLDS):
-        train_idx, test_idx = np.where(folds != k)[0], np.where(folds == k)[0]
-        model = fit([feature_lists[i] for i in train_idx], [labels[i] for i in train_idx],
-                    vocabulary, classes, c)
+        fit_idx = [i for i in used if folds[i] != k]
+        test_idx = np.where(folds == k)[0]
+        model = fit([table.features[i] for i in fit_idx],
+                    [table.labels[i] or frozenset() for i in fit_idx], vocabulary, classes, c)
         oof[test_idx] = full_probabilities(
-            model, design([feature_lists[i] for i in test_idx], vocabulary), len(classes)
+            model, design([table.features[i] for i in test_idx], vocabulary), len(classes)
         )
         print(f"fold {k + 1}/{FOLDS} done", file=sys.stderr)
-    chosen = thresholds(oof, labels, classes, target)
+    chosen = thresholds(oof, table, classes, pmap, target)
+    for infer in (False, True):
+        p, r, n = precision_recall(entity_triples(oof, table, classes, chosen, pmap, infer), table)
+        print(f"cross-validated on the training documents, inference {'on' if infer else 'off'}:"
+              f" P {p:.3f} R {r:.3f} ({n} triples)", file=sys.stderr)
 
     model = fit(feature_lists, labels, vocabulary, classes, c)
     weights = np.zeros((len(vocabulary), len(classes)), dtype=np.float32)

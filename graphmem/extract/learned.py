@@ -28,27 +28,33 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
 from .._assets import asset_path
 from ..errors import GraphmemError
-from .relations import PredicateInfo, RelationCandidate
+from .relations import PredicateInfo, RelationCandidate, RelationExtractor
 
 __all__ = [
+    "INFERRED_RULE",
     "LEARNED_RULE",
+    "InferenceRules",
     "NO_RELATION",
     "CombinedRelationSource",
     "LearnedModel",
     "LearnedModelError",
     "LearnedRelationExtractor",
     "PredicateMap",
+    "default_relation_source",
+    "infer_relations",
     "load_learned_model",
     "load_predicate_map",
     "mention_pairs",
@@ -57,12 +63,17 @@ __all__ = [
 
 #: The rule id of learned relations in their evidence.
 LEARNED_RULE = "learned"
+#: The rule id of relations inferred from learned ones (``located_in`` + ``country``).
+INFERRED_RULE = "learned/inferred"
 #: The class of "no relation between these two mentions".
 NO_RELATION = "NA"
 #: Mentions further apart than this many tokens are not paired (few relations span more).
 MAX_TOKEN_DISTANCE = 40
 #: Dependency paths longer than this many edges are summarised as ``long``.
 MAX_PATH_EDGES = 6
+
+#: Set to "0" to run the dependency rules alone (e.g. to measure what the model adds).
+SWITCH_VARIABLE = "GRAPHMEM_LEARNED_RELATIONS"
 
 MODEL_FILES = ("learned_predicates.json", "learned_relations.json", "learned_relations.npy")
 MANIFEST_FILE = "learned_relations_manifest.json"
@@ -73,11 +84,76 @@ class LearnedModelError(GraphmemError, ValueError):
 
 
 @dataclass(frozen=True)
+class Propagation:
+    """Give every entity with one of ``subject_labels`` and no ``predicate`` value the value
+    most often found for ``predicate`` in the document, when found ``min_votes`` times."""
+
+    predicate: str
+    subject_labels: frozenset[str]
+    min_votes: int
+
+
+@dataclass(frozen=True)
+class InferenceRules:
+    """Document-level rules over the model's relations (the ``inference`` section of
+    ``learned_predicates.json``): ``compose`` ``(p, q, r)`` reads "x p y and y q z give
+    x r z"; then each :class:`Propagation` in order."""
+
+    compose: tuple[tuple[str, str, str], ...]
+    propagate: tuple[Propagation, ...]
+
+
+Triple = tuple[Hashable, str, Hashable]
+
+
+def infer_relations(
+    found: Mapping[Triple, float], labels: Mapping[Hashable, str], rules: InferenceRules
+) -> dict[Triple, tuple[float, Triple, Triple | None]]:
+    """New triples implied by ``found`` (entity ids -> confidence), each with its confidence
+    and the one or two triples it comes from.
+
+    Example:
+        >>> rules = InferenceRules((("located_in", "country", "country"),), ())
+        >>> found = {("Pankow", "located_in", "Berlin"): 0.9, ("Berlin", "country", "Germany"): 0.8}
+        >>> infer_relations(found, {}, rules)
+        {('Pankow', 'country', 'Germany'): (0.8, ('Pankow', 'located_in', 'Berlin'), ('Berlin', 'country', 'Germany'))}
+    """
+    known = dict(found)
+    new: dict[Triple, tuple[float, Triple, Triple | None]] = {}
+    for first, second, result in rules.compose:
+        for (x, p, y), c1 in found.items():
+            if p != first:
+                continue
+            for (y2, q, z), c2 in found.items():
+                triple = (x, result, z)
+                if q == second and y2 == y and z != x and triple not in known:
+                    new[triple] = (min(c1, c2), (x, p, y), (y2, q, z))
+                    known[triple] = min(c1, c2)
+    for rule in rules.propagate:
+        votes: dict[Hashable, list[Triple]] = {}
+        for triple in known:
+            if triple[1] == rule.predicate:
+                votes.setdefault(triple[2], []).append(triple)
+        if not votes:
+            continue
+        value, sources = max(votes.items(), key=lambda kv: len(kv[1]))
+        if len(sources) < rule.min_votes:
+            continue
+        has_value = {x for x, p, _ in known if p == rule.predicate}
+        confidence = min(known[t] for t in sources)
+        for entity, label in labels.items():
+            if label in rule.subject_labels and entity != value and entity not in has_value:
+                new[(entity, rule.predicate, value)] = (confidence, sources[0], None)
+    return new
+
+
+@dataclass(frozen=True)
 class PredicateMap:
     """The learned predicates and, per Wikidata property, ``(predicate, inverse)``."""
 
     predicates: Mapping[str, PredicateInfo]
     properties: Mapping[str, tuple[str, bool]]
+    inference: InferenceRules = field(default_factory=lambda: InferenceRules((), ()))
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject, e.g. ``born_in``."""
@@ -109,11 +185,23 @@ def parse_predicate_map(data: Any, source: str = "<predicates>") -> PredicateMap
             if predicate not in predicates or direction not in ("forward", "inverse"):
                 raise LearnedModelError(f"{source}: property {prop!r}: bad mapping")
             properties[prop] = (predicate, direction == "inverse")
+        raw = data.get("inference", {})
+        inference = InferenceRules(
+            tuple((str(p), str(q), str(r)) for p, q, r in raw.get("compose", [])),
+            tuple(
+                Propagation(str(r["predicate"]), frozenset(r["subject_labels"]), int(r["min_votes"]))
+                for r in raw.get("propagate", [])
+            ),
+        )
+        used = {p for rule in inference.compose for p in rule}
+        used |= {r.predicate for r in inference.propagate}
+        if used - set(predicates):
+            raise LearnedModelError(f"{source}: inference uses undeclared {sorted(used - set(predicates))}")
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         if isinstance(exc, LearnedModelError):
             raise
         raise LearnedModelError(f"{source}: malformed predicate map ({exc!r})") from exc
-    return PredicateMap(predicates, properties)
+    return PredicateMap(predicates, properties, inference)
 
 
 def _read_verified(directory: Path, name: str, manifest: Mapping[str, str]) -> bytes:
@@ -313,9 +401,13 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
         f"head2={b.root.lemma_.lower()}",
         f"gov1={a.root.dep_}:{a.root.head.lemma_.lower()}",
         f"gov2={b.root.dep_}:{b.root.head.lemma_.lower()}",
+        f"name1={a.text.lower()}",
+        f"name2={b.text.lower()}",
         f"before1={doc[a.start - 1].lemma_.lower() if a.start > a.sent.start else '<s>'}",
         f"after2={doc[b.end].lemma_.lower() if b.end < a.sent.end else '</s>'}",
     ]
+    if between:
+        features += [f"tfirst={types}|{between[0]}", f"tlast={types}|{between[-1]}"]
     if len(between) <= 4:
         features.append(f"tbetween={types}|{' '.join(between)}")
     if len(between) <= 10:
@@ -382,13 +474,39 @@ class LearnedRelationExtractor:
         return [ScoredPair(a, b, p) for (a, b, _), p in zip(pairs, probs, strict=True)]
 
     def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
-        """The relations whose probability reaches their class threshold, best class per pair.
-
-        Ordered by sentence, subject and object, like the rules' output.
+        """The relations whose probability reaches their class threshold (best class per
+        mention pair), then those the document-level rules infer from them (rule id
+        ``learned/inferred``). Ordered by sentence, subject and object, like the rules' output.
         """
+        spans = list(doc.ents if entities is None else entities)
+        direct = self._direct(doc, spans)
+        # Entities are told apart by their text here: resolution happens later, in the index.
+        first: dict[str, Span] = {}
+        for span in sorted(spans, key=lambda s: s.start):
+            first.setdefault(span.text.lower(), span)
+        found: dict[Triple, float] = {}
+        for c in direct:
+            key = (c.subject.text.lower(), c.predicate, c.object.text.lower())
+            found[key] = max(found.get(key, 0.0), c.confidence)
+        labels = {name: span.label_ for name, span in first.items()}
+        inferred = []
+        for (x, predicate, z), (confidence, source, _) in infer_relations(
+            found, labels, self.model.predicates.inference
+        ).items():
+            subject, obj = first[str(x)], first[str(z)]
+            start = min(subject.sent.start, obj.sent.start, first[str(source[2])].sent.start)
+            end = max(subject.sent.end, obj.sent.end, first[str(source[2])].sent.end)
+            inferred.append(
+                RelationCandidate(subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence)
+            )
+        return sorted(
+            direct + inferred, key=lambda c: (c.sentence.start, c.subject.start, c.object.start)
+        )
+
+    def _direct(self, doc: Doc, spans: Sequence[Span]) -> list[RelationCandidate]:
         model = self.model
         out = []
-        for pair in self.score(doc, entities):
+        for pair in self.score(doc, spans):
             passing = np.where(pair.probabilities >= model.thresholds)[0]
             passing = passing[passing > 0]
             if not len(passing):
@@ -406,7 +524,7 @@ class LearnedRelationExtractor:
                     round(float(pair.probabilities[best]), 4),
                 )
             )
-        return sorted(out, key=lambda c: (c.sentence.start, c.subject.start, c.object.start))
+        return out
 
 
 class CombinedRelationSource:
@@ -436,3 +554,18 @@ class CombinedRelationSource:
             if key not in taken:
                 found.append(cand)
         return found
+
+
+def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelationSource:
+    """What graphmem extracts typed relations with: the rules, plus the learned model unless
+    the environment variable ``GRAPHMEM_LEARNED_RELATIONS`` is ``"0"``.
+
+    Example:
+        >>> import spacy
+        >>> type(default_relation_source(spacy.blank("en"))).__name__
+        'CombinedRelationSource'
+    """
+    rules = RelationExtractor(nlp)
+    if os.environ.get(SWITCH_VARIABLE, "1") == "0":
+        return rules
+    return CombinedRelationSource(rules, LearnedRelationExtractor())

@@ -188,9 +188,9 @@ class EntityIndex:
         if not self._relation_source_loaded:
             self._relation_source_loaded = True
             if self.analyzer.has_parser:
-                from ..extract.relations import RelationExtractor
+                from ..extract.learned import default_relation_source
 
-                self._relation_source = RelationExtractor(self.analyzer.nlp)
+                self._relation_source = default_relation_source(self.analyzer.nlp)
         return self._relation_source
 
     # ------------------------------------------------------------------ graph views
