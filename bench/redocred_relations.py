@@ -41,13 +41,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_REDOCRED_DEV, log, machine_line, markdown_table, write_results
+from common import (
+    DEFAULT_REDOCRED_DEV,
+    log,
+    machine_line,
+    markdown_table,
+    require_file,
+    write_results,
+)
 from redocred_entities import (
     EntityDoc,
     GraphmemEntitySystem,
     load_redocred_docs,
     normalize_name,
-    require_file,
     score_system,
 )
 from spacy.tokens import Doc, Span
@@ -56,8 +62,14 @@ from graphmem.extract.learned import PredicateMap, load_predicate_map
 
 HELD_OUT_EVERY = 5
 #: spaCy-style labels for gold types with no overlapping spaCy entity.
-GOLD_TO_SPACY = {"PER": "PERSON", "ORG": "ORG", "LOC": "GPE", "TIME": "DATE", "NUM": "CARDINAL",
-                 "MISC": "MISC"}
+GOLD_TO_SPACY = {
+    "PER": "PERSON",
+    "ORG": "ORG",
+    "LOC": "GPE",
+    "TIME": "DATE",
+    "NUM": "CARDINAL",
+    "MISC": "MISC",
+}
 
 
 @dataclass
@@ -77,11 +89,15 @@ def load_relation_docs(path: Path | str) -> tuple[list[RelationDoc], list[Relati
     """``(training documents, held-out documents)`` of ``dev_revised.json``."""
     raw = json.loads(require_file(path, "redocred").read_text(encoding="utf-8"))
     docs = [
-        RelationDoc(e, [(lab["h"], lab["r"], lab["t"], tuple(lab["evidence"])) for lab in d["labels"]])
+        RelationDoc(
+            e, [(lab["h"], lab["r"], lab["t"], tuple(lab["evidence"])) for lab in d["labels"]]
+        )
         for e, d in zip(load_redocred_docs(path), raw, strict=True)
     ]
-    return ([d for i, d in enumerate(docs) if not is_held_out(i)],
-            [d for i, d in enumerate(docs) if is_held_out(i)])
+    return (
+        [d for i, d in enumerate(docs) if not is_held_out(i)],
+        [d for i, d in enumerate(docs) if is_held_out(i)],
+    )
 
 
 def parse(docs: Sequence[RelationDoc]) -> list[Doc]:
@@ -99,18 +115,19 @@ def gold_spans(doc: RelationDoc, parsed: Doc) -> list[tuple[int, Span]]:
             span = parsed.char_span(*m.char_span, alignment_mode="expand")
             if span is None or not len(span):
                 continue
-            overlap = Counter({
-                e.label_: min(e.end, span.end) - max(e.start, span.start)
-                for e in parsed.ents if e.start < span.end and span.start < e.end
-            })
+            overlap = Counter(
+                {
+                    e.label_: min(e.end, span.end) - max(e.start, span.start)
+                    for e in parsed.ents
+                    if e.start < span.end and span.start < e.end
+                }
+            )
             label = overlap.most_common(1)[0][0] if overlap else GOLD_TO_SPACY[cluster.type]
             out.append((cluster.index, Span(parsed, span.start, span.end, label=label)))
     return out
 
 
-def mapped_triple(
-    pmap: PredicateMap, h: int, prop: str, t: int
-) -> tuple[int, str, int] | None:
+def mapped_triple(pmap: PredicateMap, h: int, prop: str, t: int) -> tuple[int, str, int] | None:
     """The graphmem triple a gold triple stands for (symmetric ones in sorted order)."""
     if prop not in pmap.properties:
         return None
@@ -145,8 +162,13 @@ def predicted_cluster_triples(
 def prf(ok_pred: int, n_pred: int, ok_gold: int, n_gold: int) -> dict[str, float]:
     p = ok_pred / n_pred if n_pred else 0.0
     r = ok_gold / n_gold if n_gold else 0.0
-    return {"P": p, "R": r, "F1": 2 * p * r / (p + r) if p + r else 0.0,
-            "n_pred": n_pred, "n_gold": n_gold}
+    return {
+        "P": p,
+        "R": r,
+        "F1": 2 * p * r / (p + r) if p + r else 0.0,
+        "n_pred": n_pred,
+        "n_gold": n_gold,
+    }
 
 
 def score_gold_entities(
@@ -175,10 +197,12 @@ def score_gold_entities(
                 ok_by_prop[r] += 1
     return {
         "overall": prf(ok_pred, n_pred, ok_gold, n_gold),
-        "precision_by_predicate": {p: {"P": ok_by_pred[p] / n, "n_pred": n}
-                                   for p, n in pred_by.most_common()},
-        "recall_by_property": {r: {"R": ok_by_prop[r] / n, "n_gold": n}
-                               for r, n in gold_by.most_common()},
+        "precision_by_predicate": {
+            p: {"P": ok_by_pred[p] / n, "n_pred": n} for p, n in pred_by.most_common()
+        },
+        "recall_by_property": {
+            r: {"R": ok_by_prop[r] / n, "n_gold": n} for r, n in gold_by.most_common()
+        },
     }
 
 
@@ -196,7 +220,7 @@ def typed_precision(
             for m in c.mentions:
                 norm[normalize_name(m.name)].add(c.index)
 
-        def clusters(name: str, forms: Iterable[str]) -> set[int]:
+        def clusters(name: str, forms: Iterable[str], norm: dict[str, set[int]] = norm) -> set[int]:
             return set().union(*(norm.get(normalize_name(f), set()) for f in {name, *forms}))
 
         gold = {mapped_triple(pmap, h, r, t) for h, r, t, _ in doc.triples} - {None}
@@ -211,10 +235,15 @@ def typed_precision(
                 continue
             judged += 1
             sym = pred in pmap.symmetric_predicates()
-            ok += any(((min(h, t), pred, max(h, t)) if sym else (h, pred, t)) in gold
-                      for h, t in pairs)
-    return {"typed_precision": ok / judged if judged else 0.0, "judged": judged,
-            "correct": ok, "unjudged": unjudged}
+            ok += any(
+                ((min(h, t), pred, max(h, t)) if sym else (h, pred, t)) in gold for h, t in pairs
+            )
+    return {
+        "typed_precision": ok / judged if judged else 0.0,
+        "judged": judged,
+        "correct": ok,
+        "unjudged": unjudged,
+    }
 
 
 def end_to_end(docs: Sequence[RelationDoc], learned: bool, pmap: PredicateMap) -> dict[str, Any]:
@@ -250,25 +279,46 @@ def main(argv: list[str] | None = None) -> None:
     log(f"held-out: {len(held_out)} docs, {sum(len(d.triples) for d in held_out)} gold triples")
     parsed = parse(held_out)
     gold = score_gold_entities(held_out, parsed, LearnedRelationExtractor(), pmap)
-    payload: dict[str, Any] = {"machine": machine_line(), "data": args.data,
-                               "gold_entities": gold}
+    payload: dict[str, Any] = {"machine": machine_line(), "data": args.data, "gold_entities": gold}
     o = gold["overall"]
     print(f"## Typed relations, held-out docs ({len(held_out)})\n\n{machine_line()}\n")
-    print(f"Gold entities: P {o['P']:.3f} R {o['R']:.3f} F1 {o['F1']:.3f} "
-          f"({o['n_pred']} predicted, {o['n_gold']} gold triples)\n")
-    rows = [[r, v["n_gold"], f"{v['R']:.3f}"]
-            for r, v in list(gold["recall_by_property"].items())[:15]]
+    print(
+        f"Gold entities: P {o['P']:.3f} R {o['R']:.3f} F1 {o['F1']:.3f} "
+        f"({o['n_pred']} predicted, {o['n_gold']} gold triples)\n"
+    )
+    rows = [
+        [r, v["n_gold"], f"{v['R']:.3f}"] for r, v in list(gold["recall_by_property"].items())[:15]
+    ]
     print(markdown_table(["property", "gold", "R"], rows) + "\n")
     rows = [[p, v["n_pred"], f"{v['P']:.3f}"] for p, v in gold["precision_by_predicate"].items()]
     print(markdown_table(["predicate", "predicted", "P"], rows) + "\n")
     if not args.skip_end_to_end:
         runs = [end_to_end(held_out, learned, pmap) for learned in (False, True)]
         payload["end_to_end"] = runs
-        rows = [["on" if r["learned"] else "off", f"{r['typed_precision']:.3f}",
-                 f"{r['judged']}", f"{100 * r['typed_linked_pair_share']:.1f}",
-                 f"{r['typed_per_abstract']:.2f}", f"{r['cpu_seconds']:.1f}"] for r in runs]
-        print(markdown_table(["learned", "typed P", "judged edges", "typed linked pairs %",
-                              "typed / abstract", "ingest CPU s"], rows))
+        rows = [
+            [
+                "on" if r["learned"] else "off",
+                f"{r['typed_precision']:.3f}",
+                f"{r['judged']}",
+                f"{100 * r['typed_linked_pair_share']:.1f}",
+                f"{r['typed_per_abstract']:.2f}",
+                f"{r['cpu_seconds']:.1f}",
+            ]
+            for r in runs
+        ]
+        print(
+            markdown_table(
+                [
+                    "learned",
+                    "typed P",
+                    "judged edges",
+                    "typed linked pairs %",
+                    "typed / abstract",
+                    "ingest CPU s",
+                ],
+                rows,
+            )
+        )
         off, on = runs
         print(f"\nIngest CPU time: +{100 * (on['cpu_seconds'] / off['cpu_seconds'] - 1):.1f}%")
     log(f"results: {write_results(args.out, payload)}")

@@ -106,7 +106,9 @@ class TestInference:
     def test_composition(self):
         found = {("a", "located_in", "b"): 0.9, ("b", "country", "c"): 0.7}
         new = infer_relations(found, {}, self.rules)
-        assert new == {("a", "country", "c"): (0.7, ("a", "located_in", "b"), ("b", "country", "c"))}
+        assert new == {
+            ("a", "country", "c"): (0.7, ("a", "located_in", "b"), ("b", "country", "c"))
+        }
 
     def test_propagation_needs_the_votes(self):
         labels = {"x": "GPE", "y": "GPE", "z": "PERSON", "c": "GPE"}
@@ -167,8 +169,13 @@ class TestThroughEntityMemory:
         for _ in range(2):
             m = EntityMemory()
             m.save(text)
-            runs.append(sorted((e.subject, e.predicate, e.object, e.confidence)
-                               for name in m.entities for e in m.relations(name)))
+            runs.append(
+                sorted(
+                    (e.subject, e.predicate, e.object, e.confidence)
+                    for name in m.entities
+                    for e in m.relations(name)
+                )
+            )
         assert runs[0] == runs[1] and runs[0]
 
 

@@ -189,14 +189,18 @@ def parse_predicate_map(data: Any, source: str = "<predicates>") -> PredicateMap
         inference = InferenceRules(
             tuple((str(p), str(q), str(r)) for p, q, r in raw.get("compose", [])),
             tuple(
-                Propagation(str(r["predicate"]), frozenset(r["subject_labels"]), int(r["min_votes"]))
+                Propagation(
+                    str(r["predicate"]), frozenset(r["subject_labels"]), int(r["min_votes"])
+                )
                 for r in raw.get("propagate", [])
             ),
         )
         used = {p for rule in inference.compose for p in rule}
         used |= {r.predicate for r in inference.propagate}
         if used - set(predicates):
-            raise LearnedModelError(f"{source}: inference uses undeclared {sorted(used - set(predicates))}")
+            raise LearnedModelError(
+                f"{source}: inference uses undeclared {sorted(used - set(predicates))}"
+            )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         if isinstance(exc, LearnedModelError):
             raise
@@ -401,13 +405,9 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
         f"head2={b.root.lemma_.lower()}",
         f"gov1={a.root.dep_}:{a.root.head.lemma_.lower()}",
         f"gov2={b.root.dep_}:{b.root.head.lemma_.lower()}",
-        f"name1={a.text.lower()}",
-        f"name2={b.text.lower()}",
         f"before1={doc[a.start - 1].lemma_.lower() if a.start > a.sent.start else '<s>'}",
         f"after2={doc[b.end].lemma_.lower() if b.end < a.sent.end else '</s>'}",
     ]
-    if between:
-        features += [f"tfirst={types}|{between[0]}", f"tlast={types}|{between[-1]}"]
     if len(between) <= 4:
         features.append(f"tbetween={types}|{' '.join(between)}")
     if len(between) <= 10:
@@ -488,7 +488,7 @@ class LearnedRelationExtractor:
         for c in direct:
             key = (c.subject.text.lower(), c.predicate, c.object.text.lower())
             found[key] = max(found.get(key, 0.0), c.confidence)
-        labels = {name: span.label_ for name, span in first.items()}
+        labels: dict[Hashable, str] = {name: span.label_ for name, span in first.items()}
         inferred = []
         for (x, predicate, z), (confidence, source, _) in infer_relations(
             found, labels, self.model.predicates.inference
@@ -497,7 +497,9 @@ class LearnedRelationExtractor:
             start = min(subject.sent.start, obj.sent.start, first[str(source[2])].sent.start)
             end = max(subject.sent.end, obj.sent.end, first[str(source[2])].sent.end)
             inferred.append(
-                RelationCandidate(subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence)
+                RelationCandidate(
+                    subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence
+                )
             )
         return sorted(
             direct + inferred, key=lambda c: (c.sentence.start, c.subject.start, c.object.start)
@@ -513,7 +515,9 @@ class LearnedRelationExtractor:
                 continue
             best = int(passing[np.argmax(pair.probabilities[passing])])
             label = model.classes[best]
-            subject, obj = (pair.first, pair.second) if label[-1] == ">" else (pair.second, pair.first)
+            subject, obj = (
+                (pair.first, pair.second) if label[-1] == ">" else (pair.second, pair.first)
+            )
             out.append(
                 RelationCandidate(
                     subject,
@@ -550,7 +554,9 @@ class CombinedRelationSource:
             for c in found
         }
         for cand in self.learned.extract(doc, entities):
-            key = frozenset(((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end)))
+            key = frozenset(
+                ((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end))
+            )
             if key not in taken:
                 found.append(cand)
         return found
