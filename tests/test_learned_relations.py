@@ -129,15 +129,28 @@ def memory() -> EntityMemory:
 class TestThroughEntityMemory:
     def test_born_in_a_city_of_a_country(self, memory):
         memory.save("Marie Curie was born in Warsaw, Poland.")
-        found = typed(memory, "Warsaw")
-        assert ("Warsaw", "country", "Poland", LEARNED_RULE) in found
-        assert [e.subject for e in memory.find(predicate="country", object="Poland")] == ["Warsaw"]
+        # The rule types the person's pair; the model the city's.
+        assert typed(memory, "Warsaw") == {
+            ("Marie Curie", "born_in", "Warsaw", "born_in/born_in"),
+            ("Warsaw", "located_in", "Poland", LEARNED_RULE),
+        }
+        found = memory.find(predicate="located_in", object="Poland")
+        assert [e.subject for e in found] == ["Warsaw"]
 
-    def test_headquarters(self, memory):
+    def test_a_city_in_a_state(self, memory):
+        memory.save("Initech is an American software company in Austin, Texas.")
+        found = typed(memory, "Austin")
+        assert ("Austin", "located_in", "Texas", LEARNED_RULE) in found
+        # "a company in Austin" is a rule's: the rule's evidence, not the model's.
+        assert ("Initech", "located_in", "Austin", "located_in/place_in") in found
+        edge = next(e for e in memory.relations("Austin", predicate="located_in"))
+        assert edge.object == "Texas" and 0.5 <= edge.confidence <= 1.0
+
+    def test_a_rule_match_keeps_its_own_evidence(self, memory):
         memory.save("Acme Corp is headquartered in Berlin.")
-        assert ("Acme Corp", "located_in", "Berlin", LEARNED_RULE) in typed(memory, "Acme Corp")
-        edge = next(e for e in memory.relations("Acme Corp") if e.predicate == "located_in")
-        assert 0.0 < edge.confidence <= 1.0
+        assert typed(memory, "Acme Corp") == {
+            ("Acme Corp", "located_in", "Berlin", "located_in/based_in")
+        }
 
     def test_a_rule_wins_for_its_pair(self, memory):
         memory.save("Dana Scott works at Northwind.")
@@ -149,12 +162,22 @@ class TestThroughEntityMemory:
         assert typed(memory, "Tom Hanks") == set()
         assert "Lisbon" in memory.neighbors("Tom Hanks")  # they do co-occur
 
+    def test_an_inferred_relation_across_sentences(self, memory):
+        memory.save("Pankow is a locality in Berlin. Berlin is the largest city of Germany.")
+        assert ("Berlin", "country", "Germany", LEARNED_RULE) in typed(memory, "Berlin")
+        assert ("Pankow", "country", "Germany", INFERRED_RULE) in typed(memory, "Pankow")
+        (edge,) = memory.find(predicate="country", subject="Pankow")
+        # The evidence spans both sentences it was inferred from.
+        assert "locality in Berlin" in edge.evidence[0].sentence
+        assert "city of Germany" in edge.evidence[0].sentence
+
     def test_paths_and_the_graph_page_show_learned_relations(self, memory, tmp_path):
-        memory.save("Nikola Tesla was born in Smiljan, Croatia.")
-        hops = memory.paths("Smiljan", "Croatia")
+        memory.save("The Louvre is a museum in Paris, France.")
+        assert ("Paris", "country", "France", LEARNED_RULE) in typed(memory, "Paris")
+        hops = memory.paths("Louvre", "France")
         assert any(h.edge.predicate == "country" for path in hops for h in path)
         page = tmp_path / "g.html"
-        render_graph(memory.subgraph(["Smiljan"], 1), page)
+        render_graph(memory.subgraph(["Paris"], 1), page)
         assert "country" in page.read_text(encoding="utf-8")
 
     def test_the_switch_turns_the_model_off(self, monkeypatch):
