@@ -41,7 +41,14 @@ from spacy.tokens import Doc, Span, Token
 
 from .._assets import asset_path
 from ..errors import GraphmemError
-from .relations import PredicateInfo, RelationCandidate, RelationExtractor
+from .relations import (
+    PredicateInfo,
+    RelationCandidate,
+    RelationExtractor,
+    RelationRules,
+    is_blocked,
+    load_relation_rules,
+)
 
 __all__ = [
     "INFERRED_RULE",
@@ -367,6 +374,26 @@ def dependency_path(a: Token, b: Token) -> tuple[str, str]:
     return " ".join(words), " ".join(labels)
 
 
+def path_tokens(a: Token, b: Token) -> list[Token]:
+    """The tokens on the dependency path from ``a`` to ``b``, both ends excluded.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "works", "at", "Acme"],
+        ...           heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "prep", "pobj"])
+        >>> [t.text for t in path_tokens(doc[0], doc[3])]
+        ['works', 'at']
+    """
+    up, down = _ancestors(a), _ancestors(b)
+    down_ids = {t.i for t in down}
+    n_up = next((n for n, t in enumerate(up) if t.i in down_ids), len(up))
+    common = up[n_up].i if n_up < len(up) else None
+    n_down = next((n for n, t in enumerate(down) if t.i == common), len(down))
+    inner = up[1 : n_up + 1] + down[1:n_down]
+    return sorted((t for t in inner if t.i not in (a.i, b.i)), key=lambda t: t.i)
+
+
 def _bucket(distance: int) -> str:
     for limit, name in ((0, "0"), (1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (20, "11-20")):
         if distance <= limit:
@@ -455,8 +482,12 @@ class LearnedRelationExtractor:
             # [('Acme Corp', 'located_in', 'Berlin')]
     """
 
-    def __init__(self, model: LearnedModel | None = None) -> None:
+    def __init__(
+        self, model: LearnedModel | None = None, rules: RelationRules | None = None
+    ) -> None:
         self.model = model if model is not None else load_learned_model()
+        # The rules' filters apply here too: "Alice does not work at Acme" states no relation.
+        self.filters = rules if rules is not None else load_relation_rules()
 
     def functional_predicates(self) -> frozenset[str]:
         """Learned predicates with one value at a time per subject (``born_in`` ...)."""
@@ -511,7 +542,9 @@ class LearnedRelationExtractor:
         for pair in self.score(doc, spans):
             passing = np.where(pair.probabilities >= model.thresholds)[0]
             passing = passing[passing > 0]
-            if not len(passing):
+            if not len(passing) or is_blocked(
+                self.filters, pair.first.sent, path_tokens(pair.first.root, pair.second.root)
+            ):
                 continue
             best = int(passing[np.argmax(pair.probabilities[passing])])
             label = model.classes[best]
@@ -574,4 +607,4 @@ def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelati
     rules = RelationExtractor(nlp)
     if os.environ.get(SWITCH_VARIABLE, "1") == "0":
         return rules
-    return CombinedRelationSource(rules, LearnedRelationExtractor())
+    return CombinedRelationSource(rules, LearnedRelationExtractor(rules=rules.rules))
