@@ -35,7 +35,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -276,20 +276,36 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="redocred_relations", help="results file stem")
     args = ap.parse_args(argv)
 
-    from graphmem.extract.learned import LearnedRelationExtractor
+    from graphmem.extract.learned import (
+        InferenceRules,
+        LearnedRelationExtractor,
+        load_learned_model,
+    )
 
     pmap = load_predicate_map()
     _, held_out = load_relation_docs(args.data)
     log(f"held-out: {len(held_out)} docs, {sum(len(d.triples) for d in held_out)} gold triples")
     parsed = parse(held_out)
     gold = score_gold_entities(held_out, parsed, LearnedRelationExtractor(), pmap)
+    # Ablation: the same model without the document-level inference rules.
+    model = load_learned_model()
+    direct_only = replace(model, predicates=replace(pmap, inference=InferenceRules((), ())))
+    no_inference = score_gold_entities(
+        held_out, parsed, LearnedRelationExtractor(direct_only), pmap
+    )["overall"]
     payload: dict[str, Any] = {"machine": machine_line(), "data": args.data, "gold_entities": gold}
     o = gold["overall"]
     print(f"## Typed relations, held-out docs ({len(held_out)})\n\n{machine_line()}\n")
     print(
         f"Gold entities: P {o['P']:.3f} R {o['R']:.3f} F1 {o['F1']:.3f} "
-        f"({o['n_pred']} predicted, {o['n_gold']} gold triples)\n"
+        f"({o['n_pred']} predicted, {o['n_gold']} gold triples)"
     )
+    n = no_inference
+    print(
+        f"Gold entities, inference rules off: P {n['P']:.3f} R {n['R']:.3f} F1 {n['F1']:.3f} "
+        f"({n['n_pred']} predicted)\n"
+    )
+    payload["gold_entities_no_inference"] = n
     rows = [
         [r, v["n_gold"], f"{v['R']:.3f}"] for r, v in list(gold["recall_by_property"].items())[:15]
     ]
