@@ -183,8 +183,9 @@ class TestThroughEntityMemory:
     def test_the_switch_turns_the_model_off(self, monkeypatch):
         monkeypatch.setenv(SWITCH_VARIABLE, "0")
         plain = EntityMemory()
-        plain.save("Acme Corp is headquartered in Berlin.")
-        assert all(rule != LEARNED_RULE for *_, rule in typed(plain, "Acme Corp"))
+        plain.save("Marie Curie was born in Warsaw, Poland.")
+        # Only the rule's relation is left (the model's Warsaw -> Poland is not).
+        assert typed(plain, "Warsaw") == {("Marie Curie", "born_in", "Warsaw", "born_in/born_in")}
 
     def test_output_is_deterministic(self):
         text = "Marie Curie was born in Warsaw, Poland. Acme Corp is headquartered in Berlin."

@@ -6,7 +6,14 @@ direction and the lemmas on the way), the lemmas between them, their entity labe
 order and head lemmas. Each class is a predicate read in one direction (``country>``: the first
 mention is the subject; ``country<``: the second is) or ``NA``. A class fires when its
 probability reaches its threshold, picked by cross-validation on the training documents
-(``scripts/train_relations.py``, which reproduces the shipped files exactly).
+(``scripts/train_relations.py``, which reproduces the shipped files exactly). The rules'
+filters apply to the path between the two mentions ("Alice does not work at Acme": nothing).
+Then document-level rules (data too) add what follows from the model's relations of the same
+text: "Pankow is in Berlin" + "Berlin is in Germany (country)" give Pankow ``country``
+Germany (rule id ``learned/inferred``).
+
+In the graph a rule match wins for its pair (:class:`CombinedRelationSource`); learned
+relations carry the rule id ``learned`` and their probability as confidence.
 
 Files, all data (never pickle), hashed in ``models/learned_relations_manifest.json`` and checked
 at load:
@@ -17,9 +24,9 @@ at load:
 - ``models/learned_relations.npy``: the weights, one row per feature, one column per class.
 
 Example:
-    >>> sorted(load_predicate_map().predicates["born_in"].__dict__.items())[0]
-    ('description', 'person was born in a place')
-    >>> load_predicate_map().properties["P112"]
+    >>> load_predicate_map().predicates["born_in"].functional
+    True
+    >>> load_predicate_map().properties["P112"]  # founded by: read as person "founded" org
     ('founded', True)
 """
 
