@@ -73,6 +73,15 @@ def test_a_changed_model_file_would_be_noticed(tmp_path, monkeypatch):
     ]
 
 
+
+def test_the_learned_relation_model_matches_its_manifest():
+    """The learned extractor's files load only when their SHA-256 match
+    models/learned_relations_manifest.json (tampering: tests/test_learned_relations.py)."""
+    from graphmem.extract.learned import load_learned_model
+
+    assert load_learned_model().weights.size > 0
+
+
 # ---------------------------------------------------------------------- no code from data
 _FORBIDDEN_MODULES = {"pickle", "cPickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle"}
 _FORBIDDEN_CALLS = {"eval", "exec"}

@@ -72,6 +72,7 @@ __all__ = [
     "RelationRulesError",
     "default_rules_path",
     "functional_predicates",
+    "is_blocked",
     "load_relation_rules",
 ]
 
@@ -411,6 +412,26 @@ def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str
     return load_relation_rules(rules_path).functional_predicates()
 
 
+def is_blocked(rules: RelationRules, sentence: Span, cues: Iterable[Token]) -> bool:
+    """Whether the ``filters`` of ``rules`` reject a relation stated through the ``cues`` (the
+    verb, preposition, role noun ... between its ends) of ``sentence``: a question, or a cue
+    negated, hypothetical, conditional or qualified as past/future ("former")."""
+    if rules.reject_questions and sentence.text.rstrip().endswith("?"):
+        return True
+    for token in cues:
+        for child in token.children:
+            lower = child.lower_
+            if child.dep_ in rules.negation_deps:
+                return True
+            if child.dep_ in ("aux", "auxpass") and lower in rules.hypothetical_aux:
+                return True
+            if child.dep_ == "mark" and lower in rules.conditional_marks:
+                return True
+            if child.dep_ in _MODIFIER_DEPS and lower in rules.blocking_modifiers:
+                return True
+    return False
+
+
 def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
     """What a doc must contain for ``pattern`` to match: ``(token attribute, values)`` pairs,
     each met by a token whose attribute has one of the values (a necessary condition only)."""
@@ -670,24 +691,9 @@ class RelationExtractor:
 
     def _blocked(self, nodes: Mapping[str, Token]) -> bool:
         """Negated, hypothetical, conditional, past/future or interrogative matches."""
-        rules = self.rules
         first = next(iter(nodes.values()))
-        if rules.reject_questions and first.sent.text.rstrip().endswith("?"):
-            return True
-        for name, token in nodes.items():
-            if name in _ENDS:
-                continue
-            for child in token.children:
-                lower = child.lower_
-                if child.dep_ in rules.negation_deps:
-                    return True
-                if child.dep_ in ("aux", "auxpass") and lower in rules.hypothetical_aux:
-                    return True
-                if child.dep_ == "mark" and lower in rules.conditional_marks:
-                    return True
-                if child.dep_ in _MODIFIER_DEPS and lower in rules.blocking_modifiers:
-                    return True
-        return False
+        cues = [token for name, token in nodes.items() if name not in _ENDS]
+        return is_blocked(self.rules, first.sent, cues)
 
     def _inside_name(self, token: Token, by_token: Mapping[int, Span]) -> bool:
         """A cue word inside a name ("the Kansas City Chiefs") is no cue.

@@ -3,9 +3,10 @@
 For each memory it finds entity mentions (:mod:`graphmem.extract.entities`), resolves them to
 the tenant's entities (canonical key, known aliases, a lone first or last name to a unique full
 PERSON name), links entities that share a sentence or a memory (``co_occurs``), adds typed
-relations from the dependency rules when asked, and writes it all in the caller's transaction.
-The tenant's :class:`KnowledgeGraph` view is updated once the transaction commits; a view whose
-generation differs from the database's (another process wrote) is rebuilt from the tables.
+relations from the dependency rules and the learned model when asked, and writes it all in the
+caller's transaction. The tenant's :class:`KnowledgeGraph` view is updated once the transaction
+commits; a view whose generation differs from the database's (another process wrote) is rebuilt
+from the tables.
 
 Example:
     >>> from graphmem.store.database import Database
@@ -209,9 +210,9 @@ class EntityIndex:
         if not self._relation_source_loaded:
             self._relation_source_loaded = True
             if self.analyzer.has_parser:
-                from ..extract.relations import RelationExtractor
+                from ..extract.learned import default_relation_source
 
-                self._relation_source = RelationExtractor(self.analyzer.nlp)
+                self._relation_source = default_relation_source(self.analyzer.nlp)
         return self._relation_source
 
     # ------------------------------------------------------------------ graph views

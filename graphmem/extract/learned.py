@@ -1,0 +1,626 @@
+"""Typed relations from a learned linear model, beside the dependency rules.
+
+The model is a multinomial logistic regression over features of two entity mentions of one
+sentence (:func:`pair_features`): the dependency path between their head tokens (labels,
+direction and the lemmas on the way), the lemmas between them, their entity labels, distance,
+order and head lemmas. Each class is a predicate read in one direction (``country>``: the first
+mention is the subject; ``country<``: the second is) or ``NA``. A class fires when its
+probability reaches its threshold, picked by cross-validation on the training documents
+(``scripts/train_relations.py``, which reproduces the shipped files exactly). The rules'
+filters apply to the path between the two mentions ("Alice does not work at Acme": nothing).
+Then document-level rules (data too) add what follows from the model's relations of the same
+text: "Pankow is in Berlin" + "Berlin is in Germany (country)" give Pankow ``country``
+Germany (rule id ``learned/inferred``).
+
+In the graph a rule match wins for its pair (:class:`CombinedRelationSource`); learned
+relations carry the rule id ``learned`` and their probability as confidence.
+
+Files, all data (never pickle), hashed in ``models/learned_relations_manifest.json`` and checked
+at load:
+
+- ``models/learned_predicates.json``: the predicates and the Wikidata properties each stands
+  for (the training labels);
+- ``models/learned_relations.json``: feature names, classes, intercepts, thresholds;
+- ``models/learned_relations.npy``: the weights, one row per feature, one column per class.
+
+Example:
+    >>> load_predicate_map().predicates["born_in"].functional
+    True
+    >>> load_predicate_map().properties["P112"]  # founded by: read as person "founded" org
+    ('founded', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, Span, Token
+
+from .._assets import asset_path
+from ..errors import GraphmemError
+from .relations import (
+    PredicateInfo,
+    RelationCandidate,
+    RelationExtractor,
+    RelationRules,
+    is_blocked,
+    load_relation_rules,
+)
+
+__all__ = [
+    "INFERRED_RULE",
+    "LEARNED_RULE",
+    "InferenceRules",
+    "NO_RELATION",
+    "CombinedRelationSource",
+    "LearnedModel",
+    "LearnedModelError",
+    "LearnedRelationExtractor",
+    "PredicateMap",
+    "default_relation_source",
+    "infer_relations",
+    "load_learned_model",
+    "load_predicate_map",
+    "mention_pairs",
+    "pair_features",
+]
+
+#: The rule id of learned relations in their evidence.
+LEARNED_RULE = "learned"
+#: The rule id of relations inferred from learned ones (``located_in`` + ``country``).
+INFERRED_RULE = "learned/inferred"
+#: The class of "no relation between these two mentions".
+NO_RELATION = "NA"
+#: Mentions further apart than this many tokens are not paired (few relations span more).
+MAX_TOKEN_DISTANCE = 40
+#: Dependency paths longer than this many edges are summarised as ``long``.
+MAX_PATH_EDGES = 6
+
+#: Set to "0" to run the dependency rules alone (e.g. to measure what the model adds).
+SWITCH_VARIABLE = "GRAPHMEM_LEARNED_RELATIONS"
+
+MODEL_FILES = ("learned_predicates.json", "learned_relations.json", "learned_relations.npy")
+MANIFEST_FILE = "learned_relations_manifest.json"
+
+
+class LearnedModelError(GraphmemError, ValueError):
+    """A learned-model file is missing, altered (hash mismatch) or malformed."""
+
+
+@dataclass(frozen=True)
+class Propagation:
+    """Give every entity with one of ``subject_labels`` and no ``predicate`` value the value
+    most often found for ``predicate`` in the document, when found ``min_votes`` times."""
+
+    predicate: str
+    subject_labels: frozenset[str]
+    min_votes: int
+
+
+@dataclass(frozen=True)
+class InferenceRules:
+    """Document-level rules over the model's relations (the ``inference`` section of
+    ``learned_predicates.json``): ``compose`` ``(p, q, r)`` reads "x p y and y q z give
+    x r z"; then each :class:`Propagation` in order."""
+
+    compose: tuple[tuple[str, str, str], ...]
+    propagate: tuple[Propagation, ...]
+
+
+Triple = tuple[Hashable, str, Hashable]
+
+
+def infer_relations(
+    found: Mapping[Triple, float], labels: Mapping[Hashable, str], rules: InferenceRules
+) -> dict[Triple, tuple[float, Triple, Triple | None]]:
+    """New triples implied by ``found`` (entity ids -> confidence), each with its confidence
+    and the one or two triples it comes from.
+
+    Example:
+        >>> rules = InferenceRules((("located_in", "country", "country"),), ())
+        >>> found = {("Pankow", "located_in", "Berlin"): 0.9, ("Berlin", "country", "Germany"): 0.8}
+        >>> infer_relations(found, {}, rules)
+        {('Pankow', 'country', 'Germany'): (0.8, ('Pankow', 'located_in', 'Berlin'), ('Berlin', 'country', 'Germany'))}
+    """
+    known = dict(found)
+    new: dict[Triple, tuple[float, Triple, Triple | None]] = {}
+    for first, second, result in rules.compose:
+        for (x, p, y), c1 in found.items():
+            if p != first:
+                continue
+            for (y2, q, z), c2 in found.items():
+                triple = (x, result, z)
+                if q == second and y2 == y and z != x and triple not in known:
+                    new[triple] = (min(c1, c2), (x, p, y), (y2, q, z))
+                    known[triple] = min(c1, c2)
+    for rule in rules.propagate:
+        votes: dict[Hashable, list[Triple]] = {}
+        for triple in known:
+            if triple[1] == rule.predicate:
+                votes.setdefault(triple[2], []).append(triple)
+        if not votes:
+            continue
+        value, sources = max(votes.items(), key=lambda kv: len(kv[1]))
+        if len(sources) < rule.min_votes:
+            continue
+        has_value = {x for x, p, _ in known if p == rule.predicate}
+        confidence = min(known[t] for t in sources)
+        for entity, label in labels.items():
+            if label in rule.subject_labels and entity != value and entity not in has_value:
+                new[(entity, rule.predicate, value)] = (confidence, sources[0], None)
+    return new
+
+
+@dataclass(frozen=True)
+class PredicateMap:
+    """The learned predicates and, per Wikidata property, ``(predicate, inverse)``."""
+
+    predicates: Mapping[str, PredicateInfo]
+    properties: Mapping[str, tuple[str, bool]]
+    inference: InferenceRules = field(default_factory=lambda: InferenceRules((), ()))
+
+    def functional_predicates(self) -> frozenset[str]:
+        """Predicates with one value at a time per subject, e.g. ``born_in``."""
+        return frozenset(p.name for p in self.predicates.values() if p.functional)
+
+    def symmetric_predicates(self) -> frozenset[str]:
+        """Predicates that read the same both ways, e.g. ``married``."""
+        return frozenset(p.name for p in self.predicates.values() if p.symmetric)
+
+
+def parse_predicate_map(data: Any, source: str = "<predicates>") -> PredicateMap:
+    """Validate the decoded ``learned_predicates.json``.
+
+    Raises:
+        LearnedModelError: naming ``source`` and the offending entry.
+    """
+    try:
+        predicates = {
+            name: PredicateInfo(
+                name,
+                functional=bool(spec.get("functional", False)),
+                symmetric=bool(spec.get("symmetric", False)),
+                description=str(spec.get("description", "")),
+            )
+            for name, spec in data["predicates"].items()
+        }
+        properties: dict[str, tuple[str, bool]] = {}
+        for prop, (predicate, direction) in data["properties"].items():
+            if predicate not in predicates or direction not in ("forward", "inverse"):
+                raise LearnedModelError(f"{source}: property {prop!r}: bad mapping")
+            properties[prop] = (predicate, direction == "inverse")
+        raw = data.get("inference", {})
+        inference = InferenceRules(
+            tuple((str(p), str(q), str(r)) for p, q, r in raw.get("compose", [])),
+            tuple(
+                Propagation(
+                    str(r["predicate"]), frozenset(r["subject_labels"]), int(r["min_votes"])
+                )
+                for r in raw.get("propagate", [])
+            ),
+        )
+        used = {p for rule in inference.compose for p in rule}
+        used |= {r.predicate for r in inference.propagate}
+        if used - set(predicates):
+            raise LearnedModelError(
+                f"{source}: inference uses undeclared {sorted(used - set(predicates))}"
+            )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, LearnedModelError):
+            raise
+        raise LearnedModelError(f"{source}: malformed predicate map ({exc!r})") from exc
+    return PredicateMap(predicates, properties, inference)
+
+
+def _read_verified(directory: Path, name: str, manifest: Mapping[str, str]) -> bytes:
+    path = directory / name
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LearnedModelError(f"{path}: cannot read the learned model file ({exc})") from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if manifest.get(name) != digest:
+        raise LearnedModelError(
+            f"{path}: SHA-256 {digest} does not match {MANIFEST_FILE} "
+            f"({manifest.get(name, 'no entry')}); refusing to load an altered model"
+        )
+    return data
+
+
+def _manifest(directory: Path) -> dict[str, str]:
+    path = directory / MANIFEST_FILE
+    try:
+        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LearnedModelError(f"{path}: missing or malformed manifest ({exc!r})") from exc
+    return {str(k): str(v) for k, v in files.items()}
+
+
+def load_predicate_map(directory: Path | str | None = None) -> PredicateMap:
+    """The predicate map of the model files in ``directory`` (default: bundled ``models/``)."""
+    return _load_predicate_map(_model_dir(directory))
+
+
+@lru_cache(maxsize=4)
+def _load_predicate_map(directory: Path) -> PredicateMap:
+    name = MODEL_FILES[0]
+    raw = _read_verified(directory, name, _manifest(directory))
+    return parse_predicate_map(json.loads(raw), str(directory / name))
+
+
+def _model_dir(directory: Path | str | None) -> Path:
+    if directory is None:
+        return asset_path("models", MANIFEST_FILE).parent
+    return Path(directory).resolve()
+
+
+@dataclass(frozen=True)
+class LearnedModel:
+    """Weights and thresholds of the learned extractor (see :func:`load_learned_model`).
+
+    ``classes[j]`` is ``NA`` or ``"<predicate>>"`` / ``"<predicate><"`` (first / second mention
+    is the subject); ``weights[features[name], j]`` is the weight of a feature for class ``j``.
+    """
+
+    features: Mapping[str, int]
+    classes: tuple[str, ...]
+    weights: np.ndarray
+    intercepts: np.ndarray
+    thresholds: np.ndarray
+    predicates: PredicateMap
+
+    def probabilities(self, feature_lists: Sequence[Sequence[str]]) -> np.ndarray:
+        """One row of class probabilities per feature list (unknown features are ignored).
+
+        Example:
+            >>> model = load_learned_model()
+            >>> model.probabilities([["no such feature"]]).shape[0]
+            1
+        """
+        scores = np.tile(self.intercepts, (len(feature_lists), 1))
+        for row, names in enumerate(feature_lists):
+            index = [self.features[n] for n in names if n in self.features]
+            if index:
+                scores[row] += self.weights[index].sum(axis=0)
+        scores -= scores.max(axis=1, keepdims=True)
+        exp = np.exp(scores)
+        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return probs
+
+
+def load_learned_model(directory: Path | str | None = None) -> LearnedModel:
+    """Load the model files of ``directory`` (default: bundled ``models/``), hashes checked.
+
+    Raises:
+        LearnedModelError: a file is missing, malformed or differs from the manifest.
+
+    Example:
+        >>> load_learned_model().classes[0]
+        'NA'
+    """
+    return _load_model(_model_dir(directory))
+
+
+@lru_cache(maxsize=4)
+def _load_model(directory: Path) -> LearnedModel:
+    manifest = _manifest(directory)
+    predicates = _load_predicate_map(directory)
+    meta_name, weights_name = MODEL_FILES[1], MODEL_FILES[2]
+    meta = json.loads(_read_verified(directory, meta_name, manifest))
+    raw = _read_verified(directory, weights_name, manifest)
+    try:
+        weights = np.load(io.BytesIO(raw), allow_pickle=False).astype(np.float64)
+        features = {name: i for i, name in enumerate(meta["features"])}
+        classes = tuple(meta["classes"])
+        intercepts = np.asarray(meta["intercepts"], dtype=np.float64)
+        thresholds = np.asarray([meta["thresholds"][c] for c in classes], dtype=np.float64)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LearnedModelError(f"{directory / meta_name}: malformed model ({exc!r})") from exc
+    if weights.shape != (len(features), len(classes)) or classes[0] != NO_RELATION:
+        raise LearnedModelError(
+            f"{directory / weights_name}: weights of shape {weights.shape} do not fit "
+            f"{len(features)} features x {len(classes)} classes"
+        )
+    for label in classes[1:]:
+        if label.rstrip("<>") not in predicates.predicates:
+            raise LearnedModelError(f"{directory / meta_name}: class {label!r} is not declared")
+    return LearnedModel(features, classes, weights, intercepts, thresholds, predicates)
+
+
+# ---------------------------------------------------------------------------------- features
+
+
+def _ancestors(token: Token) -> list[Token]:
+    chain = [token]
+    while chain[-1].head.i != chain[-1].i:
+        chain.append(chain[-1].head)
+    return chain
+
+
+def dependency_path(a: Token, b: Token) -> tuple[str, str]:
+    """The path from ``a`` up to the common ancestor and down to ``b``: ``(with lemmas,
+    labels only)``.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "works", "at", "Acme"],
+        ...           heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "prep", "pobj"],
+        ...           lemmas=["Ann", "work", "at", "Acme"])
+        >>> dependency_path(doc[0], doc[3])
+        ('nsubj^ work prep_ at pobj_', 'nsubj^ prep_ pobj_')
+    """
+    up, down = _ancestors(a), _ancestors(b)
+    down_ids = {t.i: n for n, t in enumerate(down)}
+    n_up = next((n for n, t in enumerate(up) if t.i in down_ids), None)
+    if n_up is None:  # not one tree: a span across a sentence boundary
+        return "none", "none"
+    n_down = down_ids[up[n_up].i]
+    if n_up + n_down > MAX_PATH_EDGES:
+        return "long", "long"
+    words: list[str] = []
+    labels: list[str] = []
+    for token in up[:n_up]:
+        labels.append(f"{token.dep_}^")
+        words += [f"{token.dep_}^", token.head.lemma_.lower()]
+    for token in reversed(down[:n_down]):
+        labels.append(f"{token.dep_}_")
+        words += [f"{token.dep_}_", token.lemma_.lower()]
+    if words:
+        words.pop()  # b itself is named by its label, not its lemma
+    return " ".join(words), " ".join(labels)
+
+
+def path_tokens(a: Token, b: Token) -> list[Token]:
+    """The tokens on the dependency path from ``a`` to ``b``, both ends excluded.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "works", "at", "Acme"],
+        ...           heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "prep", "pobj"])
+        >>> [t.text for t in path_tokens(doc[0], doc[3])]
+        ['works', 'at']
+    """
+    up, down = _ancestors(a), _ancestors(b)
+    down_ids = {t.i for t in down}
+    n_up = next((n for n, t in enumerate(up) if t.i in down_ids), len(up))
+    common = up[n_up].i if n_up < len(up) else None
+    n_down = next((n for n, t in enumerate(down) if t.i == common), len(down))
+    inner = up[1 : n_up + 1] + down[1:n_down]
+    return sorted((t for t in inner if t.i not in (a.i, b.i)), key=lambda t: t.i)
+
+
+def _bucket(distance: int) -> str:
+    for limit, name in ((0, "0"), (1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (20, "11-20")):
+        if distance <= limit:
+            return name
+    return "21+"
+
+
+def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
+    """Feature names of the mention pair ``a``, ``b`` (``a`` starts first, same sentence).
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc, Span
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "works", "at", "Acme"],
+        ...           heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "prep", "pobj"],
+        ...           lemmas=["Ann", "work", "at", "Acme"])
+        >>> features = pair_features(Span(doc, 0, 1, "PERSON"), Span(doc, 3, 4, "ORG"))
+        >>> [f for f in features if f.startswith(("types=", "path="))]
+        ['types=PERSON|ORG', 'path=nsubj^ work prep_ at pobj_']
+    """
+    doc = a.doc
+    t1, t2 = a.label_, b.label_
+    types = f"{t1}|{t2}"
+    path, labels = dependency_path(a.root, b.root)
+    between = [t.lemma_.lower() for t in doc[a.end : b.start] if not t.is_space]
+    features = [
+        f"types={types}",
+        f"path={path}",
+        f"tpath={types}|{path}",
+        f"dpath={labels}",
+        f"tdpath={types}|{labels}",
+        f"dist={_bucket(len(between))}",
+        f"tdist={types}|{_bucket(len(between))}",
+        f"between_ents={min(entities_between, 3)}",
+        f"head1={a.root.lemma_.lower()}",
+        f"head2={b.root.lemma_.lower()}",
+        f"gov1={a.root.dep_}:{a.root.head.lemma_.lower()}",
+        f"gov2={b.root.dep_}:{b.root.head.lemma_.lower()}",
+        f"before1={doc[a.start - 1].lemma_.lower() if a.start > a.sent.start else '<s>'}",
+        f"after2={doc[b.end].lemma_.lower() if b.end < a.sent.end else '</s>'}",
+    ]
+    if len(between) <= 4:
+        features.append(f"tbetween={types}|{' '.join(between)}")
+    if len(between) <= 10:
+        features += [f"bw={w}" for w in dict.fromkeys(between)]
+    return features
+
+
+def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
+    """``(a, b, entities between)`` for each two non-overlapping spans of one sentence, ``a``
+    first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart; in text order."""
+    ordered = sorted(spans, key=lambda s: (s.start, s.end))
+    for i, a in enumerate(ordered):
+        sentence = a.sent
+        for j in range(i + 1, len(ordered)):
+            b = ordered[j]
+            if b.start - a.end > MAX_TOKEN_DISTANCE or b.end > sentence.end:
+                break
+            if b.start < a.end:
+                continue  # overlapping or nested: not two things
+            between = sum(1 for s in ordered[i + 1 : j] if s.start >= a.end and s.end <= b.start)
+            yield a, b, between
+
+
+# ---------------------------------------------------------------------------------- extractors
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """A mention pair with its class probabilities (one per ``LearnedModel.classes``)."""
+
+    first: Span
+    second: Span
+    probabilities: np.ndarray
+
+
+class LearnedRelationExtractor:
+    """Typed relations of a parsed doc from the learned model.
+
+    Example (needs a parsed doc, so not run as a doctest):
+
+        .. code-block:: python
+
+            extractor = LearnedRelationExtractor()
+            [c.triple for c in extractor.extract(nlp("Acme Corp is based in Berlin."))]
+            # [('Acme Corp', 'located_in', 'Berlin')]
+    """
+
+    def __init__(
+        self, model: LearnedModel | None = None, rules: RelationRules | None = None
+    ) -> None:
+        self.model = model if model is not None else load_learned_model()
+        # The rules' filters apply here too: "Alice does not work at Acme" states no relation.
+        self.filters = rules if rules is not None else load_relation_rules()
+
+    def functional_predicates(self) -> frozenset[str]:
+        """Learned predicates with one value at a time per subject (``born_in`` ...)."""
+        return self.model.predicates.functional_predicates()
+
+    def score(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[ScoredPair]:
+        """Class probabilities of every mention pair of ``doc`` (``[]`` without a parse)."""
+        if not doc.has_annotation("DEP"):
+            return []
+        spans = list(doc.ents if entities is None else entities)
+        pairs = list(mention_pairs(spans))
+        if not pairs:
+            return []
+        probs = self.model.probabilities([pair_features(a, b, n) for a, b, n in pairs])
+        return [ScoredPair(a, b, p) for (a, b, _), p in zip(pairs, probs, strict=True)]
+
+    def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
+        """The relations whose probability reaches their class threshold (best class per
+        mention pair), then those the document-level rules infer from them (rule id
+        ``learned/inferred``). Ordered by sentence, subject and object, like the rules' output.
+        """
+        spans = list(doc.ents if entities is None else entities)
+        direct = self._direct(doc, spans)
+        # Entities are told apart by their text here: resolution happens later, in the index.
+        first: dict[str, Span] = {}
+        for span in sorted(spans, key=lambda s: s.start):
+            first.setdefault(span.text.lower(), span)
+        found: dict[Triple, float] = {}
+        for c in direct:
+            key = (c.subject.text.lower(), c.predicate, c.object.text.lower())
+            found[key] = max(found.get(key, 0.0), c.confidence)
+        labels: dict[Hashable, str] = {name: span.label_ for name, span in first.items()}
+        inferred = []
+        for (x, predicate, z), (confidence, source, _) in infer_relations(
+            found, labels, self.model.predicates.inference
+        ).items():
+            subject, obj = first[str(x)], first[str(z)]
+            start = min(subject.sent.start, obj.sent.start, first[str(source[2])].sent.start)
+            end = max(subject.sent.end, obj.sent.end, first[str(source[2])].sent.end)
+            inferred.append(
+                RelationCandidate(
+                    subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence
+                )
+            )
+        return sorted(
+            direct + inferred, key=lambda c: (c.sentence.start, c.subject.start, c.object.start)
+        )
+
+    def _direct(self, doc: Doc, spans: Sequence[Span]) -> list[RelationCandidate]:
+        model = self.model
+        out = []
+        for pair in self.score(doc, spans):
+            passing = np.where(pair.probabilities >= model.thresholds)[0]
+            passing = passing[passing > 0]
+            if not len(passing) or is_blocked(
+                self.filters, pair.first.sent, path_tokens(pair.first.root, pair.second.root)
+            ):
+                continue
+            best = int(passing[np.argmax(pair.probabilities[passing])])
+            label = model.classes[best]
+            subject, obj = (
+                (pair.first, pair.second) if label[-1] == ">" else (pair.second, pair.first)
+            )
+            out.append(
+                RelationCandidate(
+                    subject,
+                    label[:-1],
+                    obj,
+                    pair.first.sent,
+                    LEARNED_RULE,
+                    round(float(pair.probabilities[best]), 4),
+                )
+            )
+        return out
+
+
+class CombinedRelationSource:
+    """The rules and the learned model on the same doc; a rule match wins for its pair.
+
+    A pair is the two mention spans, in either order: when any rule relates them, the learned
+    model's guess for them is dropped.
+    """
+
+    def __init__(self, rules: Any, learned: LearnedRelationExtractor) -> None:
+        self.rules = rules
+        self.learned = learned
+
+    def functional_predicates(self) -> frozenset[str]:
+        """Functional predicates of both sources."""
+        return frozenset(self.rules.functional_predicates()) | self.learned.functional_predicates()
+
+    def closing_predicates(self) -> Mapping[str, str]:
+        """Predicates that end another one (``left`` closes ``works_at``): the rules' only."""
+        return dict(self.rules.closing_predicates())
+
+    def extract(
+        self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None
+    ) -> list[RelationCandidate]:
+        """Rule candidates, then learned ones for the pairs no rule relates.
+
+        ``speaker`` (the entity "I" stands for in a conversation turn) reaches the rules only.
+        """
+        found = list(self.rules.extract(doc, entities, speaker=speaker))
+        taken = {
+            frozenset(((c.subject.start, c.subject.end), (c.object.start, c.object.end)))
+            for c in found
+        }
+        for cand in self.learned.extract(doc, entities):
+            key = frozenset(
+                ((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end))
+            )
+            if key not in taken:
+                found.append(cand)
+        return found
+
+
+def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelationSource:
+    """What graphmem extracts typed relations with: the rules, plus the learned model unless
+    the environment variable ``GRAPHMEM_LEARNED_RELATIONS`` is ``"0"``.
+
+    Example:
+        >>> import spacy
+        >>> type(default_relation_source(spacy.blank("en"))).__name__
+        'CombinedRelationSource'
+    """
+    rules = RelationExtractor(nlp)
+    if os.environ.get(SWITCH_VARIABLE, "1") == "0":
+        return rules
+    return CombinedRelationSource(rules, LearnedRelationExtractor(rules=rules.rules))

@@ -1,0 +1,348 @@
+"""Train the learned relation extractor and write its files to models/ (reproducibly).
+
+Data: Re-DocRED ``dev_revised.json`` (the train split is not reachable from the build
+machine). The 400 training documents of the fixed split in bench/redocred_relations.py
+(``index % 5 != 4``); the 100 held-out documents are set aside unused.
+
+Examples: every two gold mentions of one sentence (parsed by graphmem's own pipeline; labels as
+at inference, see ``gold_spans``), labelled with the graphmem predicate and direction of the gold
+triples between their clusters (``models/learned_predicates.json``), ``NA`` when the clusters have
+none. A pair whose clusters are related only by triples whose evidence lies in other sentences,
+or only by unmapped properties, is left out of the fit (this sentence may well not state it).
+
+Model: multinomial logistic regression (scikit-learn, lbfgs, ``--C``) on binary features seen in
+at least ``--min-count`` examples.
+
+Thresholds: 5-fold cross-validation by document over the training documents gives out-of-fold
+probabilities; they are turned into entity-level triples as at inference (best mention pair per
+entity pair, then the document-level inference rules). For a "price" p, each class gets the
+threshold (grid 0.05..0.95) maximising ``correct - p * predicted`` of its triples; the script
+takes the lowest price (most recall) whose cross-validated precision reaches
+``--target-precision``, and writes those thresholds.
+
+Deterministic: the same data and options give byte-identical files (weights rounded to 6
+decimals, stored as float32). Run:
+
+    python scripts/train_relations.py ../shared/data/redocred/dev_revised.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from redocred_relations import (  # noqa: E402
+    RelationDoc,
+    gold_spans,
+    load_relation_docs,
+    mapped_triple,
+    parse,
+)
+
+from graphmem.extract.learned import (  # noqa: E402
+    MANIFEST_FILE,
+    MODEL_FILES,
+    NO_RELATION,
+    PredicateMap,
+    infer_relations,
+    mention_pairs,
+    pair_features,
+    parse_predicate_map,
+)
+
+FOLDS = 5
+GRID = [round(0.05 * i, 2) for i in range(1, 20)]
+MIN_PREDICTIONS = 5
+PRICES = [round(0.05 * i, 2) for i in range(6, 19)]
+
+
+@dataclass
+class PairTable:
+    """Every mention pair of the training documents, with what training needs of it.
+
+    ``labels[i]`` is ``None`` for a pair left out of the fit (see the module docstring); it is
+    still scored when thresholds are picked, as every pair is at inference.
+    """
+
+    features: list[list[str]] = field(default_factory=list)
+    labels: list[frozenset[str] | None] = field(default_factory=list)
+    docs: list[int] = field(default_factory=list)
+    clusters: list[tuple[int, int]] = field(default_factory=list)
+    gold: list[set[tuple[int, str, int]]] = field(default_factory=list)  # per document
+    entity_labels: list[dict[int, str]] = field(default_factory=list)  # per document
+    gold_triples: list[list[tuple[int, str, int] | None]] = field(default_factory=list)
+
+
+def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
+    """The :class:`PairTable` of ``docs``."""
+    table = PairTable()
+    for number, (doc, parsed) in enumerate(zip(docs, parse(docs), strict=True)):
+        table.gold_triples.append([mapped_triple(pmap, h, r, t) for h, r, t, _ in doc.triples])
+        table.gold.append(set(table.gold_triples[-1]) - {None})
+        spans = gold_spans(doc, parsed)
+        table.entity_labels.append({})
+        for c, span in spans:
+            table.entity_labels[-1].setdefault(c, span.label_)
+        cluster_of = {(s.start, s.end): c for c, s in spans}
+        sentence_of = {
+            (
+                parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]
+            ).start: m.sent_id
+            for c in doc.entity.clusters
+            for m in c.mentions
+        }
+        for a, b, between in mention_pairs([s for _, s in spans]):
+            ca, cb = cluster_of[(a.start, a.end)], cluster_of[(b.start, b.end)]
+            if ca == cb:
+                continue
+            sentences = {sentence_of.get(a.start), sentence_of.get(b.start)}
+            related = [x for x in doc.triples if {x[0], x[2]} == {ca, cb}]
+            found = set()
+            for h, prop, t, evidence in related:
+                mapped = mapped_triple(pmap, h, prop, t)
+                if mapped is None or (evidence and not sentences & set(evidence)):
+                    continue
+                symmetric = mapped[1] in pmap.symmetric_predicates()
+                found.add(mapped[1] + (">" if symmetric or mapped[0] == ca else "<"))
+            table.features.append(pair_features(a, b, between))
+            table.labels.append(
+                None if related and not found else frozenset(found) or frozenset([NO_RELATION])
+            )
+            table.docs.append(number)
+            table.clusters.append((ca, cb))
+    return table
+
+
+def design(feature_lists: Sequence[Sequence[str]], vocabulary: dict[str, int]) -> object:
+    """A CSR matrix of binary features."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols = [], []
+    for i, names in enumerate(feature_lists):
+        idx = sorted({vocabulary[n] for n in names if n in vocabulary})
+        rows += [i] * len(idx)
+        cols += idx
+    return csr_matrix(
+        (np.ones(len(rows)), (rows, cols)), shape=(len(feature_lists), len(vocabulary))
+    )
+
+
+def fit(
+    feature_lists: Sequence[Sequence[str]],
+    labels: Sequence[frozenset[str]],
+    vocabulary: dict[str, int],
+    classes: list[str],
+    c: float,
+) -> object:
+    """Logistic regression on one row per (example, label)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rows = [(f, lab) for f, ls in zip(feature_lists, labels, strict=True) for lab in sorted(ls)]
+    x = design([f for f, _ in rows], vocabulary)
+    y = np.array([classes.index(lab) for _, lab in rows])
+    model = LogisticRegression(C=c, max_iter=1000, tol=1e-4)
+    model.fit(x, y)
+    return model
+
+
+def full_probabilities(model: object, x: object, n_classes: int) -> np.ndarray:
+    """Probabilities with a column per class, also for classes absent from a fold."""
+    probs = model.predict_proba(x)  # type: ignore[attr-defined]
+    out = np.zeros((probs.shape[0], n_classes))
+    out[:, model.classes_] = probs  # type: ignore[attr-defined]
+    return out
+
+
+def triple_of(label: str, clusters: tuple[int, int], pmap: PredicateMap) -> tuple[int, str, int]:
+    """The entity-level triple a class predicts for a pair of clusters (first, second)."""
+    predicate, (a, b) = label[:-1], clusters
+    if predicate in pmap.symmetric_predicates():
+        return min(a, b), predicate, max(a, b)
+    return (a, predicate, b) if label[-1] == ">" else (b, predicate, a)
+
+
+def thresholds(
+    probs: np.ndarray, table: PairTable, classes: list[str], pmap: PredicateMap, price: float
+) -> dict[str, float]:
+    """Per class, the threshold that maximises ``correct - price * predicted`` over its
+    entity-level triples (best mention pair per entity pair, out of fold): a triple is worth
+    keeping when its chance of being right exceeds ``price``. 1.01 switches a class off."""
+    best = probs[:, 1:].argmax(axis=1) + 1
+    out = {NO_RELATION: 1.01}
+    for j, name in enumerate(classes[1:], start=1):
+        scores: dict[tuple[int, tuple[int, str, int]], float] = {}
+        for i in np.where(best == j)[0]:
+            key = (table.docs[i], triple_of(name, table.clusters[i], pmap))
+            scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
+        out[name], gain = 1.01, 0.0
+        for theta in GRID:
+            kept = [key for key, p in scores.items() if p >= theta]
+            if len(kept) < MIN_PREDICTIONS:
+                break
+            correct = sum(1 for doc, triple in kept if triple in table.gold[doc])
+            if correct - price * len(kept) > gain:
+                out[name], gain = theta, correct - price * len(kept)
+    return out
+
+
+def entity_triples(
+    probs: np.ndarray,
+    table: PairTable,
+    classes: list[str],
+    chosen: dict[str, float],
+    pmap: PredicateMap,
+    infer: bool,
+) -> list[dict[tuple[int, str, int], float]]:
+    """Per document, the entity-level triples the extractor would output (as at inference)."""
+    limits = np.array([chosen[c] for c in classes])
+    out: list[dict[tuple[int, str, int], float]] = [{} for _ in table.gold]
+    for i, p in enumerate(probs):
+        passing = np.where(p >= limits)[0]
+        passing = passing[passing > 0]
+        if len(passing):
+            j = int(passing[np.argmax(p[passing])])
+            key = triple_of(classes[j], table.clusters[i], pmap)
+            out[table.docs[i]][key] = max(out[table.docs[i]].get(key, 0.0), float(p[j]))
+    if infer:
+        for doc, found in enumerate(out):
+            new = infer_relations(found, table.entity_labels[doc], pmap.inference)
+            found.update({k: v[0] for k, v in new.items()})  # type: ignore[misc]
+    return out
+
+
+def precision_recall(
+    found: Sequence[dict[tuple[int, str, int], float]], table: PairTable
+) -> tuple[float, float, int]:
+    """Entity-level precision, recall over ALL gold triples, and the number predicted."""
+    n_pred = sum(len(f) for f in found)
+    correct = sum(1 for doc, f in enumerate(found) for k in f if k in table.gold[doc])
+    n_gold = sum(len(g) for g in table.gold_triples)
+    recalled = sum(1 for doc, g in enumerate(table.gold_triples) for k in g if k in found[doc])
+    return correct / max(n_pred, 1), recalled / max(n_gold, 1), n_pred
+
+
+def train(data: Path, models: Path, min_count: int, c: float, target: float) -> dict[str, str]:
+    """Train on the 400 training documents; write the model files; return their SHA-256."""
+    pmap = parse_predicate_map(
+        json.loads((models / MODEL_FILES[0]).read_text(encoding="utf-8")), MODEL_FILES[0]
+    )
+    train_docs, _ = load_relation_docs(data)
+    table = examples(train_docs, pmap)
+    used = [i for i, lab in enumerate(table.labels) if lab is not None]
+    feature_lists = [table.features[i] for i in used]
+    labels = [table.labels[i] or frozenset() for i in used]
+    counts = Counter(f for names in feature_lists for f in set(names))
+    vocabulary = {
+        f: i for i, f in enumerate(sorted(f for f, n in counts.items() if n >= min_count))
+    }
+    classes = [NO_RELATION, *sorted({lab for ls in labels for lab in ls} - {NO_RELATION})]
+    print(
+        f"{len(table.features)} pairs, {len(used)} for the fit, {len(vocabulary)} features, "
+        f"{len(classes)} classes",
+        file=sys.stderr,
+    )
+
+    folds = np.array(table.docs) % FOLDS
+    oof = np.zeros((len(table.features), len(classes)))
+    for k in range(FOLDS):
+        fit_idx = [i for i in used if folds[i] != k]
+        test_idx = np.where(folds == k)[0]
+        model = fit(
+            [table.features[i] for i in fit_idx],
+            [table.labels[i] or frozenset() for i in fit_idx],
+            vocabulary,
+            classes,
+            c,
+        )
+        oof[test_idx] = full_probabilities(
+            model, design([table.features[i] for i in test_idx], vocabulary), len(classes)
+        )
+        print(f"fold {k + 1}/{FOLDS} done", file=sys.stderr)
+    # The lowest price (most recall) whose cross-validated precision, inference included,
+    # reaches the target.
+    for price in PRICES:
+        chosen = thresholds(oof, table, classes, pmap, price)
+        p, r, n = precision_recall(entity_triples(oof, table, classes, chosen, pmap, True), table)
+        print(f"price {price}: cross-validated P {p:.3f} R {r:.3f} ({n} triples)", file=sys.stderr)
+        if p >= target:
+            break
+
+    model = fit(feature_lists, labels, vocabulary, classes, c)
+    weights = np.zeros((len(vocabulary), len(classes)), dtype=np.float32)
+    weights[:, model.classes_] = np.round(model.coef_.T, 6)  # type: ignore[attr-defined]
+    intercepts = np.full(len(classes), -30.0)  # a class never seen in training never fires
+    intercepts[model.classes_] = np.round(model.intercept_, 6)  # type: ignore[attr-defined]
+    meta = {
+        "description": "graphmem learned relation extractor: see graphmem/extract/learned.py "
+        "and scripts/train_relations.py",
+        "training": {
+            "data": "Re-DocRED dev_revised.json, documents with index % 5 != 4",
+            "examples": len(feature_lists),
+            "min_count": min_count,
+            "C": c,
+            "target_precision": target,
+            "folds": FOLDS,
+            "price": price,
+            "cross_validated": {"P": round(p, 4), "R": round(r, 4)},
+        },
+        "classes": classes,
+        "features": sorted(vocabulary, key=vocabulary.__getitem__),
+        "intercepts": [float(v) for v in intercepts],
+        "thresholds": chosen,
+    }
+    (models / MODEL_FILES[1]).write_text(
+        json.dumps(meta, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    with (models / MODEL_FILES[2]).open("wb") as fh:
+        np.save(fh, weights, allow_pickle=False)
+    digests = {
+        name: hashlib.sha256((models / name).read_bytes()).hexdigest() for name in MODEL_FILES
+    }
+    (models / MANIFEST_FILE).write_text(
+        json.dumps(
+            {
+                "description": "SHA-256 of the learned relation extractor's files, checked "
+                "at load (graphmem.extract.learned)",
+                "files": digests,
+            },
+            indent=2,
+            sort_keys=True,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    return digests
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("data", type=Path, help="path to Re-DocRED dev_revised.json")
+    ap.add_argument("--models", type=Path, default=ROOT / "models", help="output directory")
+    ap.add_argument("--min-count", type=int, default=3)
+    ap.add_argument("--C", type=float, default=1.0, dest="c")
+    ap.add_argument("--target-precision", type=float, default=0.70)
+    args = ap.parse_args(argv)
+    if not args.data.is_file():
+        sys.exit(
+            f"error: {args.data} not found. Download Re-DocRED's dev_revised.json "
+            "(https://github.com/tonytan48/Re-DocRED, data/dev_revised.json, MIT) and pass its path."
+        )
+    for name, digest in train(
+        args.data, args.models, args.min_count, args.c, args.target_precision
+    ).items():
+        print(f"{digest}  {name}")
+
+
+if __name__ == "__main__":
+    main()
