@@ -134,8 +134,7 @@ def find_mentions(
         candidates.extend(known.spans(doc))
     mentions: list[Mention] = []
     has_sentences = doc.has_annotation("SENT_START")
-    parts = (part for span in filter_spans(candidates) for part in _split_at_brackets(span))
-    for span in sorted(parts, key=lambda s: s.start):
+    for span in sorted(filter_spans(candidates), key=lambda s: s.start):
         text = _trim(span)
         if text is None:
             continue
@@ -211,21 +210,6 @@ def _without_legal_form(name: Doc) -> str | None:
     ):
         end -= 1
     return name[:end].text if end < len(name) else None
-
-
-def _split_at_brackets(span: Span) -> list[Span]:
-    """The parts of a span between brackets: NER reads "Federal Bureau of Investigation (FBI"
-    as one name."""
-    parts: list[Span] = []
-    start = span.start
-    for token in span:
-        if token.is_bracket:
-            if token.i > start:
-                parts.append(Span(span.doc, start, token.i, label=span.label_))
-            start = token.i + 1
-    if start < span.end:
-        parts.append(Span(span.doc, start, span.end, label=span.label_))
-    return parts
 
 
 def _trim(span: Span) -> Span | None:
