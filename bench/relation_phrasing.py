@@ -79,6 +79,14 @@ def paragraph() -> None:
     print(f"Paragraph, end to end (EntityMemory, NER labels): {_score(end_to_end, expected)}")
 
 
+def _report(what: str, memory: EntityMemory) -> None:
+    """Print how many typed relations of each predicate ``memory`` holds, then list them."""
+    typed = _typed(memory)
+    counts = Counter(p for _, p, _, _ in typed)
+    print(f"{what}, {len(typed)} typed relations {dict(sorted(counts.items()))}")
+    _listing(typed)
+
+
 def _listing(typed: list[tuple[str, str, str, str]]) -> None:
     for subject, predicate, obj, sentence in typed:
         print(f"    {subject} --{predicate}--> {obj}    \u201c{sentence[:160]}\u201d")
@@ -100,13 +108,7 @@ def locomo(path: str, conversations: list[str]) -> None:
                 for r in conv.records
             ]
         )
-        typed = _typed(memory)
-        counts = Counter(p for _, p, _, _ in typed)
-        print(
-            f"LoCoMo {conv.sample_id}: {len(conv.records)} turns, {len(typed)} typed relations "
-            f"{dict(sorted(counts.items()))}"
-        )
-        _listing(typed)
+        _report(f"LoCoMo {conv.sample_id}: {len(conv.records)} turns", memory)
 
 
 def demo() -> None:
@@ -114,13 +116,7 @@ def demo() -> None:
     records = read_records(str(files("graphmem.demo_data").joinpath("team_memories.jsonl")))
     memory = EntityMemory()
     memory.save_many(records)
-    typed = _typed(memory)
-    counts = Counter(p for _, p, _, _ in typed)
-    print(
-        f"Demo corpus: {len(records)} memories, {len(typed)} typed relations "
-        f"{dict(sorted(counts.items()))}"
-    )
-    _listing(typed)
+    _report(f"Demo corpus: {len(records)} memories", memory)
 
 
 def cost(path: str) -> None:
