@@ -23,7 +23,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -129,6 +130,18 @@ class _PendingWrites:
     stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
     pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
 
+    def __bool__(self) -> bool:
+        return bool(
+            self.mentions
+            or self.merges
+            or self.new_relations
+            or self.relation_updates
+            or self.evidence
+            or self.entity_touches
+            or self.entity_labels
+            or self.memory_labels
+        )
+
     def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
             votes = self.pending_votes.setdefault(row["entity_id"], {})
@@ -194,6 +207,8 @@ class EntityIndex:
         self._relation_source_loaded = relation_source is not None
         self._tenants: dict[str, _TenantState] = {}
         self._pending = _PendingWrites()
+        #: Inside :meth:`deferred_writes`: :meth:`index` leaves its rows pending.
+        self._deferring = False
         self._lock = threading.RLock()
 
     @property
@@ -241,6 +256,7 @@ class EntityIndex:
         return sql
 
     def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
+        self._flush_deferred(conn)  # the view is read from the tables
         ents, rels = graph_rows.load_tenant(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
         matcher = AliasMatcher(self.analyzer.nlp)
@@ -287,6 +303,7 @@ class EntityIndex:
         key_pred = predicate.strip().lower().replace(" ", "_")
         seen = datetime.now().isoformat()
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after, state = self._writable_state(conn, tenant)
             self._pending = _PendingWrites()
             keys = []
@@ -337,6 +354,7 @@ class EntityIndex:
         Logged in the ``merges`` table with a snapshot; returns the id :meth:`unmerge` takes.
         """
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after, state = self._writable_state(conn, tenant)
             keys = []
             for name in (keep, merge):
@@ -373,6 +391,7 @@ class EntityIndex:
         """Undo a merge, restoring the rows it changed. Later merges of the same entities
         must be undone first."""
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             snapshot = graph_rows.take_merge(conn, tenant, merge_id)
             graph_rows.unmerge_entity_rows(conn, snapshot)
@@ -418,7 +437,8 @@ class EntityIndex:
             before, after = self.db.bump_generation(conn)
             results: list[IndexedMemory] = []
             touched: set[str] = set()
-            self._pending = _PendingWrites()
+            if not self._deferring:
+                self._pending = _PendingWrites()
             for (seq, item), doc in zip(rows, docs, strict=True):
                 tenant = item.user_id or ""
                 touched.add(tenant)
@@ -429,14 +449,66 @@ class EntityIndex:
                 results.append(
                     self._index_one(conn, state, tenant, seq, item, doc, relations, given)
                 )
-            self._pending.flush(conn)
-            for tenant, keep, merge in self._pending.merges:
+            merges = self._pending.merges
+            if merges or not self._deferring:  # merges read the tables
+                self._flush(conn)
+            for tenant, keep, merge in merges:
                 state = self._tenants.get(tenant) or self._load(conn, tenant, before)
                 keep_now, merge_now = (state.graph.alias_keys.get(k) for k in (keep, merge))
                 if keep_now and merge_now and _may_merge(state.graph, keep_now, merge_now):
                     self._merge_rows(conn, tenant, state, keep_now, merge_now)
             self._track_transaction(touched, before, after)
             return results
+
+    @contextmanager
+    def deferred_writes(self, conn: Connection) -> Iterator[None]:
+        """Within this block, :meth:`index` keeps the rows it would write (mentions,
+        relations, evidence, label and timestamp updates) pending, and they are written in
+        one batch when the block ends, or earlier, before anything reads the graph tables
+        (deleting memories, merging, adding a relation by hand, rebuilding a view).
+
+        The tables end up exactly as with one write per :meth:`index` call: nothing between
+        two flushes reads these rows but the index itself, which counts the pending ones
+        (label votes, the next relation id). Use it inside the write transaction ``conn``
+        belongs to; if the block raises, the pending rows are dropped with the transaction.
+        Nested blocks join the outer one.
+
+        Example:
+            >>> from graphmem.store.database import Database
+            >>> db = Database(); index = EntityIndex(db)
+            >>> with db.write() as conn, index.deferred_writes(conn):
+            ...     for text in ("Alice Johnson met Bob Stone.", "Bob Stone met Carol Diaz."):
+            ...         seq = db.insert_memory(conn, MemoryItem(text), namespace="n")
+            ...         _ = index.index(conn, [(seq, MemoryItem(text))])
+            >>> sorted(index.graph("").neighbors("Bob Stone"))
+            ['Alice Johnson', 'Carol Diaz']
+        """
+        with self._lock:
+            if self._deferring:
+                yield
+                return
+            self._flush(conn)
+            self._deferring = True
+            try:
+                yield
+            except BaseException:
+                self._pending = _PendingWrites()  # the transaction rolls back
+                raise
+            else:
+                self._flush(conn)
+            finally:
+                self._deferring = False
+
+    def _flush(self, conn: Connection) -> None:
+        """Write the pending rows and start a new batch."""
+        if self._pending:
+            self._pending.flush(conn)
+        self._pending = _PendingWrites()
+
+    def _flush_deferred(self, conn: Connection) -> None:
+        """Before reading or changing the graph tables: write what a deferral holds."""
+        if self._deferring:
+            self._flush(conn)
 
     def forget(self, conn: Connection, tenants: set[str]) -> None:
         """After memory rows were deleted: drop what lost its support, refresh the views.
@@ -445,6 +517,7 @@ class EntityIndex:
         and entities left without mentions or relations are deleted here.
         """
         with self._lock:
+            self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             for tenant in sorted(tenants):
                 graph_rows.prune_unsupported(conn, tenant)
@@ -455,6 +528,7 @@ class EntityIndex:
         """Delete memory rows with their mentions and evidence; what lost all its support
         goes too. The graph views are updated in place (no rebuild)."""
         with self._lock:
+            self._flush_deferred(conn)
             seqs = [r.seq for r in rows]
             lost_mentions, lost_evidence = graph_rows.index_rows_of(conn, seqs)
             deleted = self.db.delete_rows(conn, seqs)
@@ -497,6 +571,7 @@ class EntityIndex:
         self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
     ) -> None:
         """Re-extract a memory whose content (or owner) changed."""
+        self._flush_deferred(conn)
         graph_rows.delete_index_rows(conn, row.seq)
         self.forget(conn, {row.tenant, new.user_id or ""})
         self.index(conn, [(row.seq, new)], relations=relations)
