@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select, update
 
 from ..errors import InvalidArgumentError
 from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
@@ -622,10 +622,12 @@ def prune_candidates(
     ends: set[int] = set()
     for start in range(0, len(rel_candidates), 500):
         chunk = rel_candidates[start : start + 500]
+        # EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
         supported = set(
             conn.execute(
-                select(relation_evidence.c.relation_id).where(
-                    relation_evidence.c.relation_id.in_(chunk)
+                select(relations.c.id).where(
+                    relations.c.id.in_(chunk),
+                    exists().where(relation_evidence.c.relation_id == relations.c.id),
                 )
             ).scalars()
         )
@@ -645,17 +647,12 @@ def prune_candidates(
         chunk = ent_candidates[start : start + 500]
         busy = set(
             conn.execute(
-                select(mentions.c.entity_id).where(mentions.c.entity_id.in_(chunk))
-            ).scalars()
-        )
-        busy |= set(
-            conn.execute(
-                select(relations.c.subject_id).where(relations.c.subject_id.in_(chunk))
-            ).scalars()
-        )
-        busy |= set(
-            conn.execute(
-                select(relations.c.object_id).where(relations.c.object_id.in_(chunk))
+                select(entities.c.id).where(
+                    entities.c.id.in_(chunk),
+                    exists().where(mentions.c.entity_id == entities.c.id)
+                    | exists().where(relations.c.subject_id == entities.c.id)
+                    | exists().where(relations.c.object_id == entities.c.id),
+                )
             ).scalars()
         )
         idle = [e for e in chunk if e not in busy]
