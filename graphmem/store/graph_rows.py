@@ -564,6 +564,49 @@ def write_batch(
         conn.execute(_SET_MEMORY_LABELS, list(memory_labels))
 
 
+_SUBJECT = entities.alias("subj")
+_OBJECT = entities.alias("obj")
+# Run on every eviction (one row at a time when a short-term tier is full): built once.
+_MENTIONS_OF_MEMORIES = (
+    select(mentions.c.entity_id, entities.c.tenant, entities.c.key, func.count())
+    .join(entities, entities.c.id == mentions.c.entity_id)
+    .where(mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
+)
+_EVIDENCE_OF_MEMORIES = (
+    select(
+        relation_evidence.c.relation_id,
+        relations.c.tenant,
+        _SUBJECT.c.key,
+        relations.c.predicate,
+        _OBJECT.c.key,
+        func.count(),
+    )
+    .join(relations, relations.c.id == relation_evidence.c.relation_id)
+    .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
+    .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
+    .where(relation_evidence.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .group_by(
+        relation_evidence.c.relation_id,
+        relations.c.tenant,
+        _SUBJECT.c.key,
+        relations.c.predicate,
+        _OBJECT.c.key,
+    )
+)
+# EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
+_WITH_EVIDENCE = select(relations.c.id).where(
+    relations.c.id.in_(bindparam("ids", expanding=True)),
+    exists().where(relation_evidence.c.relation_id == relations.c.id),
+)
+_IN_USE = select(entities.c.id).where(
+    entities.c.id.in_(bindparam("ids", expanding=True)),
+    exists().where(mentions.c.entity_id == entities.c.id)
+    | exists().where(relations.c.subject_id == entities.c.id)
+    | exists().where(relations.c.object_id == entities.c.id),
+)
+
+
 def index_rows_of(
     conn: Connection, seqs: Sequence[int]
 ) -> tuple[dict[int, tuple[str, str, int]], dict[int, tuple[str, str, str, str, int]]]:
@@ -574,39 +617,12 @@ def index_rows_of(
     """
     ents: dict[int, tuple[str, str, int]] = {}
     rels: dict[int, tuple[str, str, str, str, int]] = {}
-    subj = entities.alias("subj")
-    obj = entities.alias("obj")
     for start in range(0, len(seqs), 500):
-        chunk = list(seqs[start : start + 500])
-        for entity_id, tenant, key, n in conn.execute(
-            select(mentions.c.entity_id, entities.c.tenant, entities.c.key, func.count())
-            .join(entities, entities.c.id == mentions.c.entity_id)
-            .where(mentions.c.memory_seq.in_(chunk))
-            .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
-        ):
+        chunk = {"seqs": list(seqs[start : start + 500])}
+        for entity_id, tenant, key, n in conn.execute(_MENTIONS_OF_MEMORIES, chunk):
             previous = ents.get(int(entity_id), (tenant, key, 0))[2]
             ents[int(entity_id)] = (tenant, key, previous + int(n))
-        for rid, tenant, s_key, predicate, o_key, n in conn.execute(
-            select(
-                relation_evidence.c.relation_id,
-                relations.c.tenant,
-                subj.c.key,
-                relations.c.predicate,
-                obj.c.key,
-                func.count(),
-            )
-            .join(relations, relations.c.id == relation_evidence.c.relation_id)
-            .join(subj, subj.c.id == relations.c.subject_id)
-            .join(obj, obj.c.id == relations.c.object_id)
-            .where(relation_evidence.c.memory_seq.in_(chunk))
-            .group_by(
-                relation_evidence.c.relation_id,
-                relations.c.tenant,
-                subj.c.key,
-                relations.c.predicate,
-                obj.c.key,
-            )
-        ):
+        for rid, tenant, s_key, predicate, o_key, n in conn.execute(_EVIDENCE_OF_MEMORIES, chunk):
             previous_n = rels.get(int(rid), (tenant, s_key, predicate, o_key, 0))[4]
             rels[int(rid)] = (tenant, s_key, predicate, o_key, previous_n + int(n))
     return ents, rels
@@ -622,15 +638,7 @@ def prune_candidates(
     ends: set[int] = set()
     for start in range(0, len(rel_candidates), 500):
         chunk = rel_candidates[start : start + 500]
-        # EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
-        supported = set(
-            conn.execute(
-                select(relations.c.id).where(
-                    relations.c.id.in_(chunk),
-                    exists().where(relation_evidence.c.relation_id == relations.c.id),
-                )
-            ).scalars()
-        )
+        supported = set(conn.execute(_WITH_EVIDENCE, {"ids": chunk}).scalars())
         unsupported = [r for r in chunk if r not in supported]
         if unsupported:
             for s_id, o_id in conn.execute(
@@ -645,16 +653,7 @@ def prune_candidates(
     gone_entities: set[int] = set()
     for start in range(0, len(ent_candidates), 500):
         chunk = ent_candidates[start : start + 500]
-        busy = set(
-            conn.execute(
-                select(entities.c.id).where(
-                    entities.c.id.in_(chunk),
-                    exists().where(mentions.c.entity_id == entities.c.id)
-                    | exists().where(relations.c.subject_id == entities.c.id)
-                    | exists().where(relations.c.object_id == entities.c.id),
-                )
-            ).scalars()
-        )
+        busy = set(conn.execute(_IN_USE, {"ids": chunk}).scalars())
         idle = [e for e in chunk if e not in busy]
         if idle:
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
