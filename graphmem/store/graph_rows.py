@@ -70,6 +70,13 @@ _TOUCH_ENTITIES = (
     .where(entities.c.id == bindparam("eid"))
     .values(last_seen=bindparam("new_last_seen"))
 )
+# Run once per indexing batch: built once.
+_MENTION_LABELS = (
+    select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
+    .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
+    .group_by(mentions.c.entity_id, mentions.c.label)
+)
+_NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
 _SET_MEMORY_LABELS = (
     update(memories)
     .where(memories.c.seq == bindparam("mseq"))
@@ -230,9 +237,7 @@ def mention_label_counts(
     """For each entity, its mention labels: ``label -> (mentions, id of the first)``."""
     out: dict[int, dict[str, tuple[int, int]]] = {}
     for entity_id, label, n, first_id in conn.execute(
-        select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
-        .where(mentions.c.entity_id.in_(sorted(set(entity_ids))))
-        .group_by(mentions.c.entity_id, mentions.c.label)
+        _MENTION_LABELS, {"ids": sorted(set(entity_ids))}
     ):
         out.setdefault(int(entity_id), {})[label] = (int(n), int(first_id))
     return out
@@ -509,7 +514,7 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
 def next_relation_id(conn: Connection) -> int:
     """The id SQLite gives the next relation inserted (one past the largest), so a batch can
     name its new relations before :func:`write_batch` inserts them."""
-    return int(conn.execute(select(func.coalesce(func.max(relations.c.id), 0) + 1)).scalar_one())
+    return int(conn.execute(_NEXT_RELATION_ID).scalar_one())
 
 
 def write_batch(
