@@ -129,6 +129,11 @@ class _PendingWrites:
     memory_labels: dict[int, str] = field(default_factory=dict)
     stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
     pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
+    #: Memories indexed in this batch, relations with pending evidence, entities of pending
+    #: mentions or new relations: what deleting memories before the flush must count.
+    memory_seqs: set[int] = field(default_factory=set)
+    relations_with_evidence: set[int] = field(default_factory=set)
+    entities_in_use: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(
@@ -148,6 +153,7 @@ class _PendingWrites:
             count, first = votes.get(row["label"], (0, (1, len(self.mentions))))
             votes[row["label"]] = (count + 1, first)
             self.mentions.append(row)
+            self.entities_in_use.add(row["entity_id"])
 
     def add_relation(self, conn: Connection, row: dict[str, Any], state: dict[str, Any]) -> int:
         """Queue a new relation (``row``: its fixed columns; ``state``: its view data)."""
@@ -156,6 +162,7 @@ class _PendingWrites:
         relation_id = self.next_relation_id
         self.next_relation_id += 1
         self.new_relations[relation_id] = (row, state)
+        self.entities_in_use.update((row["subject_id"], row["object_id"]))
         return relation_id
 
     def flush(self, conn: Connection) -> None:
@@ -209,6 +216,8 @@ class EntityIndex:
         self._pending = _PendingWrites()
         #: Inside :meth:`deferred_writes`: :meth:`index` leaves its rows pending.
         self._deferring = False
+        #: While deferring: the largest stored mention and evidence ids (None: not read).
+        self._newest_ids: tuple[int | None, int | None] | None = None
         self._lock = threading.RLock()
 
     @property
@@ -335,7 +344,7 @@ class EntityIndex:
                 seen,
                 (None, 0, 0, "manual"),
             )
-            self._pending.flush(conn)
+            self._flush(conn)
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
             return state.graph._edge(keys[0], keys[1], data)
@@ -446,6 +455,7 @@ class EntityIndex:
                 if state is None or state.generation != before:
                     state = self._load(conn, tenant, before)
                 given = (given_entities or {}).get(seq)
+                self._pending.memory_seqs.add(seq)
                 results.append(
                     self._index_one(conn, state, tenant, seq, item, doc, relations, given)
                 )
@@ -504,6 +514,7 @@ class EntityIndex:
         if self._pending:
             self._pending.flush(conn)
         self._pending = _PendingWrites()
+        self._newest_ids = None
 
     def _flush_deferred(self, conn: Connection) -> None:
         """Before reading or changing the graph tables: write what a deferral holds."""
@@ -528,16 +539,27 @@ class EntityIndex:
         """Delete memory rows with their mentions and evidence; what lost all its support
         goes too. The graph views are updated in place (no rebuild)."""
         with self._lock:
-            self._flush_deferred(conn)
             seqs = [r.seq for r in rows]
-            lost_mentions, lost_evidence = graph_rows.index_rows_of(conn, seqs)
+            if self._deferring and self._pending.memory_seqs.intersection(seqs):
+                self._flush(conn)  # rows of theirs are pending
+            lost = graph_rows.index_rows_of(conn, seqs)
+            if self._deferring:
+                self._delete_before_flush(conn, lost)
+            lost_mentions, lost_evidence = lost.mentions, lost.evidence
             deleted = self.db.delete_rows(conn, seqs)
             if not lost_mentions and not lost_evidence:
                 return deleted
             before, after = self.db.bump_generation(conn)
+            pending = self._pending if self._deferring else _PendingWrites()
             gone_relations, gone_entities = graph_rows.prune_candidates(
-                conn, lost_evidence, lost_mentions
+                conn,
+                lost_evidence,
+                lost_mentions,
+                supported=pending.relations_with_evidence,
+                in_use=pending.entities_in_use,
             )
+            for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
+                pending.stored_votes.pop(entity_id, None)
             tenants = {t for t, _, _ in lost_mentions.values()} | {
                 r[0] for r in lost_evidence.values()
             }
@@ -566,6 +588,28 @@ class EntityIndex:
                         g.remove_node(key)  # its aliases go stale: resolve() skips them
             self._track_transaction(tenants, before, after)
             return deleted
+
+    def _delete_before_flush(self, conn: Connection, lost: graph_rows.IndexRows) -> None:
+        """Before memories none of whose rows is pending are deleted: flush first if the
+        deletion takes the newest stored mention (or evidence) row while such rows are
+        pending. SQLite numbers a new row one past the largest id, so deleting the newest
+        first would number the pending rows differently than writing them first does;
+        otherwise the tables end up the same either way (pruning counts what is pending).
+        """
+        pending = self._pending
+        if not (pending.mentions or pending.evidence) and self._newest_ids is None:
+            return
+        if self._newest_ids is None:
+            self._newest_ids = graph_rows.newest_ids(conn)
+        newest_mention, newest_evidence = self._newest_ids
+        takes_mention = lost.newest_mention is not None and lost.newest_mention == newest_mention
+        takes_evidence = (
+            lost.newest_evidence is not None and lost.newest_evidence == newest_evidence
+        )
+        if (takes_mention and pending.mentions) or (takes_evidence and pending.evidence):
+            self._flush(conn)
+        elif takes_mention or takes_evidence:
+            self._newest_ids = None  # the deletion lowers the largest id
 
     def reindex(
         self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
@@ -818,6 +862,7 @@ class EntityIndex:
             self._pending.relation_updates[data["relation_id"]] = data
         relation_id = data["relation_id"]
         memory_seq, sent_start, sent_end, rule = evidence
+        self._pending.relations_with_evidence.add(relation_id)
         self._pending.evidence.append(
             {
                 "relation_id": relation_id,

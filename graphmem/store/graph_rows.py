@@ -8,7 +8,7 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +20,7 @@ from .schema import aliases, entities, memories, mentions, merges, relation_evid
 
 __all__ = [
     "EntityRow",
+    "IndexRows",
     "EvidenceRow",
     "RelationRow",
     "add_alias",
@@ -30,6 +31,7 @@ __all__ = [
     "evidence_for",
     "insert_entity",
     "index_rows_of",
+    "newest_ids",
     "next_relation_id",
     "prune_candidates",
     "write_batch",
@@ -573,7 +575,13 @@ _SUBJECT = entities.alias("subj")
 _OBJECT = entities.alias("obj")
 # Run on every eviction (one row at a time when a short-term tier is full): built once.
 _MENTIONS_OF_MEMORIES = (
-    select(mentions.c.entity_id, entities.c.tenant, entities.c.key, func.count())
+    select(
+        mentions.c.entity_id,
+        entities.c.tenant,
+        entities.c.key,
+        func.count(),
+        func.max(mentions.c.id),
+    )
     .join(entities, entities.c.id == mentions.c.entity_id)
     .where(mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)))
     .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
@@ -586,6 +594,7 @@ _EVIDENCE_OF_MEMORIES = (
         relations.c.predicate,
         _OBJECT.c.key,
         func.count(),
+        func.max(relation_evidence.c.id),
     )
     .join(relations, relations.c.id == relation_evidence.c.relation_id)
     .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
@@ -612,39 +621,72 @@ _IN_USE = select(entities.c.id).where(
 )
 
 
-def index_rows_of(
-    conn: Connection, seqs: Sequence[int]
-) -> tuple[dict[int, tuple[str, str, int]], dict[int, tuple[str, str, str, str, int]]]:
-    """What deleting these memories takes away from the graph.
+@dataclass
+class IndexRows:
+    """What deleting some memories takes away from the graph (:func:`index_rows_of`)."""
 
-    Returns ``entity_id -> (tenant, key, mentions in them)`` and
-    ``relation_id -> (tenant, subject key, predicate, object key, evidence rows in them)``.
-    """
-    ents: dict[int, tuple[str, str, int]] = {}
-    rels: dict[int, tuple[str, str, str, str, int]] = {}
+    #: ``entity_id -> (tenant, key, mentions in them)``
+    mentions: dict[int, tuple[str, str, int]]
+    #: ``relation_id -> (tenant, subject key, predicate, object key, evidence rows in them)``
+    evidence: dict[int, tuple[str, str, str, str, int]]
+    #: The largest id of their mention rows and of their evidence rows (None: they have none).
+    newest_mention: int | None = None
+    newest_evidence: int | None = None
+
+
+def index_rows_of(conn: Connection, seqs: Sequence[int]) -> IndexRows:
+    """What deleting these memories takes away from the graph."""
+    found = IndexRows({}, {})
+    ents, rels = found.mentions, found.evidence
     for start in range(0, len(seqs), 500):
         chunk = {"seqs": list(seqs[start : start + 500])}
-        for entity_id, tenant, key, n in conn.execute(_MENTIONS_OF_MEMORIES, chunk):
+        for entity_id, tenant, key, n, last in conn.execute(_MENTIONS_OF_MEMORIES, chunk):
             previous = ents.get(int(entity_id), (tenant, key, 0))[2]
             ents[int(entity_id)] = (tenant, key, previous + int(n))
-        for rid, tenant, s_key, predicate, o_key, n in conn.execute(_EVIDENCE_OF_MEMORIES, chunk):
+            found.newest_mention = max(int(last), found.newest_mention or 0)
+        for rid, tenant, s_key, predicate, o_key, n, last in conn.execute(
+            _EVIDENCE_OF_MEMORIES, chunk
+        ):
             previous_n = rels.get(int(rid), (tenant, s_key, predicate, o_key, 0))[4]
             rels[int(rid)] = (tenant, s_key, predicate, o_key, previous_n + int(n))
-    return ents, rels
+            found.newest_evidence = max(int(last), found.newest_evidence or 0)
+    return found
+
+
+_NEWEST_IDS = select(
+    select(func.max(mentions.c.id)).scalar_subquery(),
+    select(func.max(relation_evidence.c.id)).scalar_subquery(),
+)
+
+
+def newest_ids(conn: Connection) -> tuple[int | None, int | None]:
+    """The largest id of ``mentions`` and of ``relation_evidence`` (None when empty)."""
+    mention, evidence = conn.execute(_NEWEST_IDS).one()
+    return mention, evidence
 
 
 def prune_candidates(
-    conn: Connection, relation_ids: Iterable[int], entity_ids: Iterable[int]
+    conn: Connection,
+    relation_ids: Iterable[int],
+    entity_ids: Iterable[int],
+    *,
+    supported: Set[int] = frozenset(),
+    in_use: Set[int] = frozenset(),
 ) -> tuple[set[int], set[int]]:
     """Delete these relations if left without evidence, then these entities (and the ends of
-    the deleted relations) if left without mentions and relations. Returns the deleted ids."""
+    the deleted relations) if left without mentions and relations. Returns the deleted ids.
+
+    ``supported`` (relations) and ``in_use`` (entities): ids kept alive by rows not written
+    yet (the entity index's pending batch).
+    """
     rel_candidates = sorted(set(relation_ids))
     gone_relations: set[int] = set()
     ends: set[int] = set()
     for start in range(0, len(rel_candidates), 500):
         chunk = rel_candidates[start : start + 500]
-        supported = set(conn.execute(_WITH_EVIDENCE, {"ids": chunk}).scalars())
-        unsupported = [r for r in chunk if r not in supported]
+        kept = set(conn.execute(_WITH_EVIDENCE, {"ids": chunk}).scalars())
+        kept |= supported & set(chunk)
+        unsupported = [r for r in chunk if r not in kept]
         if unsupported:
             for s_id, o_id in conn.execute(
                 select(relations.c.subject_id, relations.c.object_id).where(
@@ -659,6 +701,7 @@ def prune_candidates(
     for start in range(0, len(ent_candidates), 500):
         chunk = ent_candidates[start : start + 500]
         busy = set(conn.execute(_IN_USE, {"ids": chunk}).scalars())
+        busy |= in_use & set(chunk)
         idle = [e for e in chunk if e not in busy]
         if idle:
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
