@@ -503,6 +503,7 @@ class EntityIndex:
                 yield
             except BaseException:
                 self._pending = _PendingWrites()  # the transaction rolls back
+                self._newest_ids = None
                 raise
             else:
                 self._flush(conn)
