@@ -242,9 +242,12 @@ class CortexMemory:
         Rows are written result by result, tier by tier, exactly as one ``save_task_result``
         after another would (names one result makes known are recognised in the next); the
         text of all of them is analysed first in batches (``nlp.pipe``), which the per-row
-        saves then find in the pipeline's cache of recent texts.
+        saves then find in the pipeline's cache of recent texts. The index's rows are
+        written in batches (:meth:`EntityIndex.deferred_writes`: the same rows as a write
+        per save, flushed before anything reads them).
         """
-        with self._space.database.write():
+        index = self._space.entity_index
+        with self._space.database.write() as conn, index.deferred_writes(conn):
             # Slices whose two texts per result (entity mode, relation mode) fit the cache.
             for start in range(0, len(tasks), _ANALYSIS_SLICE):
                 chunk = tasks[start : start + _ANALYSIS_SLICE]

@@ -24,7 +24,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -129,6 +130,23 @@ class _PendingWrites:
     memory_labels: dict[int, str] = field(default_factory=dict)
     stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
     pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
+    #: Memories indexed in this batch, relations with pending evidence, entities of pending
+    #: mentions or new relations: what deleting memories before the flush must count.
+    memory_seqs: set[int] = field(default_factory=set)
+    relations_with_evidence: set[int] = field(default_factory=set)
+    entities_in_use: set[int] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.mentions
+            or self.merges
+            or self.new_relations
+            or self.relation_updates
+            or self.evidence
+            or self.entity_touches
+            or self.entity_labels
+            or self.memory_labels
+        )
 
     def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
@@ -136,6 +154,7 @@ class _PendingWrites:
             count, first = votes.get(row["label"], (0, (1, len(self.mentions))))
             votes[row["label"]] = (count + 1, first)
             self.mentions.append(row)
+            self.entities_in_use.add(row["entity_id"])
 
     def add_relation(self, conn: Connection, row: dict[str, Any], state: dict[str, Any]) -> int:
         """Queue a new relation (``row``: its fixed columns; ``state``: its view data)."""
@@ -144,6 +163,7 @@ class _PendingWrites:
         relation_id = self.next_relation_id
         self.next_relation_id += 1
         self.new_relations[relation_id] = (row, state)
+        self.entities_in_use.update((row["subject_id"], row["object_id"]))
         return relation_id
 
     def flush(self, conn: Connection) -> None:
@@ -195,6 +215,10 @@ class EntityIndex:
         self._relation_source_loaded = relation_source is not None
         self._tenants: dict[str, _TenantState] = {}
         self._pending = _PendingWrites()
+        #: Inside :meth:`deferred_writes`: :meth:`index` leaves its rows pending.
+        self._deferring = False
+        #: While deferring: the largest stored mention and evidence ids (None: not read).
+        self._newest_ids: tuple[int | None, int | None] | None = None
         self._lock = threading.RLock()
 
     @property
@@ -242,6 +266,7 @@ class EntityIndex:
         return sql
 
     def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
+        self._flush_deferred(conn)  # the view is read from the tables
         ents, rels = graph_rows.load_tenant(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
         matcher = AliasMatcher(self.analyzer.nlp)
@@ -288,6 +313,7 @@ class EntityIndex:
         key_pred = predicate.strip().lower().replace(" ", "_")
         seen = datetime.now().isoformat()
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after, state = self._writable_state(conn, tenant)
             self._pending = _PendingWrites()
             keys = []
@@ -319,7 +345,7 @@ class EntityIndex:
                 seen,
                 (None, 0, 0, "manual"),
             )
-            self._pending.flush(conn)
+            self._flush(conn)
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
             return state.graph._edge(keys[0], keys[1], data)
@@ -338,6 +364,7 @@ class EntityIndex:
         Logged in the ``merges`` table with a snapshot; returns the id :meth:`unmerge` takes.
         """
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after, state = self._writable_state(conn, tenant)
             keys = []
             for name in (keep, merge):
@@ -374,6 +401,7 @@ class EntityIndex:
         """Undo a merge, restoring the rows it changed. Later merges of the same entities
         must be undone first."""
         with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             snapshot = graph_rows.take_merge(conn, tenant, merge_id)
             graph_rows.unmerge_entity_rows(conn, snapshot)
@@ -419,7 +447,8 @@ class EntityIndex:
             before, after = self.db.bump_generation(conn)
             results: list[IndexedMemory] = []
             touched: set[str] = set()
-            self._pending = _PendingWrites()
+            if not self._deferring:
+                self._pending = _PendingWrites()
             for (seq, item), doc in zip(rows, docs, strict=True):
                 tenant = item.user_id or ""
                 touched.add(tenant)
@@ -427,17 +456,72 @@ class EntityIndex:
                 if state is None or state.generation != before:
                     state = self._load(conn, tenant, before)
                 given = (given_entities or {}).get(seq)
+                self._pending.memory_seqs.add(seq)
                 results.append(
                     self._index_one(conn, state, tenant, seq, item, doc, relations, given)
                 )
-            self._pending.flush(conn)
-            for tenant, keep, merge in self._pending.merges:
+            merges = self._pending.merges
+            if merges or not self._deferring:  # merges read the tables
+                self._flush(conn)
+            for tenant, keep, merge in merges:
                 state = self._tenants.get(tenant) or self._load(conn, tenant, before)
                 keep_now, merge_now = (state.graph.alias_keys.get(k) for k in (keep, merge))
                 if keep_now and merge_now and _may_merge(state.graph, keep_now, merge_now):
                     self._merge_rows(conn, tenant, state, keep_now, merge_now)
             self._track_transaction(touched, before, after)
             return results
+
+    @contextmanager
+    def deferred_writes(self, conn: Connection) -> Iterator[None]:
+        """Within this block, :meth:`index` keeps the rows it would write (mentions,
+        relations, evidence, label and timestamp updates) pending, and they are written in
+        one batch when the block ends, or earlier, before anything reads the graph tables
+        (deleting memories, merging, adding a relation by hand, rebuilding a view).
+
+        The tables end up exactly as with one write per :meth:`index` call: nothing between
+        two flushes reads these rows but the index itself, which counts the pending ones
+        (label votes, the next relation id). Use it inside the write transaction ``conn``
+        belongs to; if the block raises, the pending rows are dropped with the transaction.
+        Nested blocks join the outer one.
+
+        Example:
+            >>> from graphmem.store.database import Database
+            >>> db = Database(); index = EntityIndex(db)
+            >>> with db.write() as conn, index.deferred_writes(conn):
+            ...     for text in ("Alice Johnson met Bob Stone.", "Bob Stone met Carol Diaz."):
+            ...         seq = db.insert_memory(conn, MemoryItem(text), namespace="n")
+            ...         _ = index.index(conn, [(seq, MemoryItem(text))])
+            >>> sorted(index.graph("").neighbors("Bob Stone"))
+            ['Alice Johnson', 'Carol Diaz']
+        """
+        with self._lock:
+            if self._deferring:
+                yield
+                return
+            self._flush(conn)
+            self._deferring = True
+            try:
+                yield
+            except BaseException:
+                self._pending = _PendingWrites()  # the transaction rolls back
+                self._newest_ids = None
+                raise
+            else:
+                self._flush(conn)
+            finally:
+                self._deferring = False
+
+    def _flush(self, conn: Connection) -> None:
+        """Write the pending rows and start a new batch."""
+        if self._pending:
+            self._pending.flush(conn)
+        self._pending = _PendingWrites()
+        self._newest_ids = None
+
+    def _flush_deferred(self, conn: Connection) -> None:
+        """Before reading or changing the graph tables: write what a deferral holds."""
+        if self._deferring:
+            self._flush(conn)
 
     def forget(self, conn: Connection, tenants: set[str]) -> None:
         """After memory rows were deleted: drop what lost its support, refresh the views.
@@ -446,6 +530,7 @@ class EntityIndex:
         and entities left without mentions or relations are deleted here.
         """
         with self._lock:
+            self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             for tenant in sorted(tenants):
                 graph_rows.prune_unsupported(conn, tenant)
@@ -457,14 +542,26 @@ class EntityIndex:
         goes too. The graph views are updated in place (no rebuild)."""
         with self._lock:
             seqs = [r.seq for r in rows]
-            lost_mentions, lost_evidence = graph_rows.index_rows_of(conn, seqs)
+            if self._deferring and self._pending.memory_seqs.intersection(seqs):
+                self._flush(conn)  # rows of theirs are pending
+            lost = graph_rows.index_rows_of(conn, seqs)
+            if self._deferring:
+                self._delete_before_flush(conn, lost)
+            lost_mentions, lost_evidence = lost.mentions, lost.evidence
             deleted = self.db.delete_rows(conn, seqs)
             if not lost_mentions and not lost_evidence:
                 return deleted
             before, after = self.db.bump_generation(conn)
+            pending = self._pending if self._deferring else _PendingWrites()
             gone_relations, gone_entities = graph_rows.prune_candidates(
-                conn, lost_evidence, lost_mentions
+                conn,
+                lost_evidence,
+                lost_mentions,
+                supported=pending.relations_with_evidence,
+                in_use=pending.entities_in_use,
             )
+            for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
+                pending.stored_votes.pop(entity_id, None)
             tenants = {t for t, _, _ in lost_mentions.values()} | {
                 r[0] for r in lost_evidence.values()
             }
@@ -494,10 +591,33 @@ class EntityIndex:
             self._track_transaction(tenants, before, after)
             return deleted
 
+    def _delete_before_flush(self, conn: Connection, lost: graph_rows.IndexRows) -> None:
+        """Before memories none of whose rows is pending are deleted: flush first if the
+        deletion takes the newest stored mention (or evidence) row while such rows are
+        pending. SQLite numbers a new row one past the largest id, so deleting the newest
+        first would number the pending rows differently than writing them first does;
+        otherwise the tables end up the same either way (pruning counts what is pending).
+        """
+        pending = self._pending
+        if not (pending.mentions or pending.evidence) and self._newest_ids is None:
+            return
+        if self._newest_ids is None:
+            self._newest_ids = graph_rows.newest_ids(conn)
+        newest_mention, newest_evidence = self._newest_ids
+        takes_mention = lost.newest_mention is not None and lost.newest_mention == newest_mention
+        takes_evidence = (
+            lost.newest_evidence is not None and lost.newest_evidence == newest_evidence
+        )
+        if (takes_mention and pending.mentions) or (takes_evidence and pending.evidence):
+            self._flush(conn)
+        elif takes_mention or takes_evidence:
+            self._newest_ids = None  # the deletion lowers the largest id
+
     def reindex(
         self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
     ) -> None:
         """Re-extract a memory whose content (or owner) changed."""
+        self._flush_deferred(conn)
         graph_rows.delete_index_rows(conn, row.seq)
         self.forget(conn, {row.tenant, new.user_id or ""})
         self.index(conn, [(row.seq, new)], relations=relations)
@@ -744,6 +864,7 @@ class EntityIndex:
             self._pending.relation_updates[data["relation_id"]] = data
         relation_id = data["relation_id"]
         memory_seq, sent_start, sent_end, rule = evidence
+        self._pending.relations_with_evidence.add(relation_id)
         self._pending.evidence.append(
             {
                 "relation_id": relation_id,

@@ -106,10 +106,9 @@ class ShortTermMemory(SQLMemory):
 
     def _enforce_capacity(self, conn: Connection) -> None:
         db = self.space.database
-        overflow = db.count(conn, self._namespaces(), self._tenant) - self.capacity
-        if overflow > 0:
-            rows = db.list_items(conn, self._namespaces(), tenant=self._tenant, limit=overflow)
-            self._delete_rows(conn, [row for row, _ in rows])
+        self._delete_rows(
+            conn, db.rows_beyond_newest(conn, self._namespaces(), self._tenant, self.capacity)
+        )
 
     def get_recent(self, n: int = 5) -> list[MemoryItem]:
         """The ``n`` most recent items, oldest first."""

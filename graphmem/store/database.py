@@ -390,12 +390,29 @@ class Database:
         self, conn: Connection, namespaces: Sequence[str] | None, tenant: str | None = None
     ) -> int:
         """Number of items in ``namespaces`` (all when None; of one tenant when given)."""
+        if namespaces is not None:  # once per save (capacity checks): prebuilt statements
+            if tenant is None:
+                found = conn.execute(_COUNT, {"namespaces": list(namespaces)})
+            else:
+                found = conn.execute(
+                    _COUNT_OF_TENANT, {"namespaces": list(namespaces), "tenant": tenant}
+                )
+            return int(found.scalar() or 0)
         stmt = select(func.count()).select_from(_M)
-        if namespaces is not None:
-            stmt = stmt.where(_M.c.namespace.in_(namespaces))
         if tenant is not None:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
+
+    def rows_beyond_newest(
+        self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
+    ) -> list[MemoryRow]:
+        """The rows of ``namespaces`` (of ``tenant`` when given) other than the newest
+        ``keep``, oldest first: what a first-in-first-out capacity of ``keep`` evicts."""
+        params: dict[str, Any] = {"namespaces": list(namespaces), "skip": keep}
+        stmt = _ROWS_NEWEST_FIRST
+        if tenant is not None:
+            stmt, params["tenant"] = _ROWS_OF_TENANT_NEWEST_FIRST, tenant
+        return [_row_key(r) for r in reversed(conn.execute(stmt, params).all())]
 
     def eviction_candidates(
         self, conn: Connection, namespace: str, tenant: str | None = None
@@ -420,7 +437,7 @@ class Database:
         """Delete rows (their mentions and evidence cascade). Returns the number deleted."""
         deleted = 0
         for chunk in chunks(list(seqs), 500):
-            deleted += conn.execute(delete(_M).where(_M.c.seq.in_(chunk))).rowcount or 0
+            deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
         return deleted
 
     def update_row(
@@ -527,6 +544,18 @@ class Database:
 # Statements run once per row, built once (building one costs ~200 us, more than running it).
 _INSERT_MEMORY = insert(_M)
 _UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
+_IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
+_OF_TENANT = _M.c.tenant == bindparam("tenant")
+_COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
+_COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
+_ROWS_NEWEST_FIRST = (
+    select(_M.c.seq, _M.c.namespace, _M.c.tenant)
+    .where(_IN_NAMESPACES)
+    .order_by(_M.c.seq.desc())
+    .offset(bindparam("skip"))
+)
+_ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
+_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 
 @dataclass
 class _Transaction:

@@ -8,18 +8,19 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select, update
 
 from ..errors import InvalidArgumentError
 from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
 
 __all__ = [
     "EntityRow",
+    "IndexRows",
     "EvidenceRow",
     "RelationRow",
     "add_alias",
@@ -30,6 +31,7 @@ __all__ = [
     "evidence_for",
     "insert_entity",
     "index_rows_of",
+    "newest_ids",
     "next_relation_id",
     "prune_candidates",
     "write_batch",
@@ -70,6 +72,13 @@ _TOUCH_ENTITIES = (
     .where(entities.c.id == bindparam("eid"))
     .values(last_seen=bindparam("new_last_seen"))
 )
+# Run once per indexing batch: built once.
+_MENTION_LABELS = (
+    select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
+    .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
+    .group_by(mentions.c.entity_id, mentions.c.label)
+)
+_NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
 _SET_MEMORY_LABELS = (
     update(memories)
     .where(memories.c.seq == bindparam("mseq"))
@@ -230,9 +239,7 @@ def mention_label_counts(
     """For each entity, its mention labels: ``label -> (mentions, id of the first)``."""
     out: dict[int, dict[str, tuple[int, int]]] = {}
     for entity_id, label, n, first_id in conn.execute(
-        select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
-        .where(mentions.c.entity_id.in_(sorted(set(entity_ids))))
-        .group_by(mentions.c.entity_id, mentions.c.label)
+        _MENTION_LABELS, {"ids": sorted(set(entity_ids))}
     ):
         out.setdefault(int(entity_id), {})[label] = (int(n), int(first_id))
     return out
@@ -509,7 +516,7 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
 def next_relation_id(conn: Connection) -> int:
     """The id SQLite gives the next relation inserted (one past the largest), so a batch can
     name its new relations before :func:`write_batch` inserts them."""
-    return int(conn.execute(select(func.coalesce(func.max(relations.c.id), 0) + 1)).scalar_one())
+    return int(conn.execute(_NEXT_RELATION_ID).scalar_one())
 
 
 def write_batch(
@@ -564,72 +571,122 @@ def write_batch(
         conn.execute(_SET_MEMORY_LABELS, list(memory_labels))
 
 
-def index_rows_of(
-    conn: Connection, seqs: Sequence[int]
-) -> tuple[dict[int, tuple[str, str, int]], dict[int, tuple[str, str, str, str, int]]]:
-    """What deleting these memories takes away from the graph.
+_SUBJECT = entities.alias("subj")
+_OBJECT = entities.alias("obj")
+# Run on every eviction (one row at a time when a short-term tier is full): built once.
+_MENTIONS_OF_MEMORIES = (
+    select(
+        mentions.c.entity_id,
+        entities.c.tenant,
+        entities.c.key,
+        func.count(),
+        func.max(mentions.c.id),
+    )
+    .join(entities, entities.c.id == mentions.c.entity_id)
+    .where(mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
+)
+_EVIDENCE_OF_MEMORIES = (
+    select(
+        relation_evidence.c.relation_id,
+        relations.c.tenant,
+        _SUBJECT.c.key,
+        relations.c.predicate,
+        _OBJECT.c.key,
+        func.count(),
+        func.max(relation_evidence.c.id),
+    )
+    .join(relations, relations.c.id == relation_evidence.c.relation_id)
+    .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
+    .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
+    .where(relation_evidence.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .group_by(
+        relation_evidence.c.relation_id,
+        relations.c.tenant,
+        _SUBJECT.c.key,
+        relations.c.predicate,
+        _OBJECT.c.key,
+    )
+)
+# EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
+_WITH_EVIDENCE = select(relations.c.id).where(
+    relations.c.id.in_(bindparam("ids", expanding=True)),
+    exists().where(relation_evidence.c.relation_id == relations.c.id),
+)
+_IN_USE = select(entities.c.id).where(
+    entities.c.id.in_(bindparam("ids", expanding=True)),
+    exists().where(mentions.c.entity_id == entities.c.id)
+    | exists().where(relations.c.subject_id == entities.c.id)
+    | exists().where(relations.c.object_id == entities.c.id),
+)
 
-    Returns ``entity_id -> (tenant, key, mentions in them)`` and
-    ``relation_id -> (tenant, subject key, predicate, object key, evidence rows in them)``.
-    """
-    ents: dict[int, tuple[str, str, int]] = {}
-    rels: dict[int, tuple[str, str, str, str, int]] = {}
-    subj = entities.alias("subj")
-    obj = entities.alias("obj")
+
+@dataclass
+class IndexRows:
+    """What deleting some memories takes away from the graph (:func:`index_rows_of`)."""
+
+    #: ``entity_id -> (tenant, key, mentions in them)``
+    mentions: dict[int, tuple[str, str, int]]
+    #: ``relation_id -> (tenant, subject key, predicate, object key, evidence rows in them)``
+    evidence: dict[int, tuple[str, str, str, str, int]]
+    #: The largest id of their mention rows and of their evidence rows (None: they have none).
+    newest_mention: int | None = None
+    newest_evidence: int | None = None
+
+
+def index_rows_of(conn: Connection, seqs: Sequence[int]) -> IndexRows:
+    """What deleting these memories takes away from the graph."""
+    found = IndexRows({}, {})
+    ents, rels = found.mentions, found.evidence
     for start in range(0, len(seqs), 500):
-        chunk = list(seqs[start : start + 500])
-        for entity_id, tenant, key, n in conn.execute(
-            select(mentions.c.entity_id, entities.c.tenant, entities.c.key, func.count())
-            .join(entities, entities.c.id == mentions.c.entity_id)
-            .where(mentions.c.memory_seq.in_(chunk))
-            .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
-        ):
+        chunk = {"seqs": list(seqs[start : start + 500])}
+        for entity_id, tenant, key, n, last in conn.execute(_MENTIONS_OF_MEMORIES, chunk):
             previous = ents.get(int(entity_id), (tenant, key, 0))[2]
             ents[int(entity_id)] = (tenant, key, previous + int(n))
-        for rid, tenant, s_key, predicate, o_key, n in conn.execute(
-            select(
-                relation_evidence.c.relation_id,
-                relations.c.tenant,
-                subj.c.key,
-                relations.c.predicate,
-                obj.c.key,
-                func.count(),
-            )
-            .join(relations, relations.c.id == relation_evidence.c.relation_id)
-            .join(subj, subj.c.id == relations.c.subject_id)
-            .join(obj, obj.c.id == relations.c.object_id)
-            .where(relation_evidence.c.memory_seq.in_(chunk))
-            .group_by(
-                relation_evidence.c.relation_id,
-                relations.c.tenant,
-                subj.c.key,
-                relations.c.predicate,
-                obj.c.key,
-            )
+            found.newest_mention = max(int(last), found.newest_mention or 0)
+        for rid, tenant, s_key, predicate, o_key, n, last in conn.execute(
+            _EVIDENCE_OF_MEMORIES, chunk
         ):
             previous_n = rels.get(int(rid), (tenant, s_key, predicate, o_key, 0))[4]
             rels[int(rid)] = (tenant, s_key, predicate, o_key, previous_n + int(n))
-    return ents, rels
+            found.newest_evidence = max(int(last), found.newest_evidence or 0)
+    return found
+
+
+_NEWEST_IDS = select(
+    select(func.max(mentions.c.id)).scalar_subquery(),
+    select(func.max(relation_evidence.c.id)).scalar_subquery(),
+)
+
+
+def newest_ids(conn: Connection) -> tuple[int | None, int | None]:
+    """The largest id of ``mentions`` and of ``relation_evidence`` (None when empty)."""
+    mention, evidence = conn.execute(_NEWEST_IDS).one()
+    return mention, evidence
 
 
 def prune_candidates(
-    conn: Connection, relation_ids: Iterable[int], entity_ids: Iterable[int]
+    conn: Connection,
+    relation_ids: Iterable[int],
+    entity_ids: Iterable[int],
+    *,
+    supported: Set[int] = frozenset(),
+    in_use: Set[int] = frozenset(),
 ) -> tuple[set[int], set[int]]:
     """Delete these relations if left without evidence, then these entities (and the ends of
-    the deleted relations) if left without mentions and relations. Returns the deleted ids."""
+    the deleted relations) if left without mentions and relations. Returns the deleted ids.
+
+    ``supported`` (relations) and ``in_use`` (entities): ids kept alive by rows not written
+    yet (the entity index's pending batch).
+    """
     rel_candidates = sorted(set(relation_ids))
     gone_relations: set[int] = set()
     ends: set[int] = set()
     for start in range(0, len(rel_candidates), 500):
         chunk = rel_candidates[start : start + 500]
-        supported = set(
-            conn.execute(
-                select(relation_evidence.c.relation_id).where(
-                    relation_evidence.c.relation_id.in_(chunk)
-                )
-            ).scalars()
-        )
-        unsupported = [r for r in chunk if r not in supported]
+        kept = set(conn.execute(_WITH_EVIDENCE, {"ids": chunk}).scalars())
+        kept |= supported & set(chunk)
+        unsupported = [r for r in chunk if r not in kept]
         if unsupported:
             for s_id, o_id in conn.execute(
                 select(relations.c.subject_id, relations.c.object_id).where(
@@ -643,21 +700,8 @@ def prune_candidates(
     gone_entities: set[int] = set()
     for start in range(0, len(ent_candidates), 500):
         chunk = ent_candidates[start : start + 500]
-        busy = set(
-            conn.execute(
-                select(mentions.c.entity_id).where(mentions.c.entity_id.in_(chunk))
-            ).scalars()
-        )
-        busy |= set(
-            conn.execute(
-                select(relations.c.subject_id).where(relations.c.subject_id.in_(chunk))
-            ).scalars()
-        )
-        busy |= set(
-            conn.execute(
-                select(relations.c.object_id).where(relations.c.object_id.in_(chunk))
-            ).scalars()
-        )
+        busy = set(conn.execute(_IN_USE, {"ids": chunk}).scalars())
+        busy |= in_use & set(chunk)
         idle = [e for e in chunk if e not in busy]
         if idle:
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))

@@ -1,0 +1,95 @@
+"""EntityIndex.deferred_writes: the graph tables end up exactly as with one write per save,
+ids included, while a full short-term tier evicts a memory on every save (the facade's
+contextual tier) and so prunes what only the evicted memory supported, acronym definitions
+merge entities and closing predicates end relations."""
+
+from __future__ import annotations
+
+import re
+from contextlib import nullcontext
+
+import pytest
+from sqlalchemy import select
+
+from graphmem.memories.entity import EntityMemory
+from graphmem.memories.short_term import ShortTermMemory
+from graphmem.storage import SQLiteStorage
+from graphmem.store import schema
+
+# With capacity 2, saving the fourth text evicts the second while the fourth is pending: the
+# names and links they share live on through the pending rows only (so does a name linked to
+# nothing, in the eighth and tenth).
+_TEXTS = [
+    "Alice Johnson joined Acme Corp in Berlin.",
+    "Bob Stone met Carol Diaz in Paris.",
+    "Zed Park visited Oslo.",
+    "Carol Diaz met Bob Stone in Paris.",
+    "International Business Machines opened a lab in Zurich.",
+    "IBM hired Dana Scott.",
+    "International Business Machines (IBM) signed a deal with Acme Corp.",
+    "Quentin Blake called.",
+    "Carol Diaz works at Initech in Berlin.",
+    "Quentin Blake called again.",
+    "Thanks, that helps.",
+    "Bob Stone left Acme Corp and joined Globex.",
+    "Mina Cho met Zed Park in Oslo.",
+    "Mina Cho and Zed Park flew to Lagos.",
+    "Alice Johnson and Bob Stone flew to Tokyo with Dana Scott.",
+    "Globex acquired Initech.",
+    "Mina Cho left Lagos.",
+]
+_TABLES = (
+    schema.entities,
+    schema.aliases,
+    schema.mentions,
+    schema.relations,
+    schema.relation_evidence,
+    schema.merges,
+)
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?")
+
+
+def _tables(storage: SQLiteStorage) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the graph tables, ids included; timestamps (which differ between two
+    runs) replaced by a placeholder."""
+    with storage.database.read() as conn:
+        return {
+            table.name: [
+                tuple(_TIMESTAMP.sub("<t>", v) if isinstance(v, str) else v for v in row)
+                for row in conn.execute(select(table).order_by(*table.primary_key.columns))
+            ]
+            for table in _TABLES
+        }
+
+
+def _save_all(capacity: int, deferred: bool) -> dict[str, list[tuple[object, ...]]]:
+    storage = SQLiteStorage()
+    entity = EntityMemory(storage=storage)
+    recent = ShortTermMemory(capacity=capacity, storage=storage, index_entities=True)
+    db, index = storage.database, storage.entity_index
+    with db.write() as conn, index.deferred_writes(conn) if deferred else nullcontext():
+        for position, text in enumerate(_TEXTS):
+            if position % 4 == 0:  # the others live in the short-term tier only
+                entity.save(text)
+            recent.save(text)
+    return _tables(storage)
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 3, 20])
+def test_same_tables_as_one_write_per_save(capacity: int) -> None:
+    expected = _save_all(capacity, deferred=False)
+    assert expected["mentions"] and expected["relation_evidence"]
+    assert _save_all(capacity, deferred=True) == expected
+
+
+def test_rows_are_dropped_when_the_block_raises() -> None:
+    storage = SQLiteStorage()
+    entity = EntityMemory(storage=storage)
+    db, index = storage.database, storage.entity_index
+    with pytest.raises(RuntimeError, match="stop"):
+        with db.write() as conn, index.deferred_writes(conn):
+            entity.save("Alice Johnson joined Acme Corp in Berlin.")
+            raise RuntimeError("stop")
+    assert _tables(storage) == {table.name: [] for table in _TABLES}
+    entity.save("Bob Stone met Carol Diaz.")
+    assert sorted(entity.graph.graph.nodes) == ["bob stone", "carol diaz"]
