@@ -71,6 +71,7 @@ __all__ = [
     "infer_relations",
     "load_learned_model",
     "load_predicate_map",
+    "competing_mention",
     "mention_pairs",
     "pair_features",
 ]
@@ -449,10 +450,59 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
     return features
 
 
+#: Dependencies by which a word on the path between two mentions takes its own argument.
+ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj"})
+
+
+def _nearness(x: Span, y: Span) -> tuple[int, int]:
+    """How near ``x`` is to ``y``: dependency edges between their roots, then tokens between."""
+    gap = y.start - x.end if x.start < y.start else x.start - y.end
+    return len(path_tokens(x.root, y.root)) + 1, gap
+
+
+def competing_mention(a: Span, b: Span, roots: Mapping[int, Span]) -> Span | None:
+    """Another mention, labelled like one end, that is the subject or object of a word on the
+    dependency path between ``a`` and ``b`` and nearer the other end (dependency edges, then
+    tokens): that word relates it, not the far end. "Priya met Tom Becker from Aurex": ``met``
+    takes Tom Becker as its object, nearer Aurex than Priya, so Priya and Aurex are no
+    candidate; "Lena is leaving for Harbor; Dana agreed": ``leaving`` has Lena as subject, so
+    Dana and Harbor are none. ``roots``: root token index -> mention, for the doc's mentions.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc, Span
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "met", "Bob", "from", "Acme"],
+        ...           heads=[1, 1, 1, 1, 3], deps=["nsubj", "ROOT", "dobj", "prep", "pobj"])
+        >>> ann, bob = Span(doc, 0, 1, "PERSON"), Span(doc, 2, 3, "PERSON")
+        >>> acme = Span(doc, 4, 5, "ORG")
+        >>> roots = {0: ann, 2: bob, 4: acme}
+        >>> competing_mention(ann, acme, roots).text
+        'Bob'
+        >>> competing_mention(bob, acme, roots) is None
+        True
+    """
+    inner = path_tokens(a.root, b.root)
+    on_path = {t.i for t in inner} | {a.root.i, b.root.i}
+    for token in inner:
+        for child in token.children:
+            other = roots.get(child.i)
+            if other is None or child.dep_ not in ARGUMENT_DEPS or child.i in on_path:
+                continue
+            if other.text.lower() in (a.text.lower(), b.text.lower()):
+                continue
+            for end, far in ((a, b), (b, a)):
+                if other.label_ == end.label_ and _nearness(other, far) < _nearness(end, far):
+                    return other
+    return None
+
+
 def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
     """``(a, b, entities between)`` for each two non-overlapping spans of one sentence, ``a``
-    first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart; in text order."""
+    first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart, and no :func:`competing_mention`
+    between them (with a parse); in text order."""
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
+    parsed = bool(ordered) and ordered[0].doc.has_annotation("DEP")
+    roots = {s.root.i: s for s in ordered} if parsed else {}
     for i, a in enumerate(ordered):
         sentence = a.sent
         for j in range(i + 1, len(ordered)):
@@ -461,6 +511,8 @@ def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
                 break
             if b.start < a.end:
                 continue  # overlapping or nested: not two things
+            if parsed and competing_mention(a, b, roots) is not None:
+                continue
             between = sum(1 for s in ordered[i + 1 : j] if s.start >= a.end and s.end <= b.start)
             yield a, b, between
 
