@@ -73,6 +73,7 @@ from graphmem.extract.learned import (  # noqa: E402
     mention_pairs,
     pair_features,
     parse_predicate_map,
+    plausible_value,
 )
 
 FOLDS = 5
@@ -277,6 +278,8 @@ class DocumentTable:
     labels: list[frozenset[str]] = field(default_factory=list)
     docs: list[int] = field(default_factory=list)
     pairs: list[tuple[int, int]] = field(default_factory=list)
+    # per pair, per class of the stage: may the tail be its value (``plausible_value``)?
+    plausible: list[list[bool]] = field(default_factory=list)
 
 
 def document_examples(
@@ -372,7 +375,7 @@ def document_triples(
             h, t = min(h, t), max(h, t)
         key = (h, classes[j], t)
         doc = dtable.docs[i]
-        if key not in already[doc]:
+        if key not in already[doc] and dtable.plausible[i][j]:
             out[doc][key] = max(out[doc].get(key, 0.0), float(p[j]))
     return out
 
@@ -398,7 +401,7 @@ def document_thresholds(
             if name in symmetric:
                 h, t = min(h, t), max(h, t)
             doc = dtable.docs[i]
-            if (h, name, t) not in already[doc]:
+            if (h, name, t) not in already[doc] and dtable.plausible[i][j]:
                 key = (doc, (h, name, t))
                 scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
         out[name], gain = 1.01, 0.0
@@ -444,6 +447,12 @@ def train_document_stage(
         [full.docs[i] for i in keep],
         [full.pairs[i] for i in keep],
     )
+    # At inference the tail is its first mention, with its label and text.
+    tails = {
+        (doc, int(e.key)): e.mentions[0]  # type: ignore[call-overload]
+        for doc, entities in enumerate(table.entities)
+        for e in entities
+    }
     counts = Counter(lab for ls in dtable.labels for lab in ls)
     doc_classes = [
         NO_RELATION,
@@ -452,6 +461,10 @@ def train_document_stage(
     dtable.labels = [
         frozenset(lab for lab in ls if lab in doc_classes) or frozenset([NO_RELATION])
         for ls in dtable.labels
+    ]
+    dtable.plausible = [
+        [plausible_value(name, tails[(doc, t)]) for name in doc_classes]
+        for doc, (_, t) in zip(dtable.docs, dtable.pairs, strict=True)
     ]
     fcounts = Counter(f for row in dtable.features for f in row)
     vocabulary = {

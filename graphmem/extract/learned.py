@@ -80,6 +80,7 @@ __all__ = [
     "competing_mention",
     "mention_pairs",
     "pair_features",
+    "plausible_value",
 ]
 
 #: The rule id of learned relations in their evidence.
@@ -97,6 +98,30 @@ MAX_PATH_EDGES = 6
 
 #: Predicates whose value is a calendar date: "tomorrow" or "next week" is no such value.
 DATE_PREDICATES = frozenset({"born_on", "died_on", "founded_on", "published_on", "dated"})
+
+#: Predicates whose value is a place: a nationality adjective ("American", NORP) is none.
+PLACE_PREDICATES = frozenset({"located_in", "born_in", "died_in", "lives_in"})
+
+
+def plausible_value(predicate: str, value: Span) -> bool:
+    """Whether ``value`` can be the object of ``predicate`` at all: a date predicate needs a
+    calendar date ("tomorrow" is none), a place predicate no nationality adjective.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Span
+        >>> doc = spacy.blank("en")("born tomorrow in American 1990")
+        >>> plausible_value("born_on", Span(doc, 1, 2, "DATE"))
+        False
+        >>> plausible_value("located_in", Span(doc, 3, 4, "NORP"))
+        False
+        >>> plausible_value("born_on", Span(doc, 4, 5, "DATE"))
+        True
+    """
+    if predicate in DATE_PREDICATES:
+        return any(c.isdigit() for c in value.text)
+    return not (predicate in PLACE_PREDICATES and value.label_ == "NORP")
+
 
 #: Set to "0" to run the dependency rules alone (e.g. to measure what the model adds).
 SWITCH_VARIABLE = "GRAPHMEM_LEARNED_RELATIONS"
@@ -859,7 +884,8 @@ class LearnedRelationExtractor:
         self, scored: Sequence[ScoredPair], spans: Sequence[Span], found: Mapping[Triple, float]
     ) -> list[RelationCandidate]:
         """The document stage: every ordered pair of the doc's entities (by text) whose labels
-        it scores; a relation fires at its class threshold unless already ``found``. Evidence:
+        it scores; a relation fires at its class threshold unless already ``found`` (a pair
+        may have two: Re-DocRED gives a state both ``located_in`` and ``country`` Germany). Evidence:
         the sentence of the tail's mention nearest a head mention (a Wikipedia abstract or a
         memory names its subject once and states its country later)."""
         model = self.document
@@ -899,7 +925,7 @@ class LearnedRelationExtractor:
                 head, tail = tail, head
             if (head.key, predicate, tail.key) in found:
                 continue
-            if predicate in DATE_PREDICATES and not any(c.isdigit() for c in str(tail.key)):
+            if not plausible_value(predicate, tail.mentions[0]):
                 continue
             subject, obj = min(
                 ((h, t) for h in head.mentions for t in tail.mentions),
@@ -927,7 +953,7 @@ class LearnedRelationExtractor:
             subject, obj = (
                 (pair.first, pair.second) if label[-1] == ">" else (pair.second, pair.first)
             )
-            if label[:-1] in DATE_PREDICATES and not any(c.isdigit() for c in obj.text):
+            if not plausible_value(label[:-1], obj):
                 continue
             out.append(
                 RelationCandidate(
