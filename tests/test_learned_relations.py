@@ -180,7 +180,9 @@ class TestThroughEntityMemory:
         memory.save("The Louvre is a museum in Paris, France.")
         assert ("Paris", "country", "France", LEARNED_RULE) in typed(memory, "Paris")
         hops = memory.paths("Louvre", "France")
-        assert any(h.edge.predicate == "country" for path in hops for h in path)
+        # The document stage adds Louvre located_in France beside the first stage's country
+        # (Re-DocRED gives both); a hop shows one of the two learned edges.
+        assert any(h.edge.predicate in ("country", "located_in") for path in hops for h in path)
         page = tmp_path / "g.html"
         render_graph(memory.subgraph(["Paris"], 1), page)
         assert "country" in page.read_text(encoding="utf-8")
@@ -261,7 +263,11 @@ class TestDocumentStage:
         )
         found = {r for r in typed(memory, "Lake Bled") if r[3] == DOCUMENT_RULE}
         assert {(s, o) for s, _, o, _ in found} == {("Lake Bled", "Slovenia")}
-        (edge,) = [e for e in memory.relations("Lake Bled") if e.object == "Slovenia"]
+        (edge,) = [
+            e
+            for e in memory.relations("Lake Bled")
+            if e.object == "Slovenia" and e.predicate != "co_occurs"
+        ]
         # The evidence is the sentence naming the tail, not the whole text.
         assert edge.evidence[0].sentence.endswith("destination in Slovenia.")
         assert "Julian Alps" not in edge.evidence[0].sentence

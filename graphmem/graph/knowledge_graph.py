@@ -369,10 +369,7 @@ class KnowledgeGraph:
             options.append(
                 (int(data["support"]) + (1000 if key != CO_OCCURS else 0), True, key, data)
             )
-        # Equal support: the more confident edge (a rule's or the model's surer guess).
-        _, is_reversed, _, data = max(
-            options, key=lambda o: (o[0], float(o[3].get("confidence", 1.0)), not o[1], o[2])
-        )
+        _, is_reversed, _, data = max(options, key=lambda o: (o[0], not o[1], o[2]))
         edge = self._edge(v, u, data) if is_reversed else self._edge(u, v, data)
         return Hop(source=self.name_of(u), target=self.name_of(v), edge=edge, reversed=is_reversed)
 

@@ -261,8 +261,7 @@ def _best_hop(
     edges: dict[tuple[int, int], list[Any]],
     names: dict[int, tuple[str, str]],
 ) -> Hop:
-    """The strongest edge between two entities: typed before co-occurrence, then support,
-    then confidence."""
+    """The strongest edge between two entities: typed before co-occurrence, then support."""
     options = [
         (int(row.n or 0) + (1000 if row.predicate != CO_OCCURS else 0), False, row.predicate, row)
         for row in edges.get((u, v), [])
@@ -270,10 +269,7 @@ def _best_hop(
         (int(row.n or 0) + (1000 if row.predicate != CO_OCCURS else 0), True, row.predicate, row)
         for row in edges.get((v, u), [])
     ]
-    # Equal support: the more confident edge (a rule's or the model's surer guess).
-    _, is_reversed, _, row = max(
-        options, key=lambda o: (o[0], float(o[3].confidence or 0.0), not o[1], o[2])
-    )
+    _, is_reversed, _, row = max(options, key=lambda o: (o[0], not o[1], o[2]))
     edge = Edge(
         subject=names[int(row.subject_id)][1],
         predicate=row.predicate,
