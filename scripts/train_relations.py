@@ -16,9 +16,19 @@ at least ``--min-count`` examples.
 Thresholds: 5-fold cross-validation by document over the training documents gives out-of-fold
 probabilities; they are turned into entity-level triples as at inference (best mention pair per
 entity pair, then the document-level inference rules). For a "price" p, each class gets the
-threshold (grid 0.05..0.95) maximising ``correct - p * predicted`` of its triples; the script
-takes the lowest price (most recall) whose cross-validated precision reaches
-``--target-precision``, and writes those thresholds.
+threshold (grid 0.05..0.95) maximising ``correct - p * predicted`` of its triples; the price is
+picked with the document stage's (below).
+
+Document stage: every ordered pair of gold clusters of a training document (also pairs that
+never share a sentence), with the labels of the pairs' types seen related at least
+``DOC_MIN_POSITIVES`` times, gets ``graphmem.extract.learned.document_pair_features``: both
+labels, shared sentences, sentence distance, country names (``models/country_names.json``,
+from ``scripts/make_country_names.py``), the first-named entity, mention counts, and the first
+stage's OUT-OF-FOLD best probability per predicate (so the second stage learns how far to
+trust the first on unseen text). A second multinomial logistic regression is fitted on them;
+its thresholds, by the same 5-fold cross-validation, count only the triples the first stage
+(with the inference rules) does not already give. Both stages' prices are picked together: the
+most cross-validated recall whose precision reaches ``--target-precision``.
 
 Deterministic: the same data and options give byte-identical files (weights rounded to 6
 decimals, stored as float32). Run:
@@ -38,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from spacy.tokens import Doc, Span
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -54,17 +65,22 @@ from graphmem.extract.learned import (  # noqa: E402
     MANIFEST_FILE,
     MODEL_FILES,
     NO_RELATION,
+    DocumentEntity,
     PredicateMap,
+    document_pair_features,
+    first_stage_by_pair,
     infer_relations,
     mention_pairs,
     pair_features,
     parse_predicate_map,
+    plausible_value,
 )
 
 FOLDS = 5
 GRID = [round(0.05 * i, 2) for i in range(1, 20)]
 MIN_PREDICTIONS = 5
 PRICES = [round(0.05 * i, 2) for i in range(6, 19)]
+DOC_PRICES = [round(0.05 * i, 2) for i in range(6, 19)]
 
 
 @dataclass
@@ -82,6 +98,7 @@ class PairTable:
     gold: list[set[tuple[int, str, int]]] = field(default_factory=list)  # per document
     entity_labels: list[dict[int, str]] = field(default_factory=list)  # per document
     gold_triples: list[list[tuple[int, str, int] | None]] = field(default_factory=list)
+    entities: list[list[DocumentEntity]] = field(default_factory=list)  # per document
 
 
 def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
@@ -95,6 +112,7 @@ def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
         for c, span in spans:
             table.entity_labels[-1].setdefault(c, span.label_)
         cluster_of = {(s.start, s.end): c for c, s in spans}
+        table.entities.append(cluster_entities(spans, parsed))
         sentence_of = {
             (
                 parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]
@@ -122,6 +140,19 @@ def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
             table.docs.append(number)
             table.clusters.append((ca, cb))
     return table
+
+
+def cluster_entities(spans: Sequence[tuple[int, Span]], parsed: Doc) -> list[DocumentEntity]:
+    """The gold clusters of a document as :class:`DocumentEntity`, in order of first mention
+    (at inference: ``document_entities``, the same by mention text)."""
+    starts = {sent.start: n for n, sent in enumerate(parsed.sents)}
+    grouped: dict[int, list[Span]] = {}
+    for c, span in sorted(spans, key=lambda cs: (cs[1].start, cs[1].end)):
+        grouped.setdefault(c, []).append(span)
+    return [
+        DocumentEntity(c, group[0].label_, tuple(group), tuple(starts[m.sent.start] for m in group))
+        for c, group in grouped.items()
+    ]
 
 
 def design(feature_lists: Sequence[Sequence[str]], vocabulary: dict[str, int]) -> object:
@@ -232,6 +263,307 @@ def precision_recall(
     return correct / max(n_pred, 1), recalled / max(n_gold, 1), n_pred
 
 
+# ------------------------------------------------------------------------ document stage
+
+#: A ``head|tail`` label pair is scored by the document stage when this many training pairs
+#: with those labels are related; a predicate is a class with this many related pairs.
+DOC_MIN_POSITIVES = 20
+
+
+@dataclass
+class DocumentTable:
+    """Ordered entity pairs of the training documents for the document stage."""
+
+    features: list[dict[str, float]] = field(default_factory=list)
+    labels: list[frozenset[str]] = field(default_factory=list)
+    docs: list[int] = field(default_factory=list)
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+    # per pair, per class of the stage: may the tail be its value (``plausible_value``)?
+    plausible: list[list[bool]] = field(default_factory=list)
+
+
+def document_examples(
+    table: PairTable,
+    first_probs: np.ndarray,
+    classes: list[str],
+    pmap: PredicateMap,
+    countries: frozenset[str],
+) -> DocumentTable:
+    """Every ordered pair of different gold clusters of each training document, with the
+    first stage's out-of-fold probabilities as features and its gold predicates as labels."""
+    symmetric = pmap.symmetric_predicates()
+    by_doc: dict[int, list[tuple[int, int, np.ndarray]]] = {}
+    for i, (ca, cb) in enumerate(table.clusters):
+        by_doc.setdefault(table.docs[i], []).append((ca, cb, first_probs[i]))
+    out = DocumentTable()
+    for doc, entities in enumerate(table.entities):
+        first_stage = first_stage_by_pair(by_doc.get(doc, []), classes, symmetric)
+        gold = table.gold[doc]
+        for head in entities:
+            for tail in entities:
+                if head.key == tail.key:
+                    continue
+                h, t = int(head.key), int(tail.key)  # type: ignore[call-overload]
+                labels = {
+                    p
+                    for (s, p, o) in gold
+                    if (s, o) == (h, t) or (p in symmetric and (s, o) == (min(h, t), max(h, t)))
+                }
+                out.features.append(
+                    document_pair_features(
+                        head, tail, entities, countries, first_stage.get((h, t), {})
+                    )
+                )
+                out.labels.append(frozenset(labels) or frozenset([NO_RELATION]))
+                out.docs.append(doc)
+                out.pairs.append((h, t))
+    return out
+
+
+def design_values(rows: Sequence[dict[str, float]], vocabulary: dict[str, int]) -> object:
+    """A CSR matrix of feature values."""
+    from scipy.sparse import csr_matrix
+
+    r, c, v = [], [], []
+    for i, values in enumerate(rows):
+        for name in sorted(values):
+            if name in vocabulary:
+                r.append(i)
+                c.append(vocabulary[name])
+                v.append(values[name])
+    return csr_matrix((v, (r, c)), shape=(len(rows), len(vocabulary)))
+
+
+def fit_values(
+    rows: Sequence[dict[str, float]],
+    labels: Sequence[frozenset[str]],
+    vocabulary: dict[str, int],
+    classes: list[str],
+    c: float,
+) -> object:
+    """Logistic regression on one row per (example, label), feature values kept."""
+    from sklearn.linear_model import LogisticRegression
+
+    pairs = [(f, lab) for f, ls in zip(rows, labels, strict=True) for lab in sorted(ls)]
+    x = design_values([f for f, _ in pairs], vocabulary)
+    y = np.array([classes.index(lab) for _, lab in pairs])
+    model = LogisticRegression(C=c, max_iter=2000, tol=1e-4)
+    model.fit(x, y)
+    return model
+
+
+def document_triples(
+    probs: np.ndarray,
+    dtable: DocumentTable,
+    classes: list[str],
+    chosen: dict[str, float],
+    pmap: PredicateMap,
+    already: Sequence[dict[tuple[int, str, int], float]],
+) -> list[dict[tuple[int, str, int], float]]:
+    """Per document, the triples the document stage adds to the first stage's ``already``."""
+    limits = np.array([chosen[c] for c in classes])
+    symmetric = pmap.symmetric_predicates()
+    out: list[dict[tuple[int, str, int], float]] = [{} for _ in already]
+    for i, p in enumerate(probs):
+        passing = np.where(p >= limits)[0]
+        passing = passing[passing > 0]
+        if not len(passing):
+            continue
+        j = int(passing[np.argmax(p[passing])])
+        h, t = dtable.pairs[i]
+        if classes[j] in symmetric:
+            h, t = min(h, t), max(h, t)
+        key = (h, classes[j], t)
+        doc = dtable.docs[i]
+        if key not in already[doc] and dtable.plausible[i][j]:
+            out[doc][key] = max(out[doc].get(key, 0.0), float(p[j]))
+    return out
+
+
+def document_thresholds(
+    probs: np.ndarray,
+    dtable: DocumentTable,
+    classes: list[str],
+    pmap: PredicateMap,
+    already: Sequence[dict[tuple[int, str, int], float]],
+    gold: Sequence[set[tuple[int, str, int]]],
+    price: float,
+) -> dict[str, float]:
+    """Per class, the threshold maximising ``correct - price * predicted`` over the triples
+    the document stage adds (best class per pair, out of fold); 1.01 switches a class off."""
+    symmetric = pmap.symmetric_predicates()
+    best = probs[:, 1:].argmax(axis=1) + 1
+    out = {NO_RELATION: 1.01}
+    for j, name in enumerate(classes[1:], start=1):
+        scores: dict[tuple[int, tuple[int, str, int]], float] = {}
+        for i in np.where(best == j)[0]:
+            h, t = dtable.pairs[i]
+            if name in symmetric:
+                h, t = min(h, t), max(h, t)
+            doc = dtable.docs[i]
+            if (h, name, t) not in already[doc] and dtable.plausible[i][j]:
+                key = (doc, (h, name, t))
+                scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
+        out[name], gain = 1.01, 0.0
+        for theta in GRID:
+            kept = [key for key, p in scores.items() if p >= theta]
+            if len(kept) < MIN_PREDICTIONS:
+                break
+            correct = sum(1 for doc, triple in kept if triple in gold[doc])
+            if correct - price * len(kept) > gain:
+                out[name], gain = theta, correct - price * len(kept)
+    return out
+
+
+def train_document_stage(
+    table: PairTable,
+    oof: np.ndarray,
+    classes: list[str],
+    chosen: dict[str, float],
+    pmap: PredicateMap,
+    countries: frozenset[str],
+    min_count: int,
+    c: float,
+    target: float,
+) -> tuple[dict[str, object], np.ndarray, dict[str, float]]:
+    """Fit the document stage on the first stage's out-of-fold probabilities; pick its
+    thresholds by cross-validation (the same folds); return its metadata, weights and the
+    cross-validated figures of both stages together."""
+    full = document_examples(table, oof, classes, pmap, countries)
+    heads_tails = Counter(
+        f"{t}"
+        for f, ls in zip(full.features, full.labels, strict=True)
+        if NO_RELATION not in ls
+        for t in f
+        if t.startswith("types=")
+    )
+    type_pairs = sorted(
+        t[len("types=") :] for t, n in heads_tails.items() if n >= DOC_MIN_POSITIVES
+    )
+    keep = [i for i, f in enumerate(full.features) if any(f"types={t}" in f for t in type_pairs)]
+    dtable = DocumentTable(
+        [full.features[i] for i in keep],
+        [full.labels[i] for i in keep],
+        [full.docs[i] for i in keep],
+        [full.pairs[i] for i in keep],
+    )
+    # At inference the tail is its first mention, with its label and text.
+    tails = {
+        (doc, int(e.key)): e.mentions[0]  # type: ignore[call-overload]
+        for doc, entities in enumerate(table.entities)
+        for e in entities
+    }
+    counts = Counter(lab for ls in dtable.labels for lab in ls)
+    doc_classes = [
+        NO_RELATION,
+        *sorted(p for p, n in counts.items() if p != NO_RELATION and n >= DOC_MIN_POSITIVES),
+    ]
+    dtable.labels = [
+        frozenset(lab for lab in ls if lab in doc_classes) or frozenset([NO_RELATION])
+        for ls in dtable.labels
+    ]
+    dtable.plausible = [
+        [plausible_value(name, tails[(doc, t)]) for name in doc_classes]
+        for doc, (_, t) in zip(dtable.docs, dtable.pairs, strict=True)
+    ]
+    fcounts = Counter(f for row in dtable.features for f in row)
+    vocabulary = {
+        f: i for i, f in enumerate(sorted(f for f, n in fcounts.items() if n >= min_count))
+    }
+    print(
+        f"document stage: {len(dtable.features)} entity pairs, {len(type_pairs)} label pairs, "
+        f"{len(vocabulary)} features, {len(doc_classes)} classes",
+        file=sys.stderr,
+    )
+    folds = np.array(dtable.docs) % FOLDS
+    doof = np.zeros((len(dtable.features), len(doc_classes)))
+    for k in range(FOLDS):
+        fit_idx = np.where(folds != k)[0]
+        test_idx = np.where(folds == k)[0]
+        model = fit_values(
+            [dtable.features[i] for i in fit_idx],
+            [dtable.labels[i] for i in fit_idx],
+            vocabulary,
+            doc_classes,
+            c,
+        )
+        doof[test_idx] = full_probabilities(
+            model,
+            design_values([dtable.features[i] for i in test_idx], vocabulary),
+            len(doc_classes),
+        )
+        print(f"document fold {k + 1}/{FOLDS} done", file=sys.stderr)
+    # Both stages' prices together: the most cross-validated recall whose precision reaches
+    # the target (the first stage's thresholds move with its price, the document stage's
+    # count only what the first stage does not find).
+    n_gold = sum(len(g) for g in table.gold_triples)
+    best: tuple[float, float, float, float, dict[str, float], dict[str, float]] | None = None
+    for price in PRICES:
+        first = thresholds(oof, table, classes, pmap, price)
+        already = entity_triples(oof, table, classes, first, pmap, True)
+        n_first = sum(len(f) for f in already)
+        ok_first = sum(1 for doc, f in enumerate(already) for k in f if k in table.gold[doc])
+        if ok_first / max(n_first, 1) < target:
+            continue
+        for doc_price in DOC_PRICES:
+            trial = document_thresholds(
+                doof, dtable, doc_classes, pmap, already, table.gold, doc_price
+            )
+            added = document_triples(doof, dtable, doc_classes, trial, pmap, already)
+            n_new = sum(len(f) for f in added)
+            ok_new = sum(1 for doc, f in enumerate(added) for k in f if k in table.gold[doc])
+            p = (ok_first + ok_new) / max(n_first + n_new, 1)
+            recalled = sum(
+                1
+                for doc, g in enumerate(table.gold_triples)
+                for k in g
+                if k in already[doc] or k in added[doc]
+            )
+            r = recalled / n_gold
+            print(
+                f"prices {price} / {doc_price}: cross-validated P {p:.3f} R {r:.3f} "
+                f"({n_first} + {n_new} triples)",
+                file=sys.stderr,
+            )
+            if p >= target and (best is None or r > best[3]):
+                best = (price, doc_price, p, r, first, trial)
+    if best is None:
+        sys.exit(f"error: no prices reach the target precision {target}")
+    price, doc_price, p, r, first, doc_chosen = best
+    result = {"P": p, "R": r, "price": doc_price, "first_price": price}
+    chosen.clear()
+    chosen.update(first)
+    model = fit_values(dtable.features, dtable.labels, vocabulary, doc_classes, c)
+    weights = np.zeros((len(vocabulary), len(doc_classes)), dtype=np.float32)
+    weights[:, model.classes_] = np.round(model.coef_.T, 6)  # type: ignore[attr-defined]
+    intercepts = np.full(len(doc_classes), -30.0)
+    intercepts[model.classes_] = np.round(model.intercept_, 6)  # type: ignore[attr-defined]
+    meta: dict[str, object] = {
+        "description": "graphmem learned relations, document stage: see "
+        "graphmem/extract/learned.py and scripts/train_relations.py",
+        "training": {
+            "data": "Re-DocRED dev_revised.json, documents with index % 5 != 4",
+            "entity_pairs": len(dtable.features),
+            "min_count": min_count,
+            "C": c,
+            "target_precision": target,
+            "folds": FOLDS,
+            "price": result["price"],
+            "first_stage_price": result["first_price"],
+            "cross_validated_both_stages": {
+                "P": round(float(result["P"] or 0.0), 4),  # type: ignore[arg-type]
+                "R": round(float(result["R"] or 0.0), 4),  # type: ignore[arg-type]
+            },
+        },
+        "classes": doc_classes,
+        "type_pairs": type_pairs,
+        "features": sorted(vocabulary, key=vocabulary.__getitem__),
+        "intercepts": [float(v) for v in intercepts],
+        "thresholds": doc_chosen,
+    }
+    return meta, weights, {k: float(v or 0.0) for k, v in result.items()}  # type: ignore[arg-type]
+
+
 def train(data: Path, models: Path, min_count: int, c: float, target: float) -> dict[str, str]:
     """Train on the 400 training documents; write the model files; return their SHA-256."""
     pmap = parse_predicate_map(
@@ -269,14 +601,23 @@ def train(data: Path, models: Path, min_count: int, c: float, target: float) -> 
             model, design([table.features[i] for i in test_idx], vocabulary), len(classes)
         )
         print(f"fold {k + 1}/{FOLDS} done", file=sys.stderr)
-    # The lowest price (most recall) whose cross-validated precision, inference included,
-    # reaches the target.
-    for price in PRICES:
-        chosen = thresholds(oof, table, classes, pmap, price)
-        p, r, n = precision_recall(entity_triples(oof, table, classes, chosen, pmap, True), table)
-        print(f"price {price}: cross-validated P {p:.3f} R {r:.3f} ({n} triples)", file=sys.stderr)
-        if p >= target:
-            break
+    # The first stage's thresholds are picked together with the document stage's (most
+    # recall of both whose cross-validated precision reaches the target).
+    countries = frozenset(
+        json.loads((models / MODEL_FILES[5]).read_text(encoding="utf-8"))["names"]
+    )
+    chosen: dict[str, float] = {}
+    doc_meta, doc_weights, both = train_document_stage(
+        table, oof, classes, chosen, pmap, countries, min_count, c, target
+    )
+    price = both["first_price"]
+    p, r, n = precision_recall(entity_triples(oof, table, classes, chosen, pmap, True), table)
+    print(f"first stage alone, price {price}: cross-validated P {p:.3f} R {r:.3f}", file=sys.stderr)
+    (models / MODEL_FILES[3]).write_text(
+        json.dumps(doc_meta, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    with (models / MODEL_FILES[4]).open("wb") as fh:
+        np.save(fh, doc_weights, allow_pickle=False)
 
     model = fit(feature_lists, labels, vocabulary, classes, c)
     weights = np.zeros((len(vocabulary), len(classes)), dtype=np.float32)

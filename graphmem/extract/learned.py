@@ -58,6 +58,9 @@ from .relations import (
 )
 
 __all__ = [
+    "DOCUMENT_RULE",
+    "DocumentEntity",
+    "DocumentModel",
     "INFERRED_RULE",
     "LEARNED_RULE",
     "InferenceRules",
@@ -68,17 +71,24 @@ __all__ = [
     "LearnedRelationExtractor",
     "PredicateMap",
     "default_relation_source",
+    "document_entities",
+    "document_pair_features",
+    "load_document_model",
     "infer_relations",
     "load_learned_model",
     "load_predicate_map",
+    "competing_mention",
     "mention_pairs",
     "pair_features",
+    "plausible_value",
 ]
 
 #: The rule id of learned relations in their evidence.
 LEARNED_RULE = "learned"
 #: The rule id of relations inferred from learned ones (``located_in`` + ``country``).
 INFERRED_RULE = "learned/inferred"
+#: The rule id of relations from the document stage (entity pairs of a whole text).
+DOCUMENT_RULE = "learned/document"
 #: The class of "no relation between these two mentions".
 NO_RELATION = "NA"
 #: Mentions further apart than this many tokens are not paired (few relations span more).
@@ -86,10 +96,46 @@ MAX_TOKEN_DISTANCE = 40
 #: Dependency paths longer than this many edges are summarised as ``long``.
 MAX_PATH_EDGES = 6
 
+#: Predicates whose value is a calendar date: "tomorrow" or "next week" is no such value.
+DATE_PREDICATES = frozenset({"born_on", "died_on", "founded_on", "published_on", "dated"})
+
+#: Predicates whose value is a place: a nationality adjective ("American", NORP) is none.
+PLACE_PREDICATES = frozenset({"located_in", "born_in", "died_in", "lives_in"})
+
+
+def plausible_value(predicate: str, value: Span) -> bool:
+    """Whether ``value`` can be the object of ``predicate`` at all: a date predicate needs a
+    calendar date ("tomorrow" is none), a place predicate no nationality adjective.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Span
+        >>> doc = spacy.blank("en")("born tomorrow in American 1990")
+        >>> plausible_value("born_on", Span(doc, 1, 2, "DATE"))
+        False
+        >>> plausible_value("located_in", Span(doc, 3, 4, "NORP"))
+        False
+        >>> plausible_value("born_on", Span(doc, 4, 5, "DATE"))
+        True
+    """
+    if predicate in DATE_PREDICATES:
+        return any(c.isdigit() for c in value.text)
+    return not (predicate in PLACE_PREDICATES and value.label_ == "NORP")
+
+
 #: Set to "0" to run the dependency rules alone (e.g. to measure what the model adds).
 SWITCH_VARIABLE = "GRAPHMEM_LEARNED_RELATIONS"
+#: Set to "0" to run the learned model without its document stage.
+DOCUMENT_SWITCH_VARIABLE = "GRAPHMEM_LEARNED_DOCUMENT"
 
-MODEL_FILES = ("learned_predicates.json", "learned_relations.json", "learned_relations.npy")
+MODEL_FILES = (
+    "learned_predicates.json",
+    "learned_relations.json",
+    "learned_relations.npy",
+    "learned_document.json",
+    "learned_document.npy",
+    "country_names.json",
+)
 MANIFEST_FILE = "learned_relations_manifest.json"
 
 
@@ -449,10 +495,59 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
     return features
 
 
+#: Dependencies by which a word on the path between two mentions takes its own argument.
+ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj"})
+
+
+def _nearness(x: Span, y: Span) -> tuple[int, int]:
+    """How near ``x`` is to ``y``: dependency edges between their roots, then tokens between."""
+    gap = y.start - x.end if x.start < y.start else x.start - y.end
+    return len(path_tokens(x.root, y.root)) + 1, gap
+
+
+def competing_mention(a: Span, b: Span, roots: Mapping[int, Span]) -> Span | None:
+    """Another mention, labelled like one end, that is the subject or object of a word on the
+    dependency path between ``a`` and ``b`` and nearer the other end (dependency edges, then
+    tokens): that word relates it, not the far end. "Priya met Tom Becker from Aurex": ``met``
+    takes Tom Becker as its object, nearer Aurex than Priya, so Priya and Aurex are no
+    candidate; "Lena is leaving for Harbor; Dana agreed": ``leaving`` has Lena as subject, so
+    Dana and Harbor are none. ``roots``: root token index -> mention, for the doc's mentions.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Doc, Span
+        >>> doc = Doc(spacy.blank("en").vocab, words=["Ann", "met", "Bob", "from", "Acme"],
+        ...           heads=[1, 1, 1, 1, 3], deps=["nsubj", "ROOT", "dobj", "prep", "pobj"])
+        >>> ann, bob = Span(doc, 0, 1, "PERSON"), Span(doc, 2, 3, "PERSON")
+        >>> acme = Span(doc, 4, 5, "ORG")
+        >>> roots = {0: ann, 2: bob, 4: acme}
+        >>> competing_mention(ann, acme, roots).text
+        'Bob'
+        >>> competing_mention(bob, acme, roots) is None
+        True
+    """
+    inner = path_tokens(a.root, b.root)
+    on_path = {t.i for t in inner} | {a.root.i, b.root.i}
+    for token in inner:
+        for child in token.children:
+            other = roots.get(child.i)
+            if other is None or child.dep_ not in ARGUMENT_DEPS or child.i in on_path:
+                continue
+            if other.text.lower() in (a.text.lower(), b.text.lower()):
+                continue
+            for end, far in ((a, b), (b, a)):
+                if other.label_ == end.label_ and _nearness(other, far) < _nearness(end, far):
+                    return other
+    return None
+
+
 def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
     """``(a, b, entities between)`` for each two non-overlapping spans of one sentence, ``a``
-    first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart; in text order."""
+    first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart, and no :func:`competing_mention`
+    between them (with a parse); in text order."""
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
+    parsed = bool(ordered) and ordered[0].doc.has_annotation("DEP")
+    roots = {s.root.i: s for s in ordered} if parsed else {}
     for i, a in enumerate(ordered):
         sentence = a.sent
         for j in range(i + 1, len(ordered)):
@@ -461,8 +556,234 @@ def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
                 break
             if b.start < a.end:
                 continue  # overlapping or nested: not two things
+            if parsed and competing_mention(a, b, roots) is not None:
+                continue
             between = sum(1 for s in ordered[i + 1 : j] if s.start >= a.end and s.end <= b.start)
             yield a, b, between
+
+
+# ---------------------------------------------------------------------------------- document stage
+
+
+@dataclass(frozen=True)
+class DocumentEntity:
+    """One entity of a document for the document stage: its label, its mentions in text
+    order, and the index of the sentence of each mention."""
+
+    key: Hashable
+    label: str
+    mentions: tuple[Span, ...]
+    sentences: tuple[int, ...]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Its mentions' texts, lowercased."""
+        return frozenset(m.text.lower() for m in self.mentions)
+
+
+def document_entities(spans: Sequence[Span]) -> list[DocumentEntity]:
+    """The entities of a doc, its mentions told apart by their lowercased text (as the
+    inference rules do; the entity index resolves aliases later), in order of first mention.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Span
+        >>> nlp = spacy.blank("en"); nlp.add_pipe("sentencizer")
+        <spacy.pipeline.sentencizer.Sentencizer object at ...>
+        >>> doc = nlp("Ulm is a town. Ulm is in Germany.")
+        >>> ents = document_entities([Span(doc, 0, 1, "GPE"), Span(doc, 5, 6, "GPE"),
+        ...                           Span(doc, 8, 9, "GPE")])
+        >>> [(e.key, e.sentences) for e in ents]
+        [('ulm', (0, 1)), ('germany', (1,))]
+    """
+    if not spans:
+        return []
+    starts = {sent.start: n for n, sent in enumerate(spans[0].doc.sents)}
+    grouped: dict[str, list[Span]] = {}
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        grouped.setdefault(span.text.lower(), []).append(span)
+    return [
+        DocumentEntity(
+            key, group[0].label_, tuple(group), tuple(starts[m.sent.start] for m in group)
+        )
+        for key, group in grouped.items()
+    ]
+
+
+def _sentence_bucket(distance: int) -> str:
+    return str(distance) if distance < 3 else "3-5" if distance <= 5 else "6+"
+
+
+def document_pair_features(
+    head: DocumentEntity,
+    tail: DocumentEntity,
+    entities: Sequence[DocumentEntity],
+    countries: frozenset[str],
+    first_stage: Mapping[str, float],
+) -> dict[str, float]:
+    """Features of the ordered entity pair ``head``, ``tail`` of one document: both labels,
+    the sentences they share and how far apart they are, whether either is a country name and
+    how many countries the document names, whether either is its first-named entity (an
+    abstract, or a memory, is often about one subject), mention counts, and the first stage's
+    best probability per predicate read head -> tail (``first_stage``).
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Span
+        >>> nlp = spacy.blank("en"); nlp.add_pipe("sentencizer")
+        <spacy.pipeline.sentencizer.Sentencizer object at ...>
+        >>> doc = nlp("Ulm is a town. It is in Germany.")
+        >>> ulm, de = document_entities([Span(doc, 0, 1, "GPE"), Span(doc, 8, 9, "GPE")])
+        >>> f = document_pair_features(ulm, de, [ulm, de], frozenset({"germany"}), {})
+        >>> f["tcountry_n=GPE|1"], f["sdist=1"], f["hfirst=GPE|GPE"]
+        (1.0, 1.0, 1.0)
+    """
+    types = f"{head.label}|{tail.label}"
+    shared = len(set(head.sentences) & set(tail.sentences))
+    distance = min(abs(a - b) for a in head.sentences for b in tail.sentences)
+    n_countries = sum(1 for e in entities if e.names & countries)
+    tail_country, head_country = bool(tail.names & countries), bool(head.names & countries)
+    first = entities[0].key if entities else None
+    names = [
+        f"types={types}",
+        f"shared={min(shared, 3)}",
+        f"tshared={types}|{min(shared, 3)}",
+        f"sdist={_sentence_bucket(distance)}",
+        f"tsdist={types}|{_sentence_bucket(distance)}",
+        f"order={types}|{head.mentions[0].start < tail.mentions[0].start}",
+        f"hment={min(len(head.mentions), 4)}",
+        f"tment={min(len(tail.mentions), 4)}",
+    ]
+    if tail_country:
+        most = max(len(e.mentions) for e in entities if e.names & countries)
+        names += [
+            f"tcountry={head.label}",
+            f"tcountry_n={head.label}|{min(n_countries, 3)}",
+            f"tcountry_sdist={head.label}|{_sentence_bucket(distance)}",
+            f"tcountry_top={head.label}|{len(tail.mentions) == most}",
+        ]
+        if head.key == (entities[0].key if entities else None):
+            names.append(f"tcountry_hfirst={head.label}|{min(n_countries, 3)}")
+    if head_country:
+        names.append(f"hcountry={tail.label}")
+    if head.key == first:
+        names.append(f"hfirst={types}")
+    if tail.key == first:
+        names.append(f"tfirst={types}")
+    features = dict.fromkeys(names, 1.0)
+    for predicate, probability in first_stage.items():
+        if probability >= 0.01:
+            features[f"s1={predicate}"] = round(float(probability), 4)
+    if first_stage:
+        features["s1max"] = round(float(max(first_stage.values())), 4)
+    return features
+
+
+def first_stage_by_pair(
+    rows: Sequence[tuple[Hashable, Hashable, np.ndarray]],
+    classes: Sequence[str],
+    symmetric: frozenset[str],
+) -> dict[tuple[Hashable, Hashable], dict[str, float]]:
+    """Per ordered entity pair ``(head, tail)``, the best first-stage probability of each
+    predicate read head -> tail, from ``(first entity, second entity, class probabilities)``
+    of the mention pairs (``p>``: the first mention is the subject).
+
+    Example:
+        >>> rows = [("ulm", "germany", np.array([0.2, 0.7, 0.1]))]
+        >>> first_stage_by_pair(rows, ["NA", "country>", "country<"], frozenset())
+        {('ulm', 'germany'): {'country': 0.7}, ('germany', 'ulm'): {'country': 0.1}}
+    """
+    out: dict[tuple[Hashable, Hashable], dict[str, float]] = {}
+    for a, b, probs in rows:
+        if a == b:
+            continue
+        for j, label in enumerate(classes[1:], start=1):
+            predicate = label[:-1]
+            forward = label[-1] == ">"
+            for head, tail in (
+                ((a, b), (b, a)) if predicate in symmetric else ([(a, b)] if forward else [(b, a)])
+            ):
+                slot = out.setdefault((head, tail), {})
+                slot[predicate] = max(slot.get(predicate, 0.0), float(probs[j]))
+    return out
+
+
+@dataclass(frozen=True)
+class DocumentModel:
+    """The document stage: a multinomial logistic regression over entity pairs of a document
+    (:func:`document_pair_features`). ``classes[0]`` is ``NA``, the others are predicates read
+    head -> tail; ``type_pairs`` are the ``head|tail`` labels it scores (those seen related
+    in training)."""
+
+    features: Mapping[str, int]
+    classes: tuple[str, ...]
+    weights: np.ndarray
+    intercepts: np.ndarray
+    thresholds: np.ndarray
+    type_pairs: frozenset[str]
+    countries: frozenset[str]
+
+    def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+        """One row of class probabilities per feature mapping (unknown features ignored).
+
+        Example:
+            >>> load_document_model().probabilities([{"no such feature": 1.0}]).shape[0]
+            1
+        """
+        scores = np.tile(self.intercepts, (len(rows), 1))
+        for row, values in enumerate(rows):
+            for name, value in values.items():
+                index = self.features.get(name)
+                if index is not None:
+                    scores[row] += value * self.weights[index]
+        scores -= scores.max(axis=1, keepdims=True)
+        exp = np.exp(scores)
+        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+        return probs
+
+
+def load_document_model(directory: Path | str | None = None) -> DocumentModel:
+    """The document stage's files of ``directory`` (default: bundled ``models/``), hashes
+    checked.
+
+    Raises:
+        LearnedModelError: a file is missing, malformed or differs from the manifest.
+
+    Example:
+        >>> load_document_model().classes[0]
+        'NA'
+    """
+    return _load_document_model(_model_dir(directory))
+
+
+@lru_cache(maxsize=4)
+def _load_document_model(directory: Path) -> DocumentModel:
+    manifest = _manifest(directory)
+    predicates = _load_predicate_map(directory)
+    meta_name, weights_name, countries_name = MODEL_FILES[3], MODEL_FILES[4], MODEL_FILES[5]
+    meta = json.loads(_read_verified(directory, meta_name, manifest))
+    raw = _read_verified(directory, weights_name, manifest)
+    try:
+        countries = frozenset(
+            json.loads(_read_verified(directory, countries_name, manifest))["names"]
+        )
+        weights = np.load(io.BytesIO(raw), allow_pickle=False).astype(np.float64)
+        features = {name: i for i, name in enumerate(meta["features"])}
+        classes = tuple(meta["classes"])
+        intercepts = np.asarray(meta["intercepts"], dtype=np.float64)
+        thresholds = np.asarray([meta["thresholds"][c] for c in classes], dtype=np.float64)
+        type_pairs = frozenset(meta["type_pairs"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LearnedModelError(f"{directory / meta_name}: malformed model ({exc!r})") from exc
+    if weights.shape != (len(features), len(classes)) or classes[0] != NO_RELATION:
+        raise LearnedModelError(
+            f"{directory / weights_name}: weights of shape {weights.shape} do not fit "
+            f"{len(features)} features x {len(classes)} classes"
+        )
+    for label in classes[1:]:
+        if label not in predicates.predicates:
+            raise LearnedModelError(f"{directory / meta_name}: class {label!r} is not declared")
+    return DocumentModel(features, classes, weights, intercepts, thresholds, type_pairs, countries)
 
 
 # ---------------------------------------------------------------------------------- extractors
@@ -490,9 +811,19 @@ class LearnedRelationExtractor:
     """
 
     def __init__(
-        self, model: LearnedModel | None = None, rules: RelationRules | None = None
+        self,
+        model: LearnedModel | None = None,
+        rules: RelationRules | None = None,
+        document: DocumentModel | None = None,
+        document_stage: bool = True,
     ) -> None:
         self.model = model if model is not None else load_learned_model()
+        #: The document stage (``None``: first stage and inference rules only).
+        self.document = (
+            (document if document is not None else load_document_model())
+            if document_stage
+            else None
+        )
         # The rules' filters apply here too: "Alice does not work at Acme" states no relation.
         self.filters = rules if rules is not None else load_relation_rules()
 
@@ -514,10 +845,12 @@ class LearnedRelationExtractor:
     def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
         """The relations whose probability reaches their class threshold (best class per
         mention pair), then those the document-level rules infer from them (rule id
-        ``learned/inferred``). Ordered by sentence, subject and object, like the rules' output.
+        ``learned/inferred``), then the document stage's over entity pairs of the whole text
+        (``learned/document``). Ordered by sentence, subject and object, like the rules' output.
         """
         spans = list(doc.ents if entities is None else entities)
-        direct = self._direct(doc, spans)
+        scored = self.score(doc, spans)
+        direct = self._direct(scored)
         # Entities are told apart by their text here: resolution happens later, in the index.
         first: dict[str, Span] = {}
         for span in sorted(spans, key=lambda s: s.start):
@@ -539,14 +872,76 @@ class LearnedRelationExtractor:
                     subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence
                 )
             )
+        for c in inferred:
+            found[(c.subject.text.lower(), c.predicate, c.object.text.lower())] = c.confidence
+        document = self._document(scored, spans, found) if spans and self.document else []
         return sorted(
-            direct + inferred, key=lambda c: (c.sentence.start, c.subject.start, c.object.start)
+            direct + inferred + document,
+            key=lambda c: (c.sentence.start, c.subject.start, c.object.start),
         )
 
-    def _direct(self, doc: Doc, spans: Sequence[Span]) -> list[RelationCandidate]:
+    def _document(
+        self, scored: Sequence[ScoredPair], spans: Sequence[Span], found: Mapping[Triple, float]
+    ) -> list[RelationCandidate]:
+        """The document stage: every ordered pair of the doc's entities (by text) whose labels
+        it scores; a relation fires at its class threshold unless already ``found`` (a pair
+        may have two: Re-DocRED gives a state both ``located_in`` and ``country`` Germany). Evidence:
+        the sentence of the tail's mention nearest a head mention (a Wikipedia abstract or a
+        memory names its subject once and states its country later)."""
+        model = self.document
+        assert model is not None
+        entities = document_entities(spans)
+        first_stage = first_stage_by_pair(
+            [(p.first.text.lower(), p.second.text.lower(), p.probabilities) for p in scored],
+            self.model.classes,
+            self.model.predicates.symmetric_predicates(),
+        )
+        pairs = [
+            (h, t)
+            for h in entities
+            for t in entities
+            if h.key != t.key and f"{h.label}|{t.label}" in model.type_pairs
+        ]
+        if not pairs:
+            return []
+        probs = model.probabilities(
+            [
+                document_pair_features(
+                    h, t, entities, model.countries, first_stage.get((h.key, t.key), {})
+                )
+                for h, t in pairs
+            ]
+        )
+        symmetric = self.model.predicates.symmetric_predicates()
+        out = []
+        for (head, tail), p in zip(pairs, probs, strict=True):
+            passing = np.where(p >= model.thresholds)[0]
+            passing = passing[passing > 0]
+            if not len(passing):
+                continue
+            best = int(passing[np.argmax(p[passing])])
+            predicate = model.classes[best]
+            if predicate in symmetric and str(head.key) > str(tail.key):
+                head, tail = tail, head
+            if (head.key, predicate, tail.key) in found:
+                continue
+            if not plausible_value(predicate, tail.mentions[0]):
+                continue
+            subject, obj = min(
+                ((h, t) for h in head.mentions for t in tail.mentions),
+                key=lambda ht: (abs(ht[0].sent.start - ht[1].sent.start), ht[1].start),
+            )
+            out.append(
+                RelationCandidate(
+                    subject, predicate, obj, obj.sent, DOCUMENT_RULE, round(float(p[best]), 4)
+                )
+            )
+        return out
+
+    def _direct(self, scored: Sequence[ScoredPair]) -> list[RelationCandidate]:
         model = self.model
         out = []
-        for pair in self.score(doc, spans):
+        for pair in scored:
             passing = np.where(pair.probabilities >= model.thresholds)[0]
             passing = passing[passing > 0]
             if not len(passing) or is_blocked(
@@ -558,6 +953,8 @@ class LearnedRelationExtractor:
             subject, obj = (
                 (pair.first, pair.second) if label[-1] == ">" else (pair.second, pair.first)
             )
+            if not plausible_value(label[:-1], obj):
+                continue
             out.append(
                 RelationCandidate(
                     subject,
@@ -575,7 +972,8 @@ class CombinedRelationSource:
     """The rules and the learned model on the same doc; a rule match wins for its pair.
 
     A pair is the two mention spans, in either order: when any rule relates them, the learned
-    model's guess for them is dropped.
+    model's guess for them is dropped; a document-stage relation is dropped when a rule relates
+    any mentions of its two entities.
     """
 
     def __init__(self, rules: Any, learned: LearnedRelationExtractor) -> None:
@@ -602,18 +1000,23 @@ class CombinedRelationSource:
             frozenset(((c.subject.start, c.subject.end), (c.object.start, c.object.end)))
             for c in found
         }
+        # The document stage relates entities, not mention pairs: a rule on any of their
+        # mentions wins.
+        named = {frozenset((c.subject.text.lower(), c.object.text.lower())) for c in found}
         for cand in self.learned.extract(doc, entities):
             key = frozenset(
                 ((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end))
             )
-            if key not in taken:
+            names = frozenset((cand.subject.text.lower(), cand.object.text.lower()))
+            if key not in taken and not (cand.rule == DOCUMENT_RULE and names in named):
                 found.append(cand)
         return found
 
 
 def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelationSource:
     """What graphmem extracts typed relations with: the rules, plus the learned model unless
-    the environment variable ``GRAPHMEM_LEARNED_RELATIONS`` is ``"0"``.
+    the environment variable ``GRAPHMEM_LEARNED_RELATIONS`` is ``"0"`` (its document stage
+    too unless ``GRAPHMEM_LEARNED_DOCUMENT`` is ``"0"``).
 
     Example:
         >>> import spacy
@@ -623,4 +1026,7 @@ def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelati
     rules = RelationExtractor(nlp)
     if os.environ.get(SWITCH_VARIABLE, "1") == "0":
         return rules
-    return CombinedRelationSource(rules, LearnedRelationExtractor(rules=rules.rules))
+    document_stage = os.environ.get(DOCUMENT_SWITCH_VARIABLE, "1") != "0"
+    return CombinedRelationSource(
+        rules, LearnedRelationExtractor(rules=rules.rules, document_stage=document_stage)
+    )
