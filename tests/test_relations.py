@@ -660,7 +660,11 @@ class TestInTheGraph:
     def test_typed_view_drops_co_occurrence(self) -> None:
         memory = self._saved("Priya Nair met Tom Becker from Aurex Logistics in Berlin.")
         typed = memory.graph.typed()
-        assert {e.predicate for e in typed.find()} == {"met", "works_at"}
+        edges = typed.find(evidence=True)
+        assert all(e.predicate != "co_occurs" for e in edges)
+        # The rules read exactly these; the learned model may add its own (rule "learned...").
+        by_rules = {e.predicate for e in edges if not e.evidence[0].rule.startswith("learned")}
+        assert by_rules == {"met", "works_at"}
         assert [len(p) for p in typed.paths("Priya Nair", "Aurex Logistics")] == [2]
         assert [len(p) for p in memory.graph.paths("Priya Nair", "Aurex Logistics")] == [1]
 
