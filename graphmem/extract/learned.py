@@ -338,10 +338,20 @@ class LearnedModel:
             index = [self.features[n] for n in names if n in self.features]
             if index:
                 scores[row] += self.weights[index].sum(axis=0)
-        scores -= scores.max(axis=1, keepdims=True)
-        exp = np.exp(scores)
-        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
-        return probs
+        return softmax(scores)
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of linear class scores (shifted by each row's maximum for stability).
+
+    Example:
+        >>> softmax(np.array([[0.0, 0.0], [1000.0, 0.0]])).round(3).tolist()
+        [[0.5, 0.5], [1.0, 0.0]]
+    """
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
+    return probs
 
 
 def load_learned_model(directory: Path | str | None = None) -> LearnedModel:
@@ -736,10 +746,7 @@ class DocumentModel:
                 index = self.features.get(name)
                 if index is not None:
                     scores[row] += value * self.weights[index]
-        scores -= scores.max(axis=1, keepdims=True)
-        exp = np.exp(scores)
-        probs: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
-        return probs
+        return softmax(scores)
 
 
 def load_document_model(directory: Path | str | None = None) -> DocumentModel:
