@@ -367,11 +367,30 @@ def load_learned_model(directory: Path | str | None = None) -> LearnedModel:
     return _load_model(_model_dir(directory))
 
 
-@lru_cache(maxsize=4)
-def _load_model(directory: Path) -> LearnedModel:
-    manifest = _manifest(directory)
-    predicates = _load_predicate_map(directory)
-    meta_name, weights_name = MODEL_FILES[1], MODEL_FILES[2]
+@dataclass(frozen=True)
+class _LinearFiles:
+    """What both stages' files hold: the metadata JSON, features, classes and parameters."""
+
+    meta: dict[str, Any]
+    features: dict[str, int]
+    classes: tuple[str, ...]
+    weights: np.ndarray
+    intercepts: np.ndarray
+    thresholds: np.ndarray
+
+
+def _read_linear(
+    directory: Path,
+    manifest: Mapping[str, str],
+    meta_name: str,
+    weights_name: str,
+    predicates: PredicateMap,
+    directional: bool,
+) -> _LinearFiles:
+    """Read and check one stage's metadata and weights (hashes, shapes, declared classes).
+
+    ``directional`` classes end in ``>`` or ``<`` (which mention is the subject).
+    """
     meta = json.loads(_read_verified(directory, meta_name, manifest))
     raw = _read_verified(directory, weights_name, manifest)
     try:
@@ -388,9 +407,25 @@ def _load_model(directory: Path) -> LearnedModel:
             f"{len(features)} features x {len(classes)} classes"
         )
     for label in classes[1:]:
-        if label.rstrip("<>") not in predicates.predicates:
+        if (label.rstrip("<>") if directional else label) not in predicates.predicates:
             raise LearnedModelError(f"{directory / meta_name}: class {label!r} is not declared")
-    return LearnedModel(features, classes, weights, intercepts, thresholds, predicates)
+    return _LinearFiles(meta, features, classes, weights, intercepts, thresholds)
+
+
+@lru_cache(maxsize=4)
+def _load_model(directory: Path) -> LearnedModel:
+    predicates = _load_predicate_map(directory)
+    files = _read_linear(
+        directory, _manifest(directory), MODEL_FILES[1], MODEL_FILES[2], predicates, True
+    )
+    return LearnedModel(
+        files.features,
+        files.classes,
+        files.weights,
+        files.intercepts,
+        files.thresholds,
+        predicates,
+    )
 
 
 # ---------------------------------------------------------------------------------- features
@@ -766,31 +801,26 @@ def load_document_model(directory: Path | str | None = None) -> DocumentModel:
 @lru_cache(maxsize=4)
 def _load_document_model(directory: Path) -> DocumentModel:
     manifest = _manifest(directory)
-    predicates = _load_predicate_map(directory)
     meta_name, weights_name, countries_name = MODEL_FILES[3], MODEL_FILES[4], MODEL_FILES[5]
-    meta = json.loads(_read_verified(directory, meta_name, manifest))
-    raw = _read_verified(directory, weights_name, manifest)
+    files = _read_linear(
+        directory, manifest, meta_name, weights_name, _load_predicate_map(directory), False
+    )
     try:
         countries = frozenset(
             json.loads(_read_verified(directory, countries_name, manifest))["names"]
         )
-        weights = np.load(io.BytesIO(raw), allow_pickle=False).astype(np.float64)
-        features = {name: i for i, name in enumerate(meta["features"])}
-        classes = tuple(meta["classes"])
-        intercepts = np.asarray(meta["intercepts"], dtype=np.float64)
-        thresholds = np.asarray([meta["thresholds"][c] for c in classes], dtype=np.float64)
-        type_pairs = frozenset(meta["type_pairs"])
+        type_pairs = frozenset(files.meta["type_pairs"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LearnedModelError(f"{directory / meta_name}: malformed model ({exc!r})") from exc
-    if weights.shape != (len(features), len(classes)) or classes[0] != NO_RELATION:
-        raise LearnedModelError(
-            f"{directory / weights_name}: weights of shape {weights.shape} do not fit "
-            f"{len(features)} features x {len(classes)} classes"
-        )
-    for label in classes[1:]:
-        if label not in predicates.predicates:
-            raise LearnedModelError(f"{directory / meta_name}: class {label!r} is not declared")
-    return DocumentModel(features, classes, weights, intercepts, thresholds, type_pairs, countries)
+    return DocumentModel(
+        files.features,
+        files.classes,
+        files.weights,
+        files.intercepts,
+        files.thresholds,
+        type_pairs,
+        countries,
+    )
 
 
 # ---------------------------------------------------------------------------------- extractors
