@@ -247,16 +247,16 @@ class CortexMemory:
         per save, flushed before anything reads them).
         """
         index = self._space.entity_index
+        # A short-term tier that indexes no entities, as the facade's own, changes nothing
+        # the other tiers read: its rows go in one batch after the others (one eviction
+        # instead of one per row leaves exactly the same rows).
+        short_term = self.short_term
+        batched = short_term is not None and not short_term.index_entities
         with self._space.database.write() as conn, index.deferred_writes(conn):
             # Slices whose two texts per result (entity mode, relation mode) fit the cache.
             for start in range(0, len(tasks), _ANALYSIS_SLICE):
                 chunk = tasks[start : start + _ANALYSIS_SLICE]
                 self._analyse_ahead(chunk)
-                # A short-term tier that indexes no entities, as the facade's own, changes
-                # nothing the other tiers read: its rows go in one batch after the others
-                # (one eviction instead of one per row leaves exactly the same rows).
-                short_term = self.short_term
-                batched = short_term is not None and not short_term.index_entities
                 for task in chunk:
                     long_term = task.long_term()
                     if short_term is not None and not batched:
