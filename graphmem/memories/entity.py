@@ -331,12 +331,7 @@ class EntityMemory(SQLMemory):
 
     def relation_pairs(self, predicate: str) -> list[tuple[str, str]]:
         """The ``(subject, object)`` names of one predicate (a snapshot)."""
-        kg = self.graph
-        return [
-            (kg.name_of(u), kg.name_of(v))
-            for u, v, key in sorted(kg.graph.edges(keys=True))
-            if key == predicate
-        ]
+        return self.relation_pairs_by_predicate().get(predicate, [])
 
     def remove_relation(self, subject: str, predicate: str, obj: str) -> bool:
         """Delete the relation ``subject -predicate-> obj`` and its evidence (entities left
