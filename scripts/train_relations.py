@@ -43,9 +43,10 @@ import hashlib
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from spacy.tokens import Doc, Span
@@ -169,6 +170,25 @@ def design(feature_lists: Sequence[Sequence[str]], vocabulary: dict[str, int]) -
     )
 
 
+def _fit_logistic(
+    examples: Sequence[Any],
+    labels: Sequence[frozenset[str]],
+    build: Callable[[list[Any]], object],
+    classes: list[str],
+    c: float,
+    max_iter: int,
+) -> object:
+    """Logistic regression on one row per (example, label); ``build`` makes the matrix."""
+    from sklearn.linear_model import LogisticRegression
+
+    pairs = [(f, lab) for f, ls in zip(examples, labels, strict=True) for lab in sorted(ls)]
+    x = build([f for f, _ in pairs])
+    y = np.array([classes.index(lab) for _, lab in pairs])
+    model = LogisticRegression(C=c, max_iter=max_iter, tol=1e-4)
+    model.fit(x, y)
+    return model
+
+
 def fit(
     feature_lists: Sequence[Sequence[str]],
     labels: Sequence[frozenset[str]],
@@ -176,15 +196,10 @@ def fit(
     classes: list[str],
     c: float,
 ) -> object:
-    """Logistic regression on one row per (example, label)."""
-    from sklearn.linear_model import LogisticRegression
-
-    rows = [(f, lab) for f, ls in zip(feature_lists, labels, strict=True) for lab in sorted(ls)]
-    x = design([f for f, _ in rows], vocabulary)
-    y = np.array([classes.index(lab) for _, lab in rows])
-    model = LogisticRegression(C=c, max_iter=1000, tol=1e-4)
-    model.fit(x, y)
-    return model
+    """The first stage's regression over binary features."""
+    return _fit_logistic(
+        feature_lists, labels, lambda xs: design(xs, vocabulary), classes, c, max_iter=1000
+    )
 
 
 def full_probabilities(model: object, x: object, n_classes: int) -> np.ndarray:
@@ -341,15 +356,10 @@ def fit_values(
     classes: list[str],
     c: float,
 ) -> object:
-    """Logistic regression on one row per (example, label), feature values kept."""
-    from sklearn.linear_model import LogisticRegression
-
-    pairs = [(f, lab) for f, ls in zip(rows, labels, strict=True) for lab in sorted(ls)]
-    x = design_values([f for f, _ in pairs], vocabulary)
-    y = np.array([classes.index(lab) for _, lab in pairs])
-    model = LogisticRegression(C=c, max_iter=2000, tol=1e-4)
-    model.fit(x, y)
-    return model
+    """The document stage's regression, feature values kept."""
+    return _fit_logistic(
+        rows, labels, lambda xs: design_values(xs, vocabulary), classes, c, max_iter=2000
+    )
 
 
 def document_triples(
