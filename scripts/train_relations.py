@@ -7,7 +7,8 @@ machine). The 400 training documents of the fixed split in bench/redocred_relati
 Examples: every two gold mentions of one sentence (parsed by graphmem's own pipeline; labels as
 at inference, see ``gold_spans``), labelled with the graphmem predicate and direction of the gold
 triples between their clusters (``models/learned_predicates.json``), ``NA`` when the clusters have
-none. A pair whose clusters are related only by triples whose evidence lies in other sentences,
+none; a gold triple the implications give from another of the pair is no label
+(``learned_targets``). A pair whose clusters are related only by triples whose evidence lies in other sentences,
 or only by unmapped properties, is left out of the fit (this sentence may well not state it).
 
 Model: multinomial logistic regression (scikit-learn, lbfgs, ``--C``) on binary features seen in
@@ -28,7 +29,9 @@ stage's OUT-OF-FOLD best probability per predicate (so the second stage learns h
 trust the first on unseen text). A second multinomial logistic regression is fitted on them;
 its thresholds, by the same 5-fold cross-validation, count only the triples the first stage
 (with the inference rules) does not already give. Both stages' prices are picked together: the
-most cross-validated recall whose precision reaches ``--target-precision``.
+most cross-validated recall whose precision reaches ``--target-precision``, the implications
+(``located_in`` a country name gives ``country``) applied last to both stages' triples, as at
+inference.
 
 Deterministic: the same data and options give byte-identical files (weights rounded to 6
 decimals, stored as float32). Run:
@@ -70,6 +73,7 @@ from graphmem.extract.learned import (  # noqa: E402
     PredicateMap,
     document_pair_features,
     first_stage_by_pair,
+    implied_relations,
     infer_relations,
     mention_pairs,
     pair_features,
@@ -100,10 +104,32 @@ class PairTable:
     entity_labels: list[dict[int, str]] = field(default_factory=list)  # per document
     gold_triples: list[list[tuple[int, str, int] | None]] = field(default_factory=list)
     entities: list[list[DocumentEntity]] = field(default_factory=list)  # per document
+    # per document, the gold triples the model learns: not those the implications give
+    targets: list[set[tuple[int, str, int]]] = field(default_factory=list)
 
 
-def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
-    """The :class:`PairTable` of ``docs``."""
+def learned_targets(
+    gold: set[tuple[int, str, int]], countries: set[int], pmap: PredicateMap
+) -> set[tuple[int, str, int]]:
+    """The gold triples a model learns: not those the implications give from the others (a
+    pair both ``located_in`` and ``country`` Germany is learned as ``located_in``; were it
+    learned as both, the two classes would share its probability and neither might fire).
+
+    Example:
+        >>> from graphmem.extract.learned import load_predicate_map
+        >>> pmap = load_predicate_map()
+        >>> sorted(learned_targets({(1, "located_in", 2), (1, "country", 2)}, {2}, pmap))
+        [(1, 'located_in', 2)]
+    """
+    implied = {r.implies for r in pmap.inference.imply}
+    implying = {t: 1.0 for t in gold if t[1] not in implied}
+    return gold - set(implied_relations(implying, countries, pmap.inference))
+
+
+def examples(
+    docs: Sequence[RelationDoc], pmap: PredicateMap, countries: frozenset[str]
+) -> PairTable:
+    """The :class:`PairTable` of ``docs``; ``countries``: the country names."""
     table = PairTable()
     for number, (doc, parsed) in enumerate(zip(docs, parse(docs), strict=True)):
         table.gold_triples.append([mapped_triple(pmap, h, r, t) for h, r, t, _ in doc.triples])
@@ -114,6 +140,8 @@ def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
             table.entity_labels[-1].setdefault(c, span.label_)
         cluster_of = {(s.start, s.end): c for c, s in spans}
         table.entities.append(cluster_entities(spans, parsed))
+        named = {int(e.key) for e in table.entities[-1] if e.names & countries}  # type: ignore[call-overload]
+        table.targets.append(learned_targets(table.gold[-1], named, pmap))
         sentence_of = {
             (
                 parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]
@@ -130,7 +158,7 @@ def examples(docs: Sequence[RelationDoc], pmap: PredicateMap) -> PairTable:
             found = set()
             for h, prop, t, evidence in related:
                 mapped = mapped_triple(pmap, h, prop, t)
-                if mapped is None or (evidence and not sentences & set(evidence)):
+                if mapped not in table.targets[-1] or (evidence and not sentences & set(evidence)):
                     continue
                 symmetric = mapped[1] in pmap.symmetric_predicates()
                 found.add(mapped[1] + (">" if symmetric or mapped[0] == ca else "<"))
@@ -231,14 +259,33 @@ def thresholds(
         for i in np.where(best == j)[0]:
             key = (table.docs[i], triple_of(name, table.clusters[i], pmap))
             scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
-        out[name], gain = 1.01, 0.0
-        for theta in GRID:
-            kept = [key for key, p in scores.items() if p >= theta]
-            if len(kept) < MIN_PREDICTIONS:
-                break
-            correct = sum(1 for doc, triple in kept if triple in table.gold[doc])
-            if correct - price * len(kept) > gain:
-                out[name], gain = theta, correct - price * len(kept)
+        out[name] = best_threshold(scores, table.gold, price)
+    return out
+
+
+def best_threshold(
+    scores: dict[tuple[int, tuple[int, str, int]], float],
+    gold: Sequence[set[tuple[int, str, int]]],
+    price: float,
+) -> float:
+    """The threshold of ``GRID`` maximising ``correct - price * predicted`` over the triples
+    ``(document, triple)`` scoring at least it, with ``MIN_PREDICTIONS`` of them at least;
+    1.01 (the class is off) when none gains.
+
+    Example:
+        >>> best_threshold({(0, (1, "p", 2)): 0.9, (0, (1, "p", 3)): 0.3}, [{(1, "p", 2)}], 0.5)
+        1.01
+    """
+    ordered = sorted(scores.items(), key=lambda kv: -kv[1])
+    values = np.array([p for _, p in ordered])
+    correct = np.cumsum([triple in gold[doc] for (doc, triple), _ in ordered])
+    out, gain = 1.01, 0.0
+    for theta in GRID:
+        kept = int(np.searchsorted(-values, -theta, side="right"))
+        if kept < MIN_PREDICTIONS:
+            break
+        if correct[kept - 1] - price * kept > gain:
+            out, gain = theta, correct[kept - 1] - price * kept
     return out
 
 
@@ -264,6 +311,22 @@ def entity_triples(
         for doc, found in enumerate(out):
             new = infer_relations(found, table.entity_labels[doc], pmap.inference)
             found.update({k: v[0] for k, v in new.items()})  # type: ignore[misc]
+    return out
+
+
+def with_implications(
+    found: Sequence[dict[tuple[int, str, int], float]],
+    table: PairTable,
+    pmap: PredicateMap,
+    countries: frozenset[str],
+) -> list[dict[tuple[int, str, int], float]]:
+    """Each document's triples and what the implications add to them (as at inference, where
+    they apply last to everything found); ``countries``: the country names."""
+    out = []
+    for doc, triples in enumerate(found):
+        named = {e.key for e in table.entities[doc] if e.names & countries}
+        new = implied_relations(triples, named, pmap.inference)
+        out.append({**triples, **{k: v[0] for k, v in new.items()}})
     return out
 
 
@@ -313,7 +376,7 @@ def document_examples(
     out = DocumentTable()
     for doc, entities in enumerate(table.entities):
         first_stage = first_stage_by_pair(by_doc.get(doc, []), classes, symmetric)
-        gold = table.gold[doc]
+        gold = table.targets[doc]
         for head in entities:
             for tail in entities:
                 if head.key == tail.key:
@@ -414,14 +477,7 @@ def document_thresholds(
             if (h, name, t) not in already[doc] and dtable.plausible[i][j]:
                 key = (doc, (h, name, t))
                 scores[key] = max(scores.get(key, 0.0), float(probs[i, j]))
-        out[name], gain = 1.01, 0.0
-        for theta in GRID:
-            kept = [key for key, p in scores.items() if p >= theta]
-            if len(kept) < MIN_PREDICTIONS:
-                break
-            correct = sum(1 for doc, triple in kept if triple in gold[doc])
-            if correct - price * len(kept) > gain:
-                out[name], gain = theta, correct - price * len(kept)
+        out[name] = best_threshold(scores, gold, price)
     return out
 
 
@@ -506,7 +562,6 @@ def train_document_stage(
     # Both stages' prices together: the most cross-validated recall whose precision reaches
     # the target (the first stage's thresholds move with its price, the document stage's
     # count only what the first stage does not find).
-    n_gold = sum(len(g) for g in table.gold_triples)
     best: tuple[float, float, float, float, dict[str, float], dict[str, float]] | None = None
     for price in PRICES:
         first = thresholds(oof, table, classes, pmap, price)
@@ -520,19 +575,18 @@ def train_document_stage(
                 doof, dtable, doc_classes, pmap, already, table.gold, doc_price
             )
             added = document_triples(doof, dtable, doc_classes, trial, pmap, already)
-            n_new = sum(len(f) for f in added)
-            ok_new = sum(1 for doc, f in enumerate(added) for k in f if k in table.gold[doc])
-            p = (ok_first + ok_new) / max(n_first + n_new, 1)
-            recalled = sum(
-                1
-                for doc, g in enumerate(table.gold_triples)
-                for k in g
-                if k in already[doc] or k in added[doc]
+            p, r, n = precision_recall(
+                with_implications(
+                    [{**a, **b} for a, b in zip(already, added, strict=True)],
+                    table,
+                    pmap,
+                    countries,
+                ),
+                table,
             )
-            r = recalled / n_gold
             print(
                 f"prices {price} / {doc_price}: cross-validated P {p:.3f} R {r:.3f} "
-                f"({n_first} + {n_new} triples)",
+                f"({n_first} + {n - n_first} triples)",
                 file=sys.stderr,
             )
             if p >= target and (best is None or r > best[3]):
@@ -579,8 +633,11 @@ def train(data: Path, models: Path, min_count: int, c: float, target: float) -> 
     pmap = parse_predicate_map(
         json.loads((models / MODEL_FILES[0]).read_text(encoding="utf-8")), MODEL_FILES[0]
     )
+    countries = frozenset(
+        json.loads((models / MODEL_FILES[5]).read_text(encoding="utf-8"))["names"]
+    )
     train_docs, _ = load_relation_docs(data)
-    table = examples(train_docs, pmap)
+    table = examples(train_docs, pmap, countries)
     used = [i for i, lab in enumerate(table.labels) if lab is not None]
     feature_lists = [table.features[i] for i in used]
     labels = [table.labels[i] or frozenset() for i in used]
@@ -613,9 +670,6 @@ def train(data: Path, models: Path, min_count: int, c: float, target: float) -> 
         print(f"fold {k + 1}/{FOLDS} done", file=sys.stderr)
     # The first stage's thresholds are picked together with the document stage's (most
     # recall of both whose cross-validated precision reaches the target).
-    countries = frozenset(
-        json.loads((models / MODEL_FILES[5]).read_text(encoding="utf-8"))["names"]
-    )
     chosen: dict[str, float] = {}
     doc_meta, doc_weights, both = train_document_stage(
         table, oof, classes, chosen, pmap, countries, min_count, c, target

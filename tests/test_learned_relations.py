@@ -22,14 +22,17 @@ from graphmem.extract.learned import (
     MANIFEST_FILE,
     MODEL_FILES,
     SWITCH_VARIABLE,
+    Implication,
     InferenceRules,
     LearnedModelError,
     Propagation,
     competing_mention,
+    implied_relations,
     infer_relations,
     load_document_model,
     load_learned_model,
     load_predicate_map,
+    parse_predicate_map,
 )
 from graphmem.extract.relations import load_relation_rules
 from graphmem.memories.entity import EntityMemory
@@ -126,6 +129,40 @@ class TestInference:
         assert new[("y", "country", "c")][0] == 0.6
 
 
+class TestImplications:
+    rules = InferenceRules((), (), (Implication("located_in", "country", True),))
+
+    def test_a_place_in_a_country_has_that_country(self):
+        found = {("ulm", "located_in", "germany"): 0.8, ("ulm", "located_in", "swabia"): 0.9}
+        assert implied_relations(found, {"germany"}, self.rules) == {
+            ("ulm", "country", "germany"): (0.8, ("ulm", "located_in", "germany"))
+        }
+
+    def test_nothing_is_implied_twice_or_over_a_found_triple(self):
+        found = {("ulm", "located_in", "germany"): 0.8, ("ulm", "country", "germany"): 0.6}
+        assert implied_relations(found, {"germany"}, self.rules) == {}
+
+    def test_without_the_country_condition_every_triple_implies(self):
+        rules = InferenceRules((), (), (Implication("performed", "created", False),))
+        found = {("band", "performed", "album"): 0.7}
+        assert list(implied_relations(found, set(), rules)) == [("band", "created", "album")]
+
+    def test_the_shipped_rules_hold_the_country_implication(self):
+        assert Implication("located_in", "country", True) in load_predicate_map().inference.imply
+
+    def test_an_implication_of_an_undeclared_predicate_is_refused(self):
+        data = json.loads((MODELS / MODEL_FILES[0]).read_text(encoding="utf-8"))
+        data["inference"]["imply"] = [{"predicate": "located_in", "implies": "nationality"}]
+        with pytest.raises(LearnedModelError, match="undeclared.*nationality"):
+            parse_predicate_map(data)
+
+    def test_a_malformed_implication_is_refused(self):
+        data = json.loads((MODELS / MODEL_FILES[0]).read_text(encoding="utf-8"))
+        data["inference"]["imply"] = [["located_in", "country"]]
+        with pytest.raises(LearnedModelError, match="malformed predicate map"):
+            parse_predicate_map(data)
+
+
 @pytest.fixture(scope="module")
 def memory() -> EntityMemory:
     return EntityMemory()
@@ -138,9 +175,13 @@ class TestThroughEntityMemory:
         assert typed(memory, "Warsaw") == {
             ("Marie Curie", "born_in", "Warsaw", "born_in/born_in"),
             ("Warsaw", "located_in", "Poland", LEARNED_RULE),
+            # Poland is a country name: the implication adds its country, same evidence.
+            ("Warsaw", "country", "Poland", INFERRED_RULE),
         }
         found = memory.find(predicate="located_in", object="Poland")
         assert [e.subject for e in found] == ["Warsaw"]
+        (country,) = memory.find(predicate="country", subject="Warsaw")
+        assert country.evidence[0].sentence == "Marie Curie was born in Warsaw, Poland."
 
     def test_a_city_in_a_state(self, memory):
         memory.save("Initech is an American software company in Austin, Texas.")
@@ -169,7 +210,12 @@ class TestThroughEntityMemory:
 
     def test_an_inferred_relation_across_sentences(self, memory):
         memory.save("Pankow is a locality in Berlin. Berlin is the largest city of Germany.")
-        assert ("Berlin", "country", "Germany", LEARNED_RULE) in typed(memory, "Berlin")
+        # The model reads "city of Germany" as located_in; Germany being a country name, the
+        # implication adds its country.
+        assert {
+            ("Berlin", "located_in", "Germany", LEARNED_RULE),
+            ("Berlin", "country", "Germany", INFERRED_RULE),
+        } <= typed(memory, "Berlin")
         assert ("Pankow", "country", "Germany", INFERRED_RULE) in typed(memory, "Pankow")
         (edge,) = memory.find(predicate="country", subject="Pankow")
         # The evidence spans both sentences it was inferred from.
@@ -178,10 +224,13 @@ class TestThroughEntityMemory:
 
     def test_paths_and_the_graph_page_show_learned_relations(self, memory, tmp_path):
         memory.save("The Louvre is a museum in Paris, France.")
-        assert ("Paris", "country", "France", LEARNED_RULE) in typed(memory, "Paris")
+        assert {
+            ("Paris", "located_in", "France", LEARNED_RULE),
+            ("Paris", "country", "France", INFERRED_RULE),
+        } <= typed(memory, "Paris")
         hops = memory.paths("Louvre", "France")
-        # The document stage adds Louvre located_in France beside the first stage's country
-        # (Re-DocRED gives both); a hop shows one of the two learned edges.
+        # Louvre located_in France and its implied country (Re-DocRED gives both); a hop
+        # shows one of the two edges.
         assert any(h.edge.predicate in ("country", "located_in") for path in hops for h in path)
         page = tmp_path / "g.html"
         render_graph(memory.subgraph(["Paris"], 1), page)
@@ -266,11 +315,16 @@ class TestDocumentStage:
         (edge,) = [
             e
             for e in memory.relations("Lake Bled")
-            if e.object == "Slovenia" and e.predicate != "co_occurs"
+            if e.object == "Slovenia" and e.evidence[0].rule == DOCUMENT_RULE
         ]
         # The evidence is the sentence naming the tail, not the whole text.
         assert edge.evidence[0].sentence.endswith("destination in Slovenia.")
         assert "Julian Alps" not in edge.evidence[0].sentence
+        # Slovenia is a country name: the implication adds its country, with that evidence.
+        assert edge.predicate == "located_in"
+        (implied,) = memory.find(predicate="country", subject="Lake Bled")
+        assert implied.evidence[0].rule == INFERRED_RULE
+        assert implied.evidence[0].sentence == edge.evidence[0].sentence
 
     def test_no_relation_between_a_person_and_a_country_merely_named(self, memory):
         memory.save(

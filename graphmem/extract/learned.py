@@ -10,7 +10,8 @@ probability reaches its threshold, picked by cross-validation on the training do
 filters apply to the path between the two mentions ("Alice does not work at Acme": nothing).
 Then document-level rules (data too) add what follows from the model's relations of the same
 text: "Pankow is in Berlin" + "Berlin is in Germany (country)" give Pankow ``country``
-Germany (rule id ``learned/inferred``).
+Germany (rule id ``learned/inferred``), and "Ulm is in Germany", Germany being a country name,
+gives Ulm ``country`` Germany as well (:func:`implied_relations`).
 
 In the graph a rule match wins for its pair (:class:`CombinedRelationSource`); learned
 relations carry the rule id ``learned`` and their probability as confidence.
@@ -36,7 +37,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -74,7 +75,9 @@ __all__ = [
     "document_entities",
     "document_pair_features",
     "load_document_model",
+    "implied_relations",
     "infer_relations",
+    "load_country_names",
     "load_learned_model",
     "load_predicate_map",
     "competing_mention",
@@ -154,13 +157,26 @@ class Propagation:
 
 
 @dataclass(frozen=True)
+class Implication:
+    """A ``predicate`` triple implies an ``implies`` triple between the same two entities,
+    only when the object is named as a country if ``object_is_country``: "Ulm located_in
+    Germany" gives "Ulm country Germany" (Wikidata, and so Re-DocRED, states both)."""
+
+    predicate: str
+    implies: str
+    object_is_country: bool
+
+
+@dataclass(frozen=True)
 class InferenceRules:
     """Document-level rules over the model's relations (the ``inference`` section of
     ``learned_predicates.json``): ``compose`` ``(p, q, r)`` reads "x p y and y q z give
-    x r z"; then each :class:`Propagation` in order."""
+    x r z"; then each :class:`Propagation` in order. Each :class:`Implication` applies last,
+    to everything found in the text (:func:`implied_relations`)."""
 
     compose: tuple[tuple[str, str, str], ...]
     propagate: tuple[Propagation, ...]
+    imply: tuple[Implication, ...] = ()
 
 
 Triple = tuple[Hashable, str, Hashable]
@@ -204,6 +220,33 @@ def infer_relations(
         for entity, label in labels.items():
             if label in rule.subject_labels and entity != value and entity not in has_value:
                 new[(entity, rule.predicate, value)] = (confidence, sources[0], None)
+    return new
+
+
+def implied_relations(
+    found: Mapping[Triple, float], countries: Collection[Hashable], rules: InferenceRules
+) -> dict[Triple, tuple[float, Triple]]:
+    """New triples the implications of ``rules`` give from ``found`` (entity ids ->
+    confidence), each with its confidence and the triple it comes from; ``countries``: the
+    ids of the entities named as a country.
+
+    Example:
+        >>> rules = InferenceRules((), (), (Implication("located_in", "country", True),))
+        >>> found = {("Ulm", "located_in", "Germany"): 0.9, ("Ulm", "located_in", "Swabia"): 0.8}
+        >>> implied_relations(found, {"Germany"}, rules)
+        {('Ulm', 'country', 'Germany'): (0.9, ('Ulm', 'located_in', 'Germany'))}
+    """
+    new: dict[Triple, tuple[float, Triple]] = {}
+    for rule in rules.imply:
+        for (x, p, y), confidence in found.items():
+            triple = (x, rule.implies, y)
+            if (
+                p == rule.predicate
+                and (y in countries or not rule.object_is_country)
+                and triple not in found
+                and triple not in new
+            ):
+                new[triple] = (confidence, (x, p, y))
     return new
 
 
@@ -254,9 +297,16 @@ def parse_predicate_map(data: Any, source: str = "<predicates>") -> PredicateMap
                 )
                 for r in raw.get("propagate", [])
             ),
+            tuple(
+                Implication(
+                    str(r["predicate"]), str(r["implies"]), bool(r.get("object_is_country"))
+                )
+                for r in raw.get("imply", [])
+            ),
         )
         used = {p for rule in inference.compose for p in rule}
         used |= {r.predicate for r in inference.propagate}
+        used |= {p for r in inference.imply for p in (r.predicate, r.implies)}
         if used - set(predicates):
             raise LearnedModelError(
                 f"{source}: inference uses undeclared {sorted(used - set(predicates))}"
@@ -801,14 +851,11 @@ def load_document_model(directory: Path | str | None = None) -> DocumentModel:
 @lru_cache(maxsize=4)
 def _load_document_model(directory: Path) -> DocumentModel:
     manifest = _manifest(directory)
-    meta_name, weights_name, countries_name = MODEL_FILES[3], MODEL_FILES[4], MODEL_FILES[5]
+    meta_name, weights_name = MODEL_FILES[3], MODEL_FILES[4]
     files = _read_linear(
         directory, manifest, meta_name, weights_name, _load_predicate_map(directory), False
     )
     try:
-        countries = frozenset(
-            json.loads(_read_verified(directory, countries_name, manifest))["names"]
-        )
         type_pairs = frozenset(files.meta["type_pairs"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LearnedModelError(f"{directory / meta_name}: malformed model ({exc!r})") from exc
@@ -819,8 +866,29 @@ def _load_document_model(directory: Path) -> DocumentModel:
         files.intercepts,
         files.thresholds,
         type_pairs,
-        countries,
+        _load_country_names(directory),
     )
+
+
+def load_country_names(directory: Path | str | None = None) -> frozenset[str]:
+    """The lowercase country names of ``directory`` (default: bundled ``models/``), hash
+    checked: the document stage's features and the implications read them.
+
+    Example:
+        >>> {"germany", "united states"} <= load_country_names()
+        True
+    """
+    return _load_country_names(_model_dir(directory))
+
+
+@lru_cache(maxsize=4)
+def _load_country_names(directory: Path) -> frozenset[str]:
+    name = MODEL_FILES[5]
+    try:
+        data = json.loads(_read_verified(directory, name, _manifest(directory)))
+        return frozenset(str(n) for n in data["names"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LearnedModelError(f"{directory / name}: malformed country names ({exc!r})") from exc
 
 
 # ---------------------------------------------------------------------------------- extractors
@@ -863,6 +931,8 @@ class LearnedRelationExtractor:
         )
         # The rules' filters apply here too: "Alice does not work at Acme" states no relation.
         self.filters = rules if rules is not None else load_relation_rules()
+        #: Country names, for the implications ("x located_in Germany": x country Germany).
+        self.countries = self.document.countries if self.document else load_country_names()
 
     def functional_predicates(self) -> frozenset[str]:
         """Learned predicates with one value at a time per subject (``born_in`` ...)."""
@@ -913,9 +983,29 @@ class LearnedRelationExtractor:
             found[(c.subject.text.lower(), c.predicate, c.object.text.lower())] = c.confidence
         document = self._document(scored, spans, found) if spans and self.document else []
         return sorted(
-            direct + inferred + document,
+            direct + inferred + document + self._implied(direct + inferred + document),
             key=lambda c: (c.sentence.start, c.subject.start, c.object.start),
         )
+
+    def _implied(self, candidates: Sequence[RelationCandidate]) -> list[RelationCandidate]:
+        """What the implications add to ``candidates`` (rule id ``learned/inferred``, the
+        evidence of the triple each comes from)."""
+        by_triple: dict[Triple, RelationCandidate] = {}
+        for c in candidates:
+            by_triple.setdefault((c.subject.text.lower(), c.predicate, c.object.text.lower()), c)
+        found = {triple: c.confidence for triple, c in by_triple.items()}
+        countries = {y for _, _, y in found if y in self.countries}
+        out = []
+        for (_, predicate, _), (confidence, source) in implied_relations(
+            found, countries, self.model.predicates.inference
+        ).items():
+            c = by_triple[source]
+            out.append(
+                RelationCandidate(
+                    c.subject, predicate, c.object, c.sentence, INFERRED_RULE, confidence
+                )
+            )
+        return out
 
     def _document(
         self, scored: Sequence[ScoredPair], spans: Sequence[Span], found: Mapping[Triple, float]
