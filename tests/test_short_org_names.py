@@ -151,6 +151,7 @@ class TestPlacesAndPeopleNeverJoinAnOrganisation:
             ("northwind", "ORG", "northwind", "ORG", False),
             ("northwind", "ORG", "northwind harbour", "GPE", False),  # not an organisation
             ("national", "ORG", "national grid", "ORG", False),
+            ("eur", "ORG", "eur 210k", "ORG", False),  # an amount NER calls an ORG
             ("american", "NORP", "american airlines", "ORG", False),
             ("northwind systems", "ORG", "northwind systems group", "ORG", False),  # lone words
             ("stone", "ORG", "bob stone", "PERSON", True),  # the lone-name rule, unchanged

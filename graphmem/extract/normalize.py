@@ -271,7 +271,8 @@ def may_shorten(short_key: str, short_label: str | None, key: str, label: str) -
     It may be a first or last name of a PERSON (labelled as :func:`may_be_one_entity`
     allows), or the first word of an ORG's name ("Northwind" for Northwind Systems) when NER
     called it an organisation or a group (ORG, NORP: the small model calls a lone "Harbor" a
-    NORP) and the word is not one that opens many names ("University", "National").
+    NORP), the word is not one that opens many names ("University", "National"), and a word
+    follows it, not a number ("EUR" does not shorten the amount "EUR 210k" NER calls an ORG).
     ``short_label`` is None when unknown (a name in a query). Whether the short name stands
     for one entity only is the caller's to check.
 
@@ -297,5 +298,6 @@ def may_shorten(short_key: str, short_label: str | None, key: str, label: str) -
         label == "ORG"
         and (short_label is None or short_label in _GROUP_LABELS)
         and key.startswith(short_key + " ")
+        and key[len(short_key) + 1 : len(short_key) + 2].isalpha()
         and short_key not in _GENERIC_ORG_WORDS
     )
