@@ -152,6 +152,8 @@ class TestPlacesAndPeopleNeverJoinAnOrganisation:
             ("northwind", "ORG", "northwind harbour", "GPE", False),  # not an organisation
             ("national", "ORG", "national grid", "ORG", False),
             ("eur", "ORG", "eur 210k", "ORG", False),  # an amount NER calls an ORG
+            ("BBC", "ORG", "bbc television", "ORG", False),  # an acronym is a whole name
+            ("Northwind", "ORG", "northwind systems", "ORG", True),  # as written
             ("american", "NORP", "american airlines", "ORG", False),
             ("northwind systems", "ORG", "northwind systems group", "ORG", False),  # lone words
             ("stone", "ORG", "bob stone", "PERSON", True),  # the lone-name rule, unchanged

@@ -265,29 +265,34 @@ _GENERIC_ORG_WORDS = frozenset(
 )  # fmt: skip
 
 
-def may_shorten(short_key: str, short_label: str | None, key: str, label: str) -> bool:
-    """Tell whether the lone word ``short_key`` may be a short name of the entity ``key``.
+def may_shorten(short: str, short_label: str | None, key: str, label: str) -> bool:
+    """Tell whether the lone word ``short`` (as written, or its key) may be a short name of
+    the entity keyed ``key``.
 
     It may be a first or last name of a PERSON (labelled as :func:`may_be_one_entity`
     allows), or the first word of an ORG's name ("Northwind" for Northwind Systems) when NER
     called it an organisation or a group (ORG, NORP: the small model calls a lone "Harbor" a
-    NORP), the word is not one that opens many names ("University", "National"), and a word
-    follows it, not a number ("EUR" does not shorten the amount "EUR 210k" NER calls an ORG).
-    ``short_label`` is None when unknown (a name in a query). Whether the short name stands
-    for one entity only is the caller's to check.
+    NORP), the word is not one that opens many names ("University", "National"), it is not
+    written in capitals (an acronym is a whole name: "BBC" does not shorten BBC Television,
+    a part of it), and a word follows it, not a number (nor "EUR" the amount "EUR 210k" NER
+    calls an ORG). ``short_label`` is None when unknown (a name in a query). Whether the
+    short name stands for one entity only is the caller's to check.
 
     Examples:
-        >>> may_shorten("alice", "ORG", "alice johnson", "PERSON")
+        >>> may_shorten("Alice", "ORG", "alice johnson", "PERSON")
         True
-        >>> may_shorten("northwind", "NORP", "northwind systems", "ORG")
+        >>> may_shorten("Northwind", "NORP", "northwind systems", "ORG")
         True
-        >>> may_shorten("systems", "ORG", "northwind systems", "ORG")
+        >>> may_shorten("Systems", "ORG", "northwind systems", "ORG")
         False
-        >>> may_shorten("berlin", "GPE", "berlin partners", "ORG")
+        >>> may_shorten("Berlin", "GPE", "berlin partners", "ORG")
         False
-        >>> may_shorten("university", None, "university of oslo", "ORG")
+        >>> may_shorten("BBC", "ORG", "bbc television", "ORG")
+        False
+        >>> may_shorten("University", None, "university of oslo", "ORG")
         False
     """
+    short_key = canonical_key(short)
     if not short_key or " " in short_key:
         return False
     if label == "PERSON":
@@ -300,4 +305,5 @@ def may_shorten(short_key: str, short_label: str | None, key: str, label: str) -
         and key.startswith(short_key + " ")
         and key[len(short_key) + 1 : len(short_key) + 2].isalpha()
         and short_key not in _GENERIC_ORG_WORDS
+        and not is_acronym(short)
     )

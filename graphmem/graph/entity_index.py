@@ -799,7 +799,7 @@ class EntityIndex:
             # A lone word joins the one entity it may be a short name of: a lone first or
             # last name its full PERSON name (a lone "Berlin" NER calls a person is Leslie
             # Berlin, not the city "Berlin"), "Northwind" the ORG Northwind Systems.
-            key = kg.of_short_name(mention.key, mention.label) or key
+            key = kg.of_short_name(mention.surface, mention.label) or key
         if key is not None:
             if mention.key not in kg.alias_keys:
                 graph_rows.add_alias(
@@ -827,7 +827,8 @@ class EntityIndex:
         if (
             short == first_word != mention.key
             and short in kg.graph
-            and kg.of_short_name(short, kg.graph.nodes[short]["label"]) == mention.key
+            and kg.of_short_name(kg.graph.nodes[short]["name"], kg.graph.nodes[short]["label"])
+            == mention.key
         ):
             # "Northwind" was known before "Northwind Systems", which it now shortens:
             # merged once the batch is written, like names an acronym definition joins.

@@ -164,10 +164,10 @@ class KnowledgeGraph:
         target = self.alias_keys.get(key)
         if target is not None and target in self.graph:  # aliases of forgotten entities linger
             return target
-        return self.of_short_name(key)
+        return self.of_short_name(name)
 
-    def of_short_name(self, key: str, label: str | None = None) -> str | None:
-        """The unique entity the one-word ``key`` may be a short name of, or None.
+    def of_short_name(self, name: str, label: str | None = None) -> str | None:
+        """The unique entity the lone word ``name`` may be a short name of, or None.
 
         The candidates are the people whose full name has the word and the organisations
         whose name begins with it (:func:`~graphmem.extract.normalize.may_shorten`); with
@@ -175,13 +175,14 @@ class KnowledgeGraph:
         "Berlin" is not the person Leslie Berlin, nor the firm Berlin Partners. Two
         candidates (Alice Johnson and Alice Wong, or Bob Stone and Stone Labs): None.
         """
+        key = canonical_key(name)
         if not key or " " in key:
             return None
         nodes = self.graph.nodes
         matches = {
             node
             for node in self.name_words.get(key, ())
-            if node in nodes and may_shorten(key, label, node, nodes[node]["label"])
+            if node in nodes and may_shorten(name, label, node, nodes[node]["label"])
         }
         return matches.pop() if len(matches) == 1 else None
 

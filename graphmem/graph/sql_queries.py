@@ -159,7 +159,7 @@ class SQLGraph:
                 ),
             )
         ).all()
-        matches = {int(i) for i, k, label in rows if may_shorten(key, None, str(k), str(label))}
+        matches = {int(i) for i, k, label in rows if may_shorten(name, None, str(k), str(label))}
         return matches.pop() if len(matches) == 1 else None
 
     def _require(self, conn: Connection, name: str) -> int:
