@@ -34,6 +34,7 @@ __all__ = [
     "is_acronym",
     "is_valid_entity_text",
     "may_be_one_entity",
+    "may_shorten",
 ]
 
 #: Legal-form suffixes removed from the end of a name, as they read once punctuation is gone
@@ -241,3 +242,68 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
     if other_label in _GROUP_LABELS:
         return " " not in other_key and other_key in person_key.split()
     return True
+
+
+#: Words that open many organisation names and so shorten none of them alone: "University" is
+#: not the University of Oslo, "American" (NER's NORP) not American Airlines.
+_GENERIC_ORG_WORDS = frozenset(
+    {
+        "the", "a", "an", "of", "and", "for", "in", "on", "at", "to",
+        "academy", "agency", "association", "bank", "board", "bureau", "center", "centre",
+        "church", "city", "club", "college", "commission", "committee", "company", "council",
+        "county", "court", "department", "faculty", "federation", "foundation", "fund",
+        "group", "holdings", "hospital", "institute", "league", "library", "ministry",
+        "museum", "office", "party", "school", "service", "society", "state", "team",
+        "trust", "union", "university",
+        "central", "federal", "first", "general", "global", "grand", "great", "imperial",
+        "international", "national", "new", "old", "royal", "united", "world",
+        "north", "south", "east", "west", "northern", "southern", "eastern", "western",
+        "african", "american", "asian", "australian", "british", "canadian", "chinese",
+        "english", "european", "french", "german", "indian", "irish", "italian", "japanese",
+        "korean", "mexican", "russian", "scottish", "spanish", "swiss",
+    }
+)  # fmt: skip
+
+
+def may_shorten(short: str, short_label: str | None, key: str, label: str) -> bool:
+    """Tell whether the lone word ``short`` (as written, or its key) may be a short name of
+    the entity keyed ``key``.
+
+    It may be a first or last name of a PERSON (labelled as :func:`may_be_one_entity`
+    allows), or the first word of an ORG's name ("Northwind" for Northwind Systems) when NER
+    called it an organisation or a group (ORG, NORP: the small model calls a lone "Harbor" a
+    NORP), the word is not one that opens many names ("University", "National"), it is not
+    written in capitals (an acronym is a whole name: "BBC" does not shorten BBC Television,
+    a part of it), and a word follows it, not a number (nor "EUR" the amount "EUR 210k" NER
+    calls an ORG). ``short_label`` is None when unknown (a name in a query). Whether the
+    short name stands for one entity only is the caller's to check.
+
+    Examples:
+        >>> may_shorten("Alice", "ORG", "alice johnson", "PERSON")
+        True
+        >>> may_shorten("Northwind", "NORP", "northwind systems", "ORG")
+        True
+        >>> may_shorten("Systems", "ORG", "northwind systems", "ORG")
+        False
+        >>> may_shorten("Berlin", "GPE", "berlin partners", "ORG")
+        False
+        >>> may_shorten("BBC", "ORG", "bbc television", "ORG")
+        False
+        >>> may_shorten("University", None, "university of oslo", "ORG")
+        False
+    """
+    short_key = canonical_key(short)
+    if not short_key or " " in short_key:
+        return False
+    if label == "PERSON":
+        return short_key in key.split() and (
+            short_label is None or may_be_one_entity(short_label, short_key, label, key)
+        )
+    return (
+        label == "ORG"
+        and (short_label is None or short_label in _GROUP_LABELS)
+        and key.startswith(short_key + " ")
+        and key[len(short_key) + 1 : len(short_key) + 2].isalpha()
+        and short_key not in _GENERIC_ORG_WORDS
+        and not is_acronym(short)
+    )

@@ -2,9 +2,10 @@
 
 For each memory it finds entity mentions (:mod:`graphmem.extract.entities`), resolves them to
 the tenant's entities (canonical key, known aliases, a lone first or last name to a unique full
-PERSON name), links entities that share a sentence or a memory (``co_occurs``), adds typed
-relations from the dependency rules and the learned model when asked, and writes it all in the
-caller's transaction. The tenant's :class:`KnowledgeGraph` view is updated once the transaction
+PERSON name, a lone first word of an organisation's name to the unique ORG it opens), links
+entities that share a sentence or a memory (``co_occurs``), adds typed relations from the
+dependency rules and the learned model when asked, and writes it all in the caller's
+transaction. The tenant's :class:`KnowledgeGraph` view is updated once the transaction
 commits; a view whose generation differs from the database's (another process wrote) is rebuilt
 from the tables.
 
@@ -795,9 +796,10 @@ class EntityIndex:
             key is None
             or not may_be_one_entity(mention.label, mention.key, kg.graph.nodes[key]["label"], key)
         ):
-            # A lone first or last name joins the unique full PERSON name it may belong to
-            # (a lone "Berlin" NER calls a person is Leslie Berlin, not the city "Berlin").
-            key = kg.person_of_lone_name(mention.key, mention.label) or key
+            # A lone word joins the one entity it may be a short name of: a lone first or
+            # last name its full PERSON name (a lone "Berlin" NER calls a person is Leslie
+            # Berlin, not the city "Berlin"), "Northwind" the ORG Northwind Systems.
+            key = kg.of_short_name(mention.surface, mention.label) or key
         if key is not None:
             if mention.key not in kg.alias_keys:
                 graph_rows.add_alias(
@@ -820,6 +822,17 @@ class EntityIndex:
             entity_id=entity_id,
         )
         state.matcher.add(mention.surface, mention.label)
+        first_word = mention.key.partition(" ")[0]
+        short = kg.alias_keys.get(first_word) if mention.label == "ORG" else None
+        if (
+            short == first_word != mention.key
+            and short in kg.graph
+            and kg.of_short_name(kg.graph.nodes[short]["name"], kg.graph.nodes[short]["label"])
+            == mention.key
+        ):
+            # "Northwind" was known before "Northwind Systems", which it now shortens:
+            # merged once the batch is written, like names an acronym definition joins.
+            self._pending.merges.append((tenant, mention.key, short))
         return mention.key
 
     def _link(

@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError
-from ..extract.normalize import canonical_key, may_be_one_entity
+from ..extract.normalize import canonical_key, may_shorten
 
 __all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "KnowledgeGraph"]
 
@@ -87,9 +87,9 @@ class KnowledgeGraph:
     def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
         self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
         self.alias_keys: dict[str, str] = {}
-        #: Every word of every node key added (a superset after removals): lets
-        #: :meth:`resolve` skip its scan for a word that is part of no name.
-        self.name_words: set[str] = set()
+        #: Word -> the node keys added that have it (stale keys linger after removals):
+        #: the candidates of :meth:`of_short_name`.
+        self.name_words: dict[str, set[str]] = {}
         self._evidence_loader = evidence_loader
 
     # ------------------------------------------------------------------ building
@@ -120,7 +120,8 @@ class KnowledgeGraph:
         for alias in alias_list:
             self.alias_keys.setdefault(canonical_key(alias), key)
         self.alias_keys.setdefault(key, key)
-        self.name_words.update(key.split())
+        for word in key.split():
+            self.name_words.setdefault(word, set()).add(key)
 
     def add_edge(
         self,
@@ -155,30 +156,33 @@ class KnowledgeGraph:
     def resolve(self, name: str) -> str | None:
         """The node key for a name or alias, or None.
 
-        A lone first or last name resolves to a PERSON whose full name it is part of, when
-        exactly one such person exists.
+        A lone word resolves to the one entity it may be a short name of
+        (:meth:`of_short_name`): a first or last name to a PERSON, the first word of an
+        organisation's name ("Northwind") to the ORG (Northwind Systems).
         """
         key = canonical_key(name)
         target = self.alias_keys.get(key)
         if target is not None and target in self.graph:  # aliases of forgotten entities linger
             return target
-        return self.person_of_lone_name(key)
+        return self.of_short_name(name)
 
-    def person_of_lone_name(self, key: str, label: str | None = None) -> str | None:
-        """The unique PERSON whose full name has the one-word ``key`` in it, or None.
+    def of_short_name(self, name: str, label: str | None = None) -> str | None:
+        """The unique entity the lone word ``name`` may be a short name of, or None.
 
-        With ``label`` (what NER called the lone name), only people it may name count
-        (:func:`~graphmem.extract.normalize.may_be_one_entity`): the city "Berlin" is not
-        the person Leslie Berlin.
+        The candidates are the people whose full name has the word and the organisations
+        whose name begins with it (:func:`~graphmem.extract.normalize.may_shorten`); with
+        ``label`` (what NER called the lone name), only those it may name count: the city
+        "Berlin" is not the person Leslie Berlin, nor the firm Berlin Partners. Two
+        candidates (Alice Johnson and Alice Wong, or Bob Stone and Stone Labs): None.
         """
-        if not key or " " in key or key not in self.name_words:
+        key = canonical_key(name)
+        if not key or " " in key:
             return None
+        nodes = self.graph.nodes
         matches = {
             node
-            for node, data in self.graph.nodes(data=True)
-            if data.get("label") == "PERSON"
-            and key in str(node).split()
-            and (label is None or may_be_one_entity(label, key, "PERSON", str(node)))
+            for node in self.name_words.get(key, ())
+            if node in nodes and may_shorten(name, label, node, nodes[node]["label"])
         }
         return matches.pop() if len(matches) == 1 else None
 
@@ -421,5 +425,5 @@ class KnowledgeGraph:
             if u in view.graph and v in view.graph and keep_edge(k, data):
                 view.graph.add_edge(u, v, key=k, **data)
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
-        view.name_words = set(self.name_words)
+        view.name_words = {word: set(keys) for word, keys in self.name_words.items()}
         return view

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, Integer, case, cast, func, literal, or_, select
 
 from ..errors import EntityNotFound, InvalidArgumentError
-from ..extract.normalize import canonical_key
+from ..extract.normalize import canonical_key, may_shorten
 from ..store import graph_rows, schema
 from ..store.database import Database
 from .knowledge_graph import CO_OCCURS, Edge, Hop
@@ -145,12 +145,13 @@ class SQLGraph:
             return int(found)
         if not key or " " in key:
             return None
-        # A lone first or last name: the unique PERSON whose key has it as a word.
+        # A lone word: the one entity it may be a short name of (KnowledgeGraph.of_short_name),
+        # among the people whose key has it as a word and the organisations it opens.
         pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = conn.execute(
-            select(_E.c.id, _E.c.key).where(
+            select(_E.c.id, _E.c.key, _E.c.label).where(
                 _E.c.tenant == self.tenant,
-                _E.c.label == "PERSON",
+                _E.c.label.in_(("PERSON", "ORG")),
                 or_(
                     _E.c.key.like(f"{pattern} %", escape="\\"),
                     _E.c.key.like(f"% {pattern}", escape="\\"),
@@ -158,7 +159,7 @@ class SQLGraph:
                 ),
             )
         ).all()
-        matches = {int(i) for i, k in rows if key in str(k).split()}
+        matches = {int(i) for i, k, label in rows if may_shorten(name, None, str(k), str(label))}
         return matches.pop() if len(matches) == 1 else None
 
     def _require(self, conn: Connection, name: str) -> int:

@@ -7,7 +7,8 @@ build may take). It finds names with the tokenizer and three cheap sources:
 1. the entity ruler (``models/entity_patterns.jsonl``), as at ingestion;
 2. the tenant's known-name phrase matcher (every name and alias the memory has seen);
 3. runs of capitalised words, resolved through the graph (a lone first or last name reaches
-   the one person it belongs to, as :meth:`KnowledgeGraph.resolve` defines).
+   the one person it belongs to, a lone "Northwind" the one organisation it opens, as
+   :meth:`KnowledgeGraph.resolve` defines).
 
 Every candidate must resolve to a node of the graph; a word that names nothing known is dropped.
 
