@@ -806,13 +806,13 @@ class EntityIndex:
             # A lone first or last name joins the unique full PERSON name it may belong to
             # (a lone "Berlin" NER calls a person is Leslie Berlin, not the city "Berlin"),
             # one NER calls a place only when the memory or conversation names that person.
-            person = kg.person_of_lone_name(mention.key, mention.label)
-            if person is None and mention.label in PLACE_LABELS:
+            if mention.label not in PLACE_LABELS:
+                key = kg.person_of_lone_name(mention.key, mention.label) or key
+            else:  # no person by its label alone (one scan of the people, not two)
                 person = self._person_named_nearby(conn, kg, tenant, mention, conversation_id)
                 if person is not None:
                     # NER mislabelled this mention; the word becomes no alias of the person.
                     return person, "PERSON"
-            key = person or key
         if key is not None:
             if mention.key not in kg.alias_keys:
                 graph_rows.add_alias(
