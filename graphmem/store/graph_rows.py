@@ -245,7 +245,7 @@ def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: 
 
 def conversation_contains(conn: Connection, tenant: str, conversation_id: str, text: str) -> bool:
     """Whether a memory of ``conversation_id`` in ``tenant`` has ``text`` in its content
-    (``%`` and ``_`` are no wildcards; ASCII case is folded as SQL's LIKE folds it)."""
+    (``%`` and ``_`` are no wildcards; SQLite's LIKE folds ASCII case, PostgreSQL's does not)."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     params = {"tenant": tenant, "conversation_id": conversation_id, "pattern": f"%{escaped}%"}
     return conn.execute(_CONVERSATION_CONTAINS, params).first() is not None
