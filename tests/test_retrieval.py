@@ -185,6 +185,23 @@ class TestGraph:
         assert _hit(hits, hired).explanation.entity_path == ["Alice Johnson", "Acme Corp"]
         assert _hit(hits, hired).explanation.sources == ["graph"]
 
+    def test_dotted_acronym_names_the_country_known_by_its_full_name(self) -> None:
+        memory = LongTermMemory()
+        signed, ratified, _ = _saved(
+            memory,
+            "The United States signed the treaty with Canada.",
+            "Canada ratified it in 1999.",
+            "The canteen serves lentil soup.",
+        )
+        # The graph knows the country only as "United States", so "U.S." is no known surface
+        # for the phrase matcher; the run of capitalised words must take the dotted acronym
+        # ("U.S." keys as "united states"). No query word but stop words is in either memory.
+        hits = memory.search_hits("Did the U.S. agree?")
+        assert _contents(hits) == [signed, ratified]
+        assert _hit(hits, signed).explanation.entity_path == ["United States"]
+        assert _hit(hits, ratified).explanation.entity_path == ["United States", "Canada"]
+        assert all(hit.explanation.sources == ["graph"] for hit in hits)
+
     def test_ambiguous_first_name_does_not_expand(self) -> None:
         memory = LongTermMemory()
         johnson, moreau, hired, bought = _saved(

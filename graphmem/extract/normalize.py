@@ -30,6 +30,7 @@ from .._assets import asset_path
 
 __all__ = [
     "CORPORATE_SUFFIXES",
+    "PLACE_LABELS",
     "canonical_key",
     "is_acronym",
     "is_valid_entity_text",
@@ -208,7 +209,7 @@ def is_valid_entity_text(text: str) -> bool:
 
 
 #: Labels of places: a person is never one ("Berlin" the city is not Leslie Berlin).
-_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 #: Labels of organisations and groups: not a person either, save for NER's lone-name mistake.
 _GROUP_LABELS = frozenset({"ORG", "NORP"})
 
@@ -216,7 +217,9 @@ _GROUP_LABELS = frozenset({"ORG", "NORP"})
 def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
     """Tell whether names labelled and keyed so may be one entity (resolution and merges).
 
-    A person is never a place (GPE, LOC, FAC). A person is not an organisation or a group
+    A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
+    name NER called a place join a person whose full name the memory or its conversation
+    writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a group
     (ORG, NORP) either, except for a lone word of the person's name labelled so: the small
     NER model calls most lone names an ORG ("Stone" in "Stone approved the budget", "Alice"
     in "Alice joined Acme"), so that label says little. Organisations and places may be one
@@ -237,7 +240,7 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
     other_label, other_key, person_key = (
         (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
     )
-    if other_label in _PLACE_LABELS:
+    if other_label in PLACE_LABELS:
         return False
     if other_label in _GROUP_LABELS:
         return " " not in other_key and other_key in person_key.split()

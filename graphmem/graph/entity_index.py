@@ -36,7 +36,7 @@ from sqlalchemy import Connection
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
-from ..extract.normalize import canonical_key, may_be_one_entity
+from ..extract.normalize import PLACE_LABELS, canonical_key, may_be_one_entity
 from ..extract.pipeline import Analyzer, get_analyzer
 from ..items import MemoryItem
 from ..store import graph_rows
@@ -73,6 +73,10 @@ SQL_GRAPH_THRESHOLD = 50_000
 #: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
 #: recursive SQL (:class:`~graphmem.graph.sql_queries.SQLGraph`), or SQL for large tenants.
 GraphCache = Literal["memory", "sql", "auto"]
+#: After these words a lone name NER calls a place stays a place ("lived in Berlin", "met at
+#: Berlin"). "From", "to" and "near" come before people too ("a letter from Ayala", "a monument
+#: to Piłsudski").
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "into"})
 _CO_SENTENCE = ("co_sentence", 1.0)
 _CO_MEMORY = ("co_memory", 0.5)
 
@@ -671,7 +675,9 @@ class EntityIndex:
             same_as = (
                 span_keys[(mentions[name].start, mentions[name].end)] if name is not None else None
             )
-            key = self._resolve(conn, state, tenant, mention, seen, same_as)
+            key, label = self._resolve(
+                conn, state, tenant, mention, seen, same_as, item.conversation_id
+            )
             if same_as is not None and key != same_as:  # both were known apart
                 self._pending.merges.append((tenant, same_as, key))
             entity_ids[key] = state.graph.graph.nodes[key]["entity_id"]
@@ -683,7 +689,7 @@ class EntityIndex:
                     "start": mention.start,
                     "end": mention.end,
                     "surface": mention.surface,
-                    "label": mention.label,
+                    "label": label,
                 }
             )
             if key not in keys_in_order:
@@ -776,9 +782,11 @@ class EntityIndex:
         mention: Mention,
         seen: str,
         same_as: str | None = None,
-    ) -> str:
-        """The entity key of ``mention``; ``same_as``: the key of a name it stands for
-        ("IBM" in "International Business Machines (IBM)"), used when it has none yet."""
+        conversation_id: str | None = None,
+    ) -> tuple[str, str]:
+        """The entity key of ``mention`` and the label its mention row gets; ``same_as``: the
+        key of a name it stands for ("IBM" in "International Business Machines (IBM)"), used
+        when it has none yet; ``conversation_id``: the memory's conversation."""
         kg = state.graph
         key = kg.alias_keys.get(mention.key)
         if key is not None and key not in kg.graph:  # the entity was forgotten
@@ -798,8 +806,15 @@ class EntityIndex:
         ):
             # A lone word joins the one entity it may be a short name of: a lone first or
             # last name its full PERSON name (a lone "Berlin" NER calls a person is Leslie
-            # Berlin, not the city "Berlin"), "Northwind" the ORG Northwind Systems.
-            key = kg.of_short_name(mention.surface, mention.label) or key
+            # Berlin, not the city "Berlin"), "Northwind" the ORG Northwind Systems. One NER
+            # calls a place joins a person only when the memory or conversation names them.
+            if mention.label not in PLACE_LABELS:
+                key = kg.of_short_name(mention.surface, mention.label) or key
+            else:  # no short name by its label alone (one scan of the people, not two)
+                person = self._person_named_nearby(conn, kg, tenant, mention, conversation_id)
+                if person is not None:
+                    # NER mislabelled this mention; the word becomes no alias of the person.
+                    return person, "PERSON"
         if key is not None:
             if mention.key not in kg.alias_keys:
                 graph_rows.add_alias(
@@ -808,7 +823,7 @@ class EntityIndex:
                 kg.alias_keys[mention.key] = key
                 kg.graph.nodes[key]["aliases"].append(mention.surface)
                 state.matcher.add(mention.surface, kg.graph.nodes[key]["label"])
-            return key
+            return key, mention.label
         entity_id = graph_rows.insert_entity(
             conn, tenant, mention.key, mention.surface, mention.label, seen
         )
@@ -833,7 +848,38 @@ class EntityIndex:
             # "Northwind" was known before "Northwind Systems", which it now shortens:
             # merged once the batch is written, like names an acronym definition joins.
             self._pending.merges.append((tenant, mention.key, short))
-        return mention.key
+        return mention.key, mention.label
+
+    def _person_named_nearby(
+        self,
+        conn: Connection,
+        kg: KnowledgeGraph,
+        tenant: str,
+        mention: Mention,
+        conversation_id: str | None,
+    ) -> str | None:
+        """The unique person a lone name NER called a place may stand for, when the person's
+        full name is written in the same memory or conversation and no word of place
+        (:data:`_PLACE_PREPOSITIONS`) comes before the name, else None.
+
+        "Kiarostami" (GPE) in "Kiarostami won the prize." is Abbas Kiarostami after "Abbas
+        Kiarostami was born in Tehran." in the same conversation; "Berlin" in "Leslie Berlin
+        lived in Berlin." stays the city, and so does every "Berlin" of other conversations.
+        """
+        person = kg.of_short_name(mention.surface, "PERSON")  # people only
+        if person is None:
+            return None
+        doc = mention.span.doc
+        start = mention.span.start
+        if start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS:
+            return None
+        name = kg.graph.nodes[person]["name"]
+        if name in doc.text or (
+            conversation_id is not None
+            and graph_rows.conversation_contains(conn, tenant, conversation_id, name)
+        ):
+            return person
+        return None
 
     def _link(
         self,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from spacy.tokens import Doc
 
 from ..extract.entities import AliasMatcher, find_mentions
+from ..extract.normalize import is_acronym
 
 if TYPE_CHECKING:
     from ..graph.entity_index import EntityIndex
@@ -72,11 +73,16 @@ def _tokens_and_rules(index: EntityIndex, query: str) -> Doc:
 
 
 def _capitalised_runs(doc: Doc, covered: set[int]) -> list[tuple[int, int]]:
-    """``(start, end)`` token ranges of consecutive capitalised words outside ``covered``."""
+    """``(start, end)`` token ranges of consecutive capitalised words outside ``covered``
+    (acronyms with dots such as "U.S." count as words)."""
     runs: list[tuple[int, int]] = []
     start: int | None = None
     for token in doc:
-        capital = token.i not in covered and token.text[:1].isupper() and token.is_alpha
+        capital = (
+            token.i not in covered
+            and token.text[:1].isupper()
+            and (token.is_alpha or is_acronym(token.text))
+        )
         if capital and start is None:
             start = token.i
         elif not capital and start is not None:

@@ -24,6 +24,7 @@ __all__ = [
     "EvidenceRow",
     "RelationRow",
     "add_alias",
+    "conversation_contains",
     "delete_index_rows",
     "delete_tenant_graph",
     "mention_label_counts",
@@ -53,6 +54,15 @@ _INSERT_RELATION = insert(relations)
 _INSERT_EVIDENCE = insert(relation_evidence)
 _ALIAS_EXISTS = select(aliases.c.id).where(
     aliases.c.tenant == bindparam("tenant"), aliases.c.key == bindparam("key")
+)
+_CONVERSATION_CONTAINS = (
+    select(memories.c.seq)
+    .where(
+        memories.c.tenant == bindparam("tenant"),
+        memories.c.conversation_id == bindparam("conversation_id"),
+        memories.c.content.like(bindparam("pattern"), escape="\\"),
+    )
+    .limit(1)
 )
 _SET_LABEL = (
     update(entities).where(entities.c.id == bindparam("eid")).values(label=bindparam("new_label"))
@@ -231,6 +241,14 @@ def add_alias(conn: Connection, tenant: str, key: str, surface: str, entity_id: 
             _INSERT_ALIAS,
             {"tenant": tenant, "key": key, "surface": surface, "entity_id": entity_id},
         )
+
+
+def conversation_contains(conn: Connection, tenant: str, conversation_id: str, text: str) -> bool:
+    """Whether a memory of ``conversation_id`` in ``tenant`` has ``text`` in its content
+    (``%`` and ``_`` are no wildcards; SQLite's LIKE folds ASCII case, PostgreSQL's does not)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    params = {"tenant": tenant, "conversation_id": conversation_id, "pattern": f"%{escaped}%"}
+    return conn.execute(_CONVERSATION_CONTAINS, params).first() is not None
 
 
 def mention_label_counts(
