@@ -155,6 +155,27 @@ class TestGraph:
         assert _hit(hits, office).explanation.sources == ["graph"]
         assert _hit(hits, office).explanation.graph < _hit(hits, lease).explanation.graph
 
+    def test_neighbour_adds_nothing_where_it_was_met(self, db_file: str) -> None:
+        memory = LongTermMemory(db_path=db_file)
+        met, bought, sold = _saved(
+            memory,
+            "Alice Johnson met Bob Stone in Paris.",
+            "Alice Johnson bought a bicycle.",
+            "Bob Stone sold his piano.",
+        )
+        hits = memory.search_hits("Any news from Alice?")
+        # The query names Alice Johnson; Bob Stone is her neighbour through the first memory.
+        # There the link is already counted by her own mention, so Bob adds nothing: the
+        # first two memories have the same graph score (each entity is in two of the three
+        # memories: same rarity). Where Bob is named without her, he still brings it in.
+        assert _hit(hits, met).explanation.graph == pytest.approx(
+            _hit(hits, bought).explanation.graph
+        )
+        assert _hit(hits, met).explanation.entity_path == ["Alice Johnson"]
+        assert _hit(hits, sold).explanation.entity_path == ["Alice Johnson", "Bob Stone"]
+        assert _hit(hits, sold).explanation.sources == ["graph"]
+        assert 0 < _hit(hits, sold).explanation.graph < _hit(hits, bought).explanation.graph
+
     def test_capitalised_short_form_names_the_organisation(
         self, people: tuple[LongTermMemory, list[str]]
     ) -> None:
