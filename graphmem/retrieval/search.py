@@ -344,10 +344,11 @@ def _graph_scores(
     each entity, the :data:`GRAPH_WINDOW` newest memories mentioning it (then filtered):
     bounded work at any store size.
 
-    An entity reached from another adds nothing to a memory that names that other one too:
-    their co-occurrence there is what linked them, counted once already. Otherwise every
-    word that the small model calls a name beside a speaker ("Glad", "Kinda") would lift the
-    speaker's own memories, and the ranking would depend on such noise (docs/benchmarks.md).
+    In a memory that also names the entity it was reached from, an entity counts only as much
+    as that one's mention there tells (its rarity): their co-occurrence is what linked them.
+    Beside a speaker named in most memories it adds almost nothing, so words the small model
+    calls names beside a speaker ("Glad", "Kinda") no longer lift the speaker's own turns;
+    beside a rare name it adds nearly its full weight (docs/benchmarks.md).
     """
     nodes = kg.graph.nodes
     by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
@@ -378,16 +379,19 @@ def _graph_scores(
     # words of the query. Both counts are kept up to date without scanning.
     total = max(1, space.database.count(conn, None))
     scale = math.log(1 + total)
+
+    def rarity(key: str) -> float:
+        return math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
+
     named_in: dict[int, set[str]] = {}
     for seq, entity_id in pairs:
         named_in.setdefault(seq, set()).add(by_id[entity_id])
     contributions: dict[int, list[tuple[float, str]]] = {}
     for seq, keys in named_in.items():
         for key in keys:
-            if parents.get(key) in keys:
-                continue
-            rarity = math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
-            contributions.setdefault(seq, []).append((weights[key] * rarity, key))
+            via = parents.get(key)
+            share = rarity(via) if via is not None and via in keys else 1.0
+            contributions.setdefault(seq, []).append((weights[key] * rarity(key) * share, key))
     return {
         seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
     }
