@@ -9,6 +9,8 @@ the ranking's documented rules, not copied from a run.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from _workers import HEADINGS
 
@@ -154,6 +156,32 @@ class TestGraph:
         assert path == ["Alice Johnson", "Acme Corp"]
         assert _hit(hits, office).explanation.sources == ["graph"]
         assert _hit(hits, office).explanation.graph < _hit(hits, lease).explanation.graph
+
+    @pytest.mark.parametrize("alone", [1, 3])
+    def test_neighbour_beside_its_parent_counts_by_the_parents_rarity(
+        self, db_file: str, alone: int
+    ) -> None:
+        memory = LongTermMemory(db_path=db_file)
+        met, *alice, sold = _saved(
+            memory,
+            "Alice Johnson met Bob Stone yesterday.",
+            *[f"Alice Johnson bought {n} bicycles." for n in ("two", "three", "four")[:alone]],
+            "Bob Stone sold his piano.",
+        )
+        hits = memory.search_hits("Any news from Alice?")
+        # The query names Alice Johnson; Bob Stone is her neighbour through the first memory.
+        # Where he is named without her he adds his own hop score; beside her, where their
+        # co-occurrence is what linked them, that score times her rarity, log(1 + N/n) /
+        # log(1 + N) with N memories and n mentions of her: the more memories name her (a
+        # speaker names most of hers), the less he adds there.
+        total, mentions = alone + 2, alone + 1
+        rarity = math.log(1 + total / mentions) / math.log(1 + total)
+        added = _hit(hits, met).explanation.graph - _hit(hits, alice[0]).explanation.graph
+        bob = _hit(hits, sold).explanation
+        assert bob.entity_path == ["Alice Johnson", "Bob Stone"]
+        assert bob.sources == ["graph"]
+        assert added == pytest.approx(bob.graph * rarity)
+        assert _hit(hits, met).explanation.entity_path == ["Alice Johnson"]
 
     def test_capitalised_short_form_names_the_organisation(
         self, people: tuple[LongTermMemory, list[str]]

@@ -111,8 +111,8 @@ def rank(
     db = space.database
     graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
     kg = space.entity_index.graph(graph_tenant)
-    entity_weights, paths = _query_entities(space, kg, graph_tenant, query)
-    named = {key for key, path in paths.items() if len(path) == 1}
+    entity_weights, parents = _query_entities(space, kg, graph_tenant, query)
+    named = {key for key, via in parents.items() if via is None}
     expected = expected_answer_labels(query)
     pool = max(limit * 10, 100)
     while True:
@@ -121,7 +121,7 @@ def rank(
                 db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
             )
             graph = _graph_scores(
-                conn, space, kg, namespaces, tenant, sql_filters, entity_weights, lexical
+                conn, space, kg, namespaces, tenant, sql_filters, entity_weights, parents, lexical
             )
             scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named, expected)
             order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
@@ -138,7 +138,7 @@ def rank(
         part = scores[hit.seq]
         hit.explanation = Explanation(
             matched_terms=_matched_terms(terms, hit.item.content) if part.lexical > 0 else [],
-            entity_path=list(paths.get(part.entity, [])) if part.graph > 0 else [],
+            entity_path=_path_to(kg, parents, part.entity) if part.graph > 0 else [],
             sources=part.sources(),
             lexical=part.lexical,
             graph=part.graph,
@@ -197,10 +197,10 @@ def _take(
 
 def _query_entities(
     space: SQLiteStorage, kg: KnowledgeGraph, tenant: str, query: str
-) -> tuple[dict[str, float], dict[str, list[str]]]:
+) -> tuple[dict[str, float], dict[str, str | None]]:
     """The :data:`GRAPH_ENTITIES` strongest entity keys reached from the query -> weight, and
-    the path that reached each (fewer, stronger entities ranked better than 50 per hop on both
-    benchmarks: docs/benchmarks.md).
+    the entity each was reached from (None for those the query names; fewer, stronger entities
+    ranked better than 50 per hop on both benchmarks: docs/benchmarks.md).
 
     Remembered per graph generation: a context build searches the same task several times.
     """
@@ -240,14 +240,14 @@ def _query_entities(
         frontier = reached[:_HOP2_FRONTIER]
     strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
     weights = {key: weights[key] for key in strongest}
-    paths = {key: _path_to(kg, parent, key) for key in weights}
+    parents = {key: parent[key] for key in strongest}
     if len(_EXPANSIONS) >= 256:
         _EXPANSIONS.pop(next(iter(_EXPANSIONS)))
-    _EXPANSIONS[cache_key] = (weights, paths)
-    return weights, paths
+    _EXPANSIONS[cache_key] = (weights, parents)
+    return weights, parents
 
 
-_EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, list[str]]]] = {}
+_EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, str | None]]] = {}
 #: Second-hop expansion starts from this many of the strongest first-hop entities.
 _HOP2_FRONTIER = 10
 
@@ -335,6 +335,7 @@ def _graph_scores(
     tenant: str | None,
     sql_filters: Mapping[str, Any] | None,
     weights: Mapping[str, float],
+    parents: Mapping[str, str | None],
     candidates: Iterable[int] = (),
 ) -> dict[int, tuple[float, str]]:
     """seq -> (graph score, the entity key that contributed most).
@@ -342,6 +343,12 @@ def _graph_scores(
     Every lexical candidate is checked against the query's entities; new candidates are, of
     each entity, the :data:`GRAPH_WINDOW` newest memories mentioning it (then filtered):
     bounded work at any store size.
+
+    In a memory that also names the entity it was reached from, an entity counts only as much
+    as that one's mention there tells (its rarity): their co-occurrence is what linked them.
+    Beside a speaker named in most memories it adds almost nothing, so words the small model
+    calls names beside a speaker ("Glad", "Kinda") no longer lift the speaker's own turns;
+    beside a rare name it adds nearly its full weight (docs/benchmarks.md).
     """
     nodes = kg.graph.nodes
     by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
@@ -360,7 +367,8 @@ def _graph_scores(
     params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
     params.update(tenant=tenant, window=GRAPH_WINDOW)
     pairs = set(conn.execute(stmt, params).all())
-    for chunk in chunks(list(candidates), 500):
+    reached = {seq for seq, entity_id in pairs if parents.get(by_id[entity_id]) is not None}
+    for chunk in chunks(sorted(reached.union(candidates)), 500):
         # By memory only (a few mentions each): probing every entity for every memory costs
         # more than leaving out the other entities here.
         for seq, entity_id in conn.execute(_CANDIDATE_MENTIONS, {"seqs": chunk}):
@@ -371,11 +379,19 @@ def _graph_scores(
     # words of the query. Both counts are kept up to date without scanning.
     total = max(1, space.database.count(conn, None))
     scale = math.log(1 + total)
-    contributions: dict[int, list[tuple[float, str]]] = {}
+
+    def rarity(key: str) -> float:
+        return math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
+
+    named_in: dict[int, set[str]] = {}
     for seq, entity_id in pairs:
-        key = by_id[entity_id]
-        rarity = math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
-        contributions.setdefault(seq, []).append((weights[key] * rarity, key))
+        named_in.setdefault(seq, set()).add(by_id[entity_id])
+    contributions: dict[int, list[tuple[float, str]]] = {}
+    for seq, keys in named_in.items():
+        for key in keys:
+            via = parents.get(key)
+            share = rarity(via) if via is not None and via in keys else 1.0
+            contributions.setdefault(seq, []).append((weights[key] * rarity(key) * share, key))
     return {
         seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
     }
