@@ -106,6 +106,7 @@ class PairTable:
     entities: list[list[DocumentEntity]] = field(default_factory=list)  # per document
     # per document, the gold triples the model learns: not those the implications give
     targets: list[set[tuple[int, str, int]]] = field(default_factory=list)
+    countries: list[set[int]] = field(default_factory=list)  # per document: clusters named so
 
 
 def learned_targets(
@@ -140,8 +141,10 @@ def examples(
             table.entity_labels[-1].setdefault(c, span.label_)
         cluster_of = {(s.start, s.end): c for c, s in spans}
         table.entities.append(cluster_entities(spans, parsed))
-        named = {int(e.key) for e in table.entities[-1] if e.names & countries}  # type: ignore[call-overload]
-        table.targets.append(learned_targets(table.gold[-1], named, pmap))
+        table.countries.append(
+            {int(e.key) for e in table.entities[-1] if e.names & countries}  # type: ignore[call-overload]
+        )
+        table.targets.append(learned_targets(table.gold[-1], table.countries[-1], pmap))
         sentence_of = {
             (
                 parsed.char_span(*m.char_span, alignment_mode="expand") or parsed[0:0]
@@ -315,17 +318,13 @@ def entity_triples(
 
 
 def with_implications(
-    found: Sequence[dict[tuple[int, str, int], float]],
-    table: PairTable,
-    pmap: PredicateMap,
-    countries: frozenset[str],
+    found: Sequence[dict[tuple[int, str, int], float]], table: PairTable, pmap: PredicateMap
 ) -> list[dict[tuple[int, str, int], float]]:
     """Each document's triples and what the implications add to them (as at inference, where
-    they apply last to everything found); ``countries``: the country names."""
+    they apply last to everything found)."""
     out = []
     for doc, triples in enumerate(found):
-        named = {e.key for e in table.entities[doc] if e.names & countries}
-        new = implied_relations(triples, named, pmap.inference)
+        new = implied_relations(triples, table.countries[doc], pmap.inference)
         out.append({**triples, **{k: v[0] for k, v in new.items()}})
     return out
 
@@ -577,10 +576,7 @@ def train_document_stage(
             added = document_triples(doof, dtable, doc_classes, trial, pmap, already)
             p, r, n = precision_recall(
                 with_implications(
-                    [{**a, **b} for a, b in zip(already, added, strict=True)],
-                    table,
-                    pmap,
-                    countries,
+                    [{**a, **b} for a, b in zip(already, added, strict=True)], table, pmap
                 ),
                 table,
             )
