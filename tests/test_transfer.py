@@ -10,6 +10,7 @@ import pytest
 
 from graphmem import EntityMemory, InvalidArgumentError, LongTermMemory, SQLiteStorage
 from graphmem.errors import SchemaVersionError
+from graphmem.store.schema import SCHEMA_VERSION
 from graphmem.transfer import ImportFileError, export_jsonl, import_jsonl
 
 
@@ -87,7 +88,7 @@ def test_records_are_one_row_each_after_a_header(source: SQLiteStorage, tmp_path
     out = tmp_path / "dump.jsonl"
     export_jsonl(source.database, out)
     header, *records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert header["format"] == "graphmem-export" and header["schema_version"] == 1
+    assert header["format"] == "graphmem-export" and header["schema_version"] == SCHEMA_VERSION
     assert {r["table"] for r in records} >= {"memories", "entities", "relations", "merges", "kv"}
     assert all(set(r) == {"table", "row"} for r in records)
     tables = [r["table"] for r in records]
@@ -116,7 +117,7 @@ def test_import_refuses_a_non_empty_target(source: SQLiteStorage, tmp_path: Path
         ),
         (
             lambda lines: (
-                [lines[0].replace('"schema_version": 1', '"schema_version": 99')] + lines[1:]
+                [lines[0].replace('"schema_version": 2', '"schema_version": 99')] + lines[1:]
             ),
             SchemaVersionError,
             "Upgrade graphmem",

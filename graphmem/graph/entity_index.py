@@ -13,9 +13,10 @@ Example:
     >>> from graphmem.store.database import Database
     >>> from graphmem.items import MemoryItem
     >>> db = Database(); index = EntityIndex(db)
+    >>> item = MemoryItem("Alice Johnson met Bob Stone in Paris.")
     >>> with db.write() as conn:
-    ...     seq = db.insert_memory(conn, MemoryItem("Alice Johnson met Bob Stone in Paris."), namespace="n")
-    ...     _ = index.index(conn, [(seq, MemoryItem("Alice Johnson met Bob Stone in Paris."))])
+    ...     [row] = db.insert_memories(conn, [(item, "n", None)])
+    ...     _ = index.index(conn, [(row.text_id, item)])
     >>> sorted(index.graph("").neighbors("Alice Johnson"))
     ['Bob Stone', 'Paris']
 """
@@ -101,14 +102,14 @@ class RelationSource(Protocol):
 
 @dataclass
 class IndexedMemory:
-    """What indexing found in one memory: entity display names, in text order."""
+    """What indexing found in one text: entity display names, in text order."""
 
-    seq: int
+    text_id: int
     entity_names: list[str] = field(default_factory=list)
 
 
 #: Relation columns that change after insertion; the view holds their current values.
-_RELATION_STATE = ("confidence", "last_seen", "valid_from", "valid_to")
+_RELATION_STATE = ("confidence", "last_seen", "valid_from", "valid_to", "support")
 
 
 @dataclass
@@ -130,14 +131,15 @@ class _PendingWrites:
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_relation_id: int = 0
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    entity_touches: dict[int, str] = field(default_factory=dict)
+    #: Entities whose mention count or last_seen changed -> their view data (written as is).
+    entity_touches: dict[int, dict[str, Any]] = field(default_factory=dict)
     entity_labels: dict[int, str] = field(default_factory=dict)
-    memory_labels: dict[int, str] = field(default_factory=dict)
+    text_labels: dict[int, str] = field(default_factory=dict)
     stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
     pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
-    #: Memories indexed in this batch, relations with pending evidence, entities of pending
+    #: Texts indexed in this batch, relations with pending evidence, entities of pending
     #: mentions or new relations: what deleting memories before the flush must count.
-    memory_seqs: set[int] = field(default_factory=set)
+    text_ids: set[int] = field(default_factory=set)
     relations_with_evidence: set[int] = field(default_factory=set)
     entities_in_use: set[int] = field(default_factory=set)
 
@@ -150,7 +152,7 @@ class _PendingWrites:
             or self.evidence
             or self.entity_touches
             or self.entity_labels
-            or self.memory_labels
+            or self.text_labels
         )
 
     def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
@@ -186,9 +188,12 @@ class _PendingWrites:
                 if rid not in self.new_relations
             ],
             evidence=self.evidence,
-            entity_touches=[{"eid": e, "last_seen": t} for e, t in self.entity_touches.items()],
+            entity_touches=[
+                {"eid": e, "last_seen": node["last_seen"], "mentions": node["mentions"]}
+                for e, node in self.entity_touches.items()
+            ],
             entity_labels=[{"eid": e, "label": v} for e, v in self.entity_labels.items()],
-            memory_labels=[{"mseq": s, "labels": v} for s, v in self.memory_labels.items()],
+            text_labels=[{"tid": t, "labels": v} for t, v in self.text_labels.items()],
         )
 
 
@@ -438,11 +443,15 @@ class EntityIndex:
         relations: bool = False,
         docs: Sequence[Doc] | None = None,
         given_entities: Mapping[int, Sequence[str]] | None = None,
+        head_chars: Mapping[int, int] | None = None,
     ) -> list[IndexedMemory]:
         """Index saved rows in the caller's write transaction.
 
-        ``given_entities`` (seq -> names) replaces extraction for those rows: the names are
-        linked where they occur in the text (or to the whole memory when they do not).
+        ``rows`` are ``(text_id, item)``: a stored text and an item showing it all (its
+        content, owner, time and metadata are read). ``given_entities`` (text id -> names)
+        replaces extraction for those texts: the names are linked where they occur in the
+        text (or to the whole text when they do not). ``head_chars`` (text id -> length of
+        its head and the space after it) marks the mentions of a text's head.
         """
         if not rows:
             return []
@@ -454,16 +463,17 @@ class EntityIndex:
             touched: set[str] = set()
             if not self._deferring:
                 self._pending = _PendingWrites()
-            for (seq, item), doc in zip(rows, docs, strict=True):
+            for (text_id, item), doc in zip(rows, docs, strict=True):
                 tenant = item.user_id or ""
                 touched.add(tenant)
                 state = self._tenants.get(tenant)
                 if state is None or state.generation != before:
                     state = self._load(conn, tenant, before)
-                given = (given_entities or {}).get(seq)
-                self._pending.memory_seqs.add(seq)
+                given = (given_entities or {}).get(text_id)
+                self._pending.text_ids.add(text_id)
+                head = (head_chars or {}).get(text_id, 0)
                 results.append(
-                    self._index_one(conn, state, tenant, seq, item, doc, relations, given)
+                    self._index_one(conn, state, tenant, text_id, item, doc, relations, given, head)
                 )
             merges = self._pending.merges
             if merges or not self._deferring:  # merges read the tables
@@ -494,8 +504,8 @@ class EntityIndex:
             >>> db = Database(); index = EntityIndex(db)
             >>> with db.write() as conn, index.deferred_writes(conn):
             ...     for text in ("Alice Johnson met Bob Stone.", "Bob Stone met Carol Diaz."):
-            ...         seq = db.insert_memory(conn, MemoryItem(text), namespace="n")
-            ...         _ = index.index(conn, [(seq, MemoryItem(text))])
+            ...         [row] = db.insert_memories(conn, [(MemoryItem(text), "n", None)])
+            ...         _ = index.index(conn, [(row.text_id, MemoryItem(text))])
             >>> sorted(index.graph("").neighbors("Bob Stone"))
             ['Alice Johnson', 'Carol Diaz']
         """
@@ -543,17 +553,20 @@ class EntityIndex:
             self._track_transaction(set(tenants), before, after)
 
     def delete_memories(self, conn: Connection, rows: Sequence[MemoryRow]) -> int:
-        """Delete memory rows with their mentions and evidence; what lost all its support
-        goes too. The graph views are updated in place (no rebuild)."""
+        """Delete tier items; the texts no item shows any more go with their mentions and
+        evidence, and what lost all its support goes too. The graph views are updated in
+        place (no rebuild)."""
         with self._lock:
-            seqs = [r.seq for r in rows]
-            if self._deferring and self._pending.memory_seqs.intersection(seqs):
+            deleted, orphans = self.db.delete_items(conn, [r.seq for r in rows])
+            if not orphans:
+                return deleted
+            if self._deferring and self._pending.text_ids.intersection(orphans):
                 self._flush(conn)  # rows of theirs are pending
-            lost = graph_rows.index_rows_of(conn, seqs)
+            lost = graph_rows.index_rows_of(conn, orphans)
             if self._deferring:
                 self._delete_before_flush(conn, lost)
             lost_mentions, lost_evidence = lost.mentions, lost.evidence
-            deleted = self.db.delete_rows(conn, seqs)
+            self.db.delete_texts(conn, orphans)
             if not lost_mentions and not lost_evidence:
                 return deleted
             before, after = self.db.bump_generation(conn)
@@ -564,6 +577,11 @@ class EntityIndex:
                 lost_mentions,
                 supported=pending.relations_with_evidence,
                 in_use=pending.entities_in_use,
+            )
+            graph_rows.subtract_counts(
+                conn,
+                {e: row[2] for e, row in lost_mentions.items() if e not in gone_entities},
+                {r: row[4] for r, row in lost_evidence.items() if r not in gone_relations},
             )
             for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
                 pending.stored_votes.pop(entity_id, None)
@@ -618,14 +636,34 @@ class EntityIndex:
         elif takes_mention or takes_evidence:
             self._newest_ids = None  # the deletion lowers the largest id
 
-    def reindex(
-        self, conn: Connection, row: MemoryRow, old: MemoryItem, new: MemoryItem, *, relations: bool
-    ) -> None:
-        """Re-extract a memory whose content (or owner) changed."""
+    def replace_text(
+        self,
+        conn: Connection,
+        row: MemoryRow,
+        new: MemoryItem,
+        *,
+        index: bool,
+        relations: bool,
+    ) -> MemoryRow:
+        """Give an item whose content (or owner) changed its new text, re-extracted when
+        ``index``; returns its row.
+
+        An item that shares its text with others (a task result the facade stores in several
+        tiers) gets a text of its own; the shared one stays as it was for the others.
+        """
         self._flush_deferred(conn)
-        graph_rows.delete_index_rows(conn, row.seq)
-        self.forget(conn, {row.tenant, new.user_id or ""})
-        self.index(conn, [(row.seq, new)], relations=relations)
+        tenant = new.user_id or ""
+        if self.db.text_is_shared(conn, row.text_id):
+            [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
+            self.db.move_item(conn, row.seq, text_id)
+            row = MemoryRow(row.seq, row.namespace, tenant, text_id)
+        else:
+            graph_rows.delete_index_rows(conn, row.text_id)
+            self.db.rewrite_text(conn, row.text_id, tenant, new.content)
+            self.forget(conn, {row.tenant, tenant})
+        if index:
+            self.index(conn, [(row.text_id, new)], relations=relations)
+        return row
 
     def _track_transaction(self, touched: set[str], before: int, after: int) -> None:
         """Keep views valid across this transaction's commit, or drop the ones it changed."""
@@ -649,11 +687,12 @@ class EntityIndex:
         conn: Connection,
         state: _TenantState,
         tenant: str,
-        seq: int,
+        text_id: int,
         item: MemoryItem,
         doc: Doc,
         relations: bool,
         given: Sequence[str] | None = None,
+        head_chars: int = 0,
     ) -> IndexedMemory:
         seen = item.timestamp.isoformat()
         mentions = (
@@ -664,7 +703,7 @@ class EntityIndex:
         mentions = self._with_author(item, doc, mentions)
         labels = sorted({ent.label_ for ent in doc.ents})
         if labels:
-            self._pending.memory_labels[seq] = ",".join(labels)
+            self._pending.text_labels[text_id] = ",".join(labels)
         entity_ids: dict[str, int] = {}
         mention_rows: list[dict[str, Any]] = []
         keys_in_order: list[str] = []
@@ -685,11 +724,12 @@ class EntityIndex:
             mention_rows.append(
                 {
                     "entity_id": entity_ids[key],
-                    "memory_seq": seq,
+                    "text_id": text_id,
                     "start": mention.start,
                     "end": mention.end,
                     "surface": mention.surface,
                     "label": label,
+                    "in_head": int(mention.end <= head_chars and mention.end > 0),
                 }
             )
             if key not in keys_in_order:
@@ -712,16 +752,15 @@ class EntityIndex:
         for key in keys_in_order:
             node = nodes[key]
             node["mentions"] += sum(1 for m in mention_rows if m["entity_id"] == entity_ids[key])
-            if seen > node["last_seen"]:
-                node["last_seen"] = seen
-                self._pending.entity_touches[entity_ids[key]] = seen
-        self._link_cooccurring(conn, state, tenant, seq, mentions, span_keys, seen)
+            node["last_seen"] = max(node["last_seen"], seen)
+            self._pending.entity_touches[entity_ids[key]] = node
+        self._link_cooccurring(conn, state, tenant, text_id, mentions, span_keys, seen)
         source = self.relation_source if relations else None
         if source is not None and doc.has_annotation("DEP"):
             self._add_typed_relations(
-                conn, state, tenant, seq, doc, mentions, span_keys, seen, source, _author(item)
+                conn, state, tenant, text_id, doc, mentions, span_keys, seen, source, _author(item)
             )
-        return IndexedMemory(seq, [state.graph.name_of(k) for k in keys_in_order])
+        return IndexedMemory(text_id, [state.graph.name_of(k) for k in keys_in_order])
 
     def _with_author(self, item: MemoryItem, doc: Doc, mentions: list[Mention]) -> list[Mention]:
         """Link a memory to the person who said it (``speaker``/``author`` metadata)."""
@@ -922,12 +961,12 @@ class EntityIndex:
             data["last_seen"] = max(data["last_seen"], seen)
             self._pending.relation_updates[data["relation_id"]] = data
         relation_id = data["relation_id"]
-        memory_seq, sent_start, sent_end, rule = evidence
+        text_id, sent_start, sent_end, rule = evidence
         self._pending.relations_with_evidence.add(relation_id)
         self._pending.evidence.append(
             {
                 "relation_id": relation_id,
-                "memory_seq": memory_seq,
+                "text_id": text_id,
                 "sent_start": sent_start,
                 "sent_end": sent_end,
                 "rule": rule,

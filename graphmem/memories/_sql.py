@@ -142,18 +142,18 @@ class SQLMemory(Memory):
         index = self._space.entity_index
         docs = index.analyse(items, self.extract_relations) if self.index_entities else None
         with db.write() as conn, self._write_lock:
-            seqs = db.insert_memories(
+            rows = db.insert_memories(
                 conn, [(i, self.namespace, self._importance_of(i)) for i in items]
             )
             if self.index_entities:
                 index.index(
                     conn,
-                    list(zip(seqs, items, strict=True)),
+                    [(row.text_id, item) for row, item in zip(rows, items, strict=True)],
                     relations=self.extract_relations,
                     docs=docs,
                 )
             self._enforce_capacity(conn)
-        return seqs
+        return [row.seq for row in rows]
 
     def _build(
         self, content: str, metadata: dict[str, Any] | None = None, **kwargs: Any
@@ -220,9 +220,7 @@ class SQLMemory(Memory):
         rows = list(rows)
         if not rows:
             return 0
-        if self.index_entities:
-            return self._space.entity_index.delete_memories(conn, rows)
-        return self._space.database.delete_rows(conn, [r.seq for r in rows])
+        return self._space.entity_index.delete_memories(conn, rows)
 
     def _tenant_filter(self, filters: Mapping[str, Any] | None) -> str | None:
         return self._tenant
@@ -377,11 +375,13 @@ class SQLMemory(Memory):
                 setattr(changed, key, value)
             self._check_updated(changed)
             db.update_row(conn, row.seq, changed, self._importance_of(changed))
-            if self.index_entities and (
-                changed.content != item.content or changed.user_id != item.user_id
-            ):
-                self._space.entity_index.reindex(
-                    conn, row, item, changed, relations=self.extract_relations
+            if changed.content != item.content or changed.user_id != item.user_id:
+                self._space.entity_index.replace_text(
+                    conn,
+                    row,
+                    changed,
+                    index=self.index_entities,
+                    relations=self.extract_relations,
                 )
         return True
 

@@ -31,6 +31,7 @@ from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..items import MemoryItem, check_content
 from ..retrieval.query import named_keys
 from ..store import graph_rows, schema
+from ..store.database import shown_content, shows_mention
 from ._sql import SQLMemory
 from .calute_views import RelationshipsView
 
@@ -125,20 +126,22 @@ class EntityMemory(SQLMemory):
         index = self.space.entity_index
         docs = index.analyse(items, self.extract_relations)
         with db.write() as conn, self._write_lock:
-            seqs = db.insert_memories(
+            rows = db.insert_memories(
                 conn, [(i, self.namespace, self._importance_of(i)) for i in items]
             )
             results = index.index(
                 conn,
-                list(zip(seqs, items, strict=True)),
+                [(row.text_id, item) for row, item in zip(rows, items, strict=True)],
                 relations=self.extract_relations,
                 docs=docs,
-                given_entities={s: g for s, g in zip(seqs, given, strict=True) if g is not None},
+                given_entities={
+                    r.text_id: g for r, g in zip(rows, given, strict=True) if g is not None
+                },
             )
-            for seq, item, result in zip(seqs, items, results, strict=True):
+            for row, item, result in zip(rows, items, results, strict=True):
                 item.metadata["entities"] = result.entity_names
-                db.update_metadata(conn, seq, item.metadata)
-        return seqs
+                db.update_metadata(conn, row.seq, item.metadata)
+        return [row.seq for row in rows]
 
     def _write(self, items: list[MemoryItem], extras: Sequence[Any] | None = None) -> list[int]:
         return self._write_entities(items, extras or [None] * len(items))
@@ -223,12 +226,26 @@ class EntityMemory(SQLMemory):
     def _entity_rows(self, key: str | None = None) -> dict[str, dict[str, Any]]:
         """name -> first_seen, last_seen, frequency, contexts, mentions, over this tier's rows
         (of one entity when ``key`` is given)."""
-        m, e, mem = schema.mentions, schema.entities, schema.memories
+        m, e, mem, t = schema.mentions, schema.entities, schema.memories, schema.texts
         stmt = (
-            select(e.c.name, e.c.key, mem.c.memory_id, mem.c.content, mem.c.created_at, mem.c.seq)
+            select(
+                e.c.name,
+                e.c.key,
+                mem.c.memory_id,
+                t.c.head,
+                t.c.body,
+                mem.c.view,
+                mem.c.created_at,
+                mem.c.seq,
+            )
             .join(m, m.c.entity_id == e.c.id)
-            .join(mem, mem.c.seq == m.c.memory_seq)
-            .where(mem.c.namespace == self.namespace, e.c.tenant == self._graph_tenant)
+            .join(mem, mem.c.text_id == m.c.text_id)
+            .join(t, t.c.id == mem.c.text_id)
+            .where(
+                mem.c.namespace == self.namespace,
+                e.c.tenant == self._graph_tenant,
+                shows_mention(mem, m),
+            )
             .order_by(mem.c.seq)
         )
         if key is not None:
@@ -239,7 +256,8 @@ class EntityMemory(SQLMemory):
         seen_rows: dict[str, set[int]] = {}
         with self.space.database.read() as conn:
             rows = conn.execute(stmt).all()
-        for name, _key, memory_id, content, created, seq in rows:
+        for name, _key, memory_id, head, body, view, created, seq in rows:
+            content = shown_content(head, body, view)
             if seq in seen_rows.setdefault(name, set()):
                 continue
             seen_rows[name].add(seq)
@@ -282,11 +300,12 @@ class EntityMemory(SQLMemory):
             select(e.c.key, func.count(func.distinct(mem.c.seq)))
             .select_from(m)
             .join(e, e.c.id == m.c.entity_id)
-            .join(mem, mem.c.seq == m.c.memory_seq)
+            .join(mem, mem.c.text_id == m.c.text_id)
             .where(
                 e.c.tenant == self._graph_tenant,
                 e.c.key.in_(keys),
                 mem.c.namespace == self.namespace,
+                shows_mention(mem, m),
             )
             .group_by(e.c.key)
         )
@@ -353,7 +372,9 @@ class EntityMemory(SQLMemory):
                 return False
             ids = [kg.graph.nodes[key]["entity_id"] for key in ends]
             db.bump_generation(conn)
-            removed = graph_rows.delete_relation(conn, self._graph_tenant, ids[0], predicate, ids[1])
+            removed = graph_rows.delete_relation(
+                conn, self._graph_tenant, ids[0], predicate, ids[1]
+            )
             # The views are rebuilt from the tables on next use, and again if this rolls back.
             index.invalidate()
             db.after_rollback(index.invalidate)
@@ -370,7 +391,9 @@ class EntityMemory(SQLMemory):
         info = kg.get_entity(entity)
         if info is None:
             return {"mentions": [], "relationships": []}
-        rows = self._entity_rows(info.key).get(info.name, {"frequency": 0, "contexts": [], "mentions": []})
+        rows = self._entity_rows(info.key).get(
+            info.name, {"frequency": 0, "contexts": [], "mentions": []}
+        )
         relationships = [
             {"relation": e.predicate, "target": e.object}
             if e.subject == info.name

@@ -37,7 +37,7 @@ from sqlalchemy import Integer, bindparam, select, union_all
 from .._assets import asset_path
 from ..items import MemoryItem
 from ..store import schema
-from ..store.database import chunks, query_terms
+from ..store.database import chunks, query_terms, shows_mention
 from .query import named_keys
 
 if TYPE_CHECKING:
@@ -118,7 +118,9 @@ def rank(
     while True:
         with db.read() as conn:
             lexical = dict(
-                db.search_text(conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool)
+                db.search_text(
+                    conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool
+                )
             )
             graph = _graph_scores(
                 conn, space, kg, namespaces, tenant, sql_filters, entity_weights, parents, lexical
@@ -160,7 +162,9 @@ class _Score:
     @property
     def total(self) -> float:
         w = FUSION_WEIGHTS
-        relevance = w["lexical"] * self.lexical + w["graph"] * self.graph + w["adjacency"] * self.adjacency
+        relevance = (
+            w["lexical"] * self.lexical + w["graph"] * self.graph + w["adjacency"] * self.adjacency
+        )
         if self.authored:
             relevance *= 1.0 + w["author"]
         if self.typed:
@@ -228,7 +232,10 @@ def _query_entities(
         # only as many are read as there is room for, even around a hub.
         reached: list[str] = []
         for negative_support, nbr, via in heapq.merge(
-            *(((-support, nbr, node) for support, nbr in supports.ranked(node)) for node in frontier)
+            *(
+                ((-support, nbr, node) for support, nbr in supports.ranked(node))
+                for node in frontier
+            )
         ):
             if nbr in weights:
                 continue  # found at an earlier hop (or earlier in this one): that weight stays
@@ -271,7 +278,8 @@ def expected_answer_labels(query: str) -> frozenset[str]:
 def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
     data = json.loads(asset_path("models", "answer_types.json").read_text(encoding="utf-8"))
     return [
-        (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels)) for cue, labels in data["cues"].items()
+        (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels))
+        for cue, labels in data["cues"].items()
     ]
 
 
@@ -377,7 +385,7 @@ def _graph_scores(
     # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
     # memory of the database), so that a name the whole memory mentions cannot outweigh the
     # words of the query. Both counts are kept up to date without scanning.
-    total = max(1, space.database.count(conn, None))
+    total = max(1, space.database.count_texts(conn))
     scale = math.log(1 + total)
 
     def rarity(key: str) -> float:
@@ -392,13 +400,16 @@ def _graph_scores(
             via = parents.get(key)
             share = rarity(via) if via is not None and via in keys else 1.0
             contributions.setdefault(seq, []).append((weights[key] * rarity(key) * share, key))
-    return {
-        seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()
-    }
+    return {seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()}
 
 
-_CANDIDATE_MENTIONS = select(schema.mentions.c.memory_seq, schema.mentions.c.entity_id).where(
-    schema.mentions.c.memory_seq.in_(bindparam("seqs", expanding=True))
+_CANDIDATE_MENTIONS = (
+    select(schema.memories.c.seq, schema.mentions.c.entity_id)
+    .join(schema.mentions, schema.mentions.c.text_id == schema.memories.c.text_id)
+    .where(
+        schema.memories.c.seq.in_(bindparam("seqs", expanding=True)),
+        shows_mention(schema.memories, schema.mentions),
+    )
 )
 
 
@@ -417,12 +428,13 @@ def _newest_mentions_statement(
         conditions.append(mem.c.tenant == bindparam("tenant"))
     for key, is_none in filters:
         conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
+    conditions.append(shows_mention(mem, m))
     return union_all(
         *(
-            select(m.c.memory_seq, m.c.entity_id)
-            .join(mem, mem.c.seq == m.c.memory_seq)
+            select(mem.c.seq, m.c.entity_id)
+            .join(mem, mem.c.text_id == m.c.text_id)
             .where(m.c.entity_id == bindparam(f"e{i}"), *conditions)
-            .order_by(m.c.memory_seq.desc())
+            .order_by(m.c.text_id.desc())
             .limit(bindparam("window", type_=Integer))
             .subquery()
             .select()
@@ -492,7 +504,10 @@ def _add_adjacency(
             continue
         line = members[conversation]
         position = bisect.bisect_left(line, seq)
-        base = scores[seq].lexical * FUSION_WEIGHTS["lexical"] + scores[seq].graph * FUSION_WEIGHTS["graph"]
+        base = (
+            scores[seq].lexical * FUSION_WEIGHTS["lexical"]
+            + scores[seq].graph * FUSION_WEIGHTS["graph"]
+        )
         if scores[seq].graph > 0 and len(line) <= CONVERSATION_SHARE_MAX:
             # A memory naming the query's entity vouches for its whole (document-sized)
             # conversation: the pronoun sentences of a document are about the same entity.
@@ -519,10 +534,14 @@ def _add_priors(
     for start in range(0, len(seqs), 500):
         rows = conn.execute(
             select(
-                mem.c.seq, mem.c.importance, mem.c.created_at, mem.c.author_key, mem.c.entity_labels
-            ).where(
-                mem.c.seq.in_(seqs[start : start + 500])
+                mem.c.seq,
+                mem.c.importance,
+                mem.c.created_at,
+                mem.c.author_key,
+                schema.texts.c.entity_labels,
             )
+            .join(schema.texts, schema.texts.c.id == mem.c.text_id)
+            .where(mem.c.seq.in_(seqs[start : start + 500]))
         )
         for seq, importance, created, author, labels in rows:
             scores[seq].authored = author is not None and author in named
@@ -531,7 +550,9 @@ def _add_priors(
             age_days = max(0.0, (now - when).total_seconds() / 86400)
             recency = 1.0 / (1.0 + age_days / 30.0)
             value = 0.5 if importance is None else float(importance)
-            scores[seq].prior = FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
+            scores[seq].prior = (
+                FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
+            )
 
 
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:

@@ -35,8 +35,10 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
+    exists,
     func,
     insert,
+    or_,
     select,
     text,
     update,
@@ -46,10 +48,17 @@ from sqlalchemy.exc import OperationalError
 from ..errors import DatabaseFileError
 from ..extract.normalize import canonical_key
 from ..items import MemoryItem, author_of, decode_metadata, encode_metadata
-from . import postgres, schema
+from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
 
-__all__ = ["Database", "MemoryRow", "SQL_FILTER_COLUMNS", "fts_query_from_text"]
+__all__ = [
+    "Database",
+    "MemoryRow",
+    "SQL_FILTER_COLUMNS",
+    "fts_query_from_text",
+    "shown_content",
+    "shows_mention",
+]
 
 #: MemoryItem attributes that filters may push down into SQL when compared to a plain value.
 SQL_FILTER_COLUMNS = (
@@ -62,6 +71,7 @@ SQL_FILTER_COLUMNS = (
 )
 
 _M = schema.memories
+_T = schema.texts
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words too common to decide whether a memory matches a query. The same list serves the
 # lexical ranking (retrieval) so that "matches" means the same everywhere.
@@ -79,11 +89,12 @@ STOP_WORDS = frozenset(
 
 @dataclass(frozen=True)
 class MemoryRow:
-    """A memory row's position and owner, beside the item itself."""
+    """A memory row's position, owner and text, beside the item itself."""
 
     seq: int
     namespace: str
     tenant: str
+    text_id: int = 0
 
 
 #: Full-text search scores at most this many rows (the newest matching any query term, of the
@@ -159,6 +170,8 @@ class Database:
         with self.write() as conn:
             if self.dialect == "postgresql":
                 postgres.lock_schema(conn)  # other processes may be creating it right now
+            # An older graphmem's tables, rewritten in this transaction.
+            upgraded = migrations.upgrade(conn)
             schema.metadata_obj.create_all(conn)
             for table in schema.metadata_obj.sorted_tables:
                 for index in table.indexes:  # indexes added since the file was made
@@ -168,12 +181,16 @@ class Database:
             if self.dialect == "sqlite":
                 conn.exec_driver_sql(f"PRAGMA application_id = {schema.APPLICATION_ID}")
                 conn.exec_driver_sql(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5("
-                    "content, content='memories', content_rowid='seq', "
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS texts_fts USING fts5("
+                    "head, body, content='texts', content_rowid='id', "
                     "tokenize='porter unicode61 remove_diacritics 2')"
                 )
                 for sql in _SQLITE_FTS_TRIGGERS:
                     conn.exec_driver_sql(sql)
+                if upgraded:  # the texts were copied before the index existed
+                    conn.exec_driver_sql("INSERT INTO texts_fts(texts_fts) VALUES ('rebuild')")
+            if upgraded:
+                dump.reset_sequences(conn)
             version = conn.execute(
                 select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
             ).scalar()
@@ -321,27 +338,58 @@ class Database:
         namespace: str,
         importance: float | None = None,
     ) -> int:
-        """Insert ``item`` and return its row number (``seq``)."""
-        return self.insert_memories(conn, [(item, namespace, importance)])[0]
+        """Insert ``item`` (its own text) and return its row number (``seq``)."""
+        return self.insert_memories(conn, [(item, namespace, importance)])[0].seq
 
     def insert_memories(
         self, conn: Connection, rows: Sequence[tuple[MemoryItem, str, float | None]]
-    ) -> list[int]:
-        """Insert several items in the caller's transaction; returns their ``seq`` in order."""
-        seqs: list[int] = []
-        for item, namespace, importance in rows:
-            result = conn.execute(_INSERT_MEMORY, _item_values(item, namespace, importance))
+    ) -> list[MemoryRow]:
+        """Insert items, each with a text of its own, in the caller's transaction; returns
+        their rows in order."""
+        text_ids = self.insert_texts(
+            conn, [(item.user_id or "", "", item.content) for item, _, _ in rows]
+        )
+        return self.insert_items(
+            conn,
+            [
+                (item, namespace, importance, text_id, "full")
+                for (item, namespace, importance), text_id in zip(rows, text_ids, strict=True)
+            ],
+        )
+
+    def insert_texts(self, conn: Connection, texts: Sequence[tuple[str, str, str]]) -> list[int]:
+        """Insert ``(tenant, head, body)`` texts; returns their ids in order."""
+        ids: list[int] = []
+        for tenant, head, body in texts:
+            result = conn.execute(_INSERT_TEXT, {"tenant": tenant, "head": head, "body": body})
             pk = result.inserted_primary_key
             assert pk is not None
-            seqs.append(int(pk[0]))
-        return seqs
+            ids.append(int(pk[0]))
+        return ids
+
+    def insert_items(
+        self,
+        conn: Connection,
+        rows: Sequence[tuple[MemoryItem, str, float | None, int, str]],
+    ) -> list[MemoryRow]:
+        """Insert tier items ``(item, namespace, importance, text_id, view)`` of stored texts;
+        ``view`` is ``"full"`` (the item shows the whole text) or ``"body"``."""
+        out: list[MemoryRow] = []
+        for item, namespace, importance, text_id, view in rows:
+            values = _item_values(item, namespace, importance)
+            values.update(text_id=text_id, view=view)
+            result = conn.execute(_INSERT_MEMORY, values)
+            pk = result.inserted_primary_key
+            assert pk is not None
+            out.append(MemoryRow(int(pk[0]), namespace, item.user_id or "", text_id))
+        return out
 
     def find(
         self, conn: Connection, memory_id: str, namespaces: Sequence[str]
     ) -> tuple[MemoryRow, MemoryItem] | None:
         """The row and item with ``memory_id`` in one of ``namespaces``, or None."""
         row = conn.execute(
-            select(_M).where(_M.c.memory_id == memory_id, _M.c.namespace.in_(namespaces))
+            _ITEMS.where(_M.c.memory_id == memory_id, _M.c.namespace.in_(namespaces))
         ).first()
         if row is None:
             return None
@@ -362,7 +410,7 @@ class Database:
         """Items by ``seq`` (missing ones left out)."""
         out: dict[int, MemoryItem] = {}
         for chunk in chunks(list(seqs), 500):
-            for row in conn.execute(select(_M).where(_M.c.seq.in_(chunk))):
+            for row in conn.execute(_ITEMS.where(_M.c.seq.in_(chunk))):
                 out[row.seq] = _row_to_item(row)
         return out
 
@@ -378,7 +426,7 @@ class Database:
         before_seq: int | None = None,
     ) -> list[tuple[MemoryRow, MemoryItem]]:
         """Items of ``namespaces`` in insertion order (or newest first)."""
-        stmt = select(_M).where(_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters))
+        stmt = _ITEMS.where(_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters))
         if before_seq is not None:
             stmt = stmt.where(_M.c.seq < before_seq if newest_first else _M.c.seq > before_seq)
         stmt = stmt.order_by(_M.c.seq.desc() if newest_first else _M.c.seq.asc())
@@ -403,6 +451,10 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
 
+    def count_texts(self, conn: Connection) -> int:
+        """Number of stored texts (each analysed once, whatever tiers show it)."""
+        return int(conn.execute(_COUNT_TEXTS).scalar() or 0)
+
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[MemoryRow]:
@@ -419,13 +471,13 @@ class Database:
     ) -> list[tuple[MemoryRow, float, int, str]]:
         """``(row, importance, access_count, created_at)`` of every row, for eviction policies."""
         stmt = select(
-            _M.c.seq, _M.c.tenant, _M.c.importance, _M.c.access_count, _M.c.created_at
+            _M.c.seq, _M.c.tenant, _M.c.importance, _M.c.access_count, _M.c.created_at, _M.c.text_id
         ).where(_M.c.namespace == namespace)
         if tenant is not None:
             stmt = stmt.where(_M.c.tenant == tenant)
         return [
             (
-                MemoryRow(int(r[0]), namespace, r[1]),
+                MemoryRow(int(r[0]), namespace, r[1], int(r[5])),
                 float(r[2] if r[2] is not None else 0.5),
                 int(r[3]),
                 r[4],
@@ -434,23 +486,58 @@ class Database:
         ]
 
     def delete_rows(self, conn: Connection, seqs: Sequence[int]) -> int:
-        """Delete rows (their mentions and evidence cascade). Returns the number deleted."""
-        deleted = 0
-        for chunk in chunks(list(seqs), 500):
-            deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+        """Delete tier items, and the texts no item shows any more (their mentions and
+        evidence cascade). Returns the number of items deleted."""
+        deleted, orphans = self.delete_items(conn, seqs)
+        self.delete_texts(conn, orphans)
         return deleted
+
+    def delete_items(self, conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]:
+        """Delete tier items; returns how many, and the ids of the texts that no item shows
+        any more (still stored: :meth:`delete_texts` deletes them)."""
+        deleted = 0
+        texts: set[int] = set()
+        for chunk in chunks(list(seqs), 500):
+            texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
+            deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+        orphans: list[int] = []
+        for chunk in chunks(sorted(texts), 500):
+            orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
+        return deleted, orphans
+
+    def delete_texts(self, conn: Connection, text_ids: Sequence[int]) -> None:
+        """Delete texts (their mentions and evidence cascade)."""
+        for chunk in chunks(list(text_ids), 500):
+            conn.execute(_DELETE_TEXTS, {"ids": chunk})
+
+    def text_is_shared(self, conn: Connection, text_id: int) -> bool:
+        """Whether more than one tier item shows the text."""
+        return int(conn.execute(_ITEMS_OF_TEXT, {"text_id": text_id}).scalar() or 0) > 1
 
     def update_row(
         self, conn: Connection, seq: int, item: MemoryItem, importance: float | None
     ) -> None:
-        """Rewrite a row from ``item`` (same seq and namespace)."""
+        """Rewrite a row's fields from ``item`` (same seq, namespace and text)."""
         values = _item_values(item, namespace=None, importance=importance)
         values.pop("namespace")
         conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
 
+    def move_item(self, conn: Connection, seq: int, text_id: int) -> None:
+        """Make the item ``seq`` show all of the text ``text_id``."""
+        conn.execute(update(_M).where(_M.c.seq == seq).values(text_id=text_id, view="full"))
+
+    def rewrite_text(self, conn: Connection, text_id: int, tenant: str, content: str) -> None:
+        """Replace a text (shown by one item, which then shows all of it) and its owner."""
+        conn.execute(
+            update(_T).where(_T.c.id == text_id).values(tenant=tenant, head="", body=content)
+        )
+        conn.execute(update(_M).where(_M.c.text_id == text_id).values(view="full"))
+
     def update_metadata(self, conn: Connection, seq: int, metadata: Mapping[str, Any]) -> None:
         """Rewrite a row's metadata."""
-        conn.execute(_UPDATE_METADATA, {"row_seq": seq, "metadata": encode_metadata(dict(metadata))})
+        conn.execute(
+            _UPDATE_METADATA, {"row_seq": seq, "metadata": encode_metadata(dict(metadata))}
+        )
 
     def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
         """Count one access of each row."""
@@ -471,12 +558,13 @@ class Database:
         sql_filters: Mapping[str, Any] | None = None,
         limit: int = 100,
     ) -> list[tuple[int, float]]:
-        """Full-text hits ``(seq, score)``, best first; only rows matching a query term.
+        """Full-text hits ``(seq, score)``, best first; only rows whose shown text (the whole
+        text, or its body for a ``"body"`` item) matches a query term.
 
         On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
         over the newest :data:`LEXICAL_WINDOW` rows matching a term (BM25 costs ~2 us per
         matching row; common words match a large share of a big store); on
-        PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector column
+        PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
         (:func:`graphmem.store.postgres.search_statement`).
         """
         fts = fts_query_from_text(query)
@@ -487,30 +575,37 @@ class Database:
             pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit)
             return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
         if self.dialect == "sqlite":
-            fts_table = text("memories_fts")
-            matching = text("memories_fts MATCH :fts")
-            # The window counts only rows the search can return: other tiers' copies of the
-            # same text (a facade saves a result to several) must not push these out of it.
+            fts_table = text("texts_fts")
+            matching = text("texts_fts MATCH :fts")
+            # The window counts only rows the search can return.
             oldest = conn.execute(
-                select(text("memories_fts.rowid"))
+                select(text("texts_fts.rowid"))
                 .select_from(fts_table)
-                .join(_M, _M.c.seq == text("memories_fts.rowid"))
+                .join(_M, _M.c.text_id == text("texts_fts.rowid"))
                 .where(matching, *conds)
-                .order_by(text("memories_fts.rowid DESC"))
+                .order_by(text("texts_fts.rowid DESC"))
                 .offset(LEXICAL_WINDOW)
                 .limit(1),
                 {"fts": fts},
             ).scalar()
+            # A "body" item matches through its body column only (head weight 0); BM25 is
+            # negative for a match, 0 for none.
+            rank = text(
+                "CASE memories.view WHEN 'body' THEN bm25(texts_fts, 0.0, 1.0) "
+                "ELSE bm25(texts_fts, 1.0, 1.0) END AS rank"
+            )
             stmt = (
-                select(_M.c.seq, text("bm25(memories_fts) AS rank"))
+                select(_M.c.seq, rank)
                 .select_from(fts_table)
-                .join(_M, _M.c.seq == text("memories_fts.rowid"))
-                .where(matching, text("memories_fts.rowid >= :oldest"), *conds)
+                .join(_M, _M.c.text_id == text("texts_fts.rowid"))
+                .where(matching, text("texts_fts.rowid >= :oldest"), *conds)
                 .order_by(text("rank"))
                 .limit(limit)
             )
             rows = conn.execute(stmt, {"fts": fts, "oldest": oldest or 0})
-            return [(int(seq), -float(rank)) for seq, rank in rows]
+            # A "body" item whose text matches in its head only scores 0: it sorts after
+            # every match, and is no match.
+            return [(int(seq), -float(rank)) for seq, rank in rows if rank < 0]
         raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
 
     # ------------------------------------------------------------------ key-value
@@ -543,19 +638,30 @@ class Database:
 # ---------------------------------------------------------------------- helpers
 # Statements run once per row, built once (building one costs ~200 us, more than running it).
 _INSERT_MEMORY = insert(_M)
+_INSERT_TEXT = insert(_T)
+_ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
+_COUNT_TEXTS = select(func.count()).select_from(_T)
+_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_UNSHOWN_TEXTS = select(_T.c.id).where(
+    _T.c.id.in_(bindparam("ids", expanding=True)),
+    ~exists().where(_M.c.text_id == _T.c.id),
+)
+_DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
+_ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
 _UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
 _IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
 _OF_TENANT = _M.c.tenant == bindparam("tenant")
 _COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
 _COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
 _ROWS_NEWEST_FIRST = (
-    select(_M.c.seq, _M.c.namespace, _M.c.tenant)
+    select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
     .where(_IN_NAMESPACES)
     .order_by(_M.c.seq.desc())
     .offset(bindparam("skip"))
 )
 _ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
 _DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+
 
 @dataclass
 class _Transaction:
@@ -566,13 +672,15 @@ class _Transaction:
 
 
 _SQLITE_FTS_TRIGGERS = (
-    "CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN "
-    "INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content); END",
-    "CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN "
-    "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES('delete', old.seq, old.content); END",
-    "CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content ON memories BEGIN "
-    "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES('delete', old.seq, old.content); "
-    "INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content); END",
+    "CREATE TRIGGER IF NOT EXISTS texts_fts_ai AFTER INSERT ON texts BEGIN "
+    "INSERT INTO texts_fts(rowid, head, body) VALUES (new.id, new.head, new.body); END",
+    "CREATE TRIGGER IF NOT EXISTS texts_fts_ad AFTER DELETE ON texts BEGIN "
+    "INSERT INTO texts_fts(texts_fts, rowid, head, body) "
+    "VALUES('delete', old.id, old.head, old.body); END",
+    "CREATE TRIGGER IF NOT EXISTS texts_fts_au AFTER UPDATE OF head, body ON texts BEGIN "
+    "INSERT INTO texts_fts(texts_fts, rowid, head, body) "
+    "VALUES('delete', old.id, old.head, old.body); "
+    "INSERT INTO texts_fts(rowid, head, body) VALUES (new.id, new.head, new.body); END",
 )
 
 
@@ -595,7 +703,6 @@ def _item_values(
         "namespace": namespace,
         "tenant": item.user_id or "",
         "memory_type": item.memory_type,
-        "content": item.content,
         "metadata": encode_metadata(item.metadata),
         "agent_id": item.agent_id,
         "task_id": item.task_id,
@@ -617,12 +724,30 @@ def _author_key(item: MemoryItem) -> str | None:
 
 
 def _row_key(row: Any) -> MemoryRow:
-    return MemoryRow(seq=int(row.seq), namespace=row.namespace, tenant=row.tenant)
+    return MemoryRow(
+        seq=int(row.seq), namespace=row.namespace, tenant=row.tenant, text_id=int(row.text_id)
+    )
+
+
+def shown_content(head: str, body: str, view: str) -> str:
+    """The content a tier item shows of its text: the body, or head and body ("task result").
+
+    Example:
+        >>> shown_content("Audit Acme", "Acme passed", "full"), shown_content("Audit Acme", "Acme passed", "body")
+        ('Audit Acme Acme passed', 'Acme passed')
+    """
+    return f"{head} {body}" if head and view != "body" else body
+
+
+def shows_mention(items: Any, mentions: Any) -> Any:
+    """SQL condition: the item (a ``memories`` row) shows the mention (a ``mentions`` row of
+    its text): a "body" item does not show its text's head."""
+    return or_(mentions.c.in_head == 0, items.c.view == "full")
 
 
 def _row_to_item(row: Any) -> MemoryItem:
     return MemoryItem(
-        content=row.content,
+        content=shown_content(row.head, row.body, row.view),
         memory_type=row.memory_type,
         timestamp=datetime.fromisoformat(row.created_at),
         metadata=decode_metadata(row.metadata),

@@ -36,6 +36,7 @@ __all__ = [
 DUMP_TABLES: dict[str, Table] = {
     "graphmem_meta": schema.meta,
     "kv": schema.kv,
+    "texts": schema.texts,
     "memories": schema.memories,
     "entities": schema.entities,
     "aliases": schema.aliases,

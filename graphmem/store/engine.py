@@ -83,18 +83,25 @@ def check_sqlite_file(path: Path) -> None:
     # in a WAL), so the file alone is complete: read it as immutable, which creates nothing.
     # If a writer appeared meanwhile, read again the normal way.
     wal_file = path.with_name(path.name + "-wal")
+    immutable = not wal_file.exists()
     try:
         try:
-            app_id, tables, version = _probe(path, immutable=not wal_file.exists())
+            app_id, tables, version = _probe(path, immutable=immutable)
         except sqlite3.DatabaseError:
             if not wal_file.exists():
                 raise
+            immutable = False
+            app_id, tables, version = _probe(path, immutable=False)
+        if immutable and (tables or app_id) and not _is_graphmem(app_id, tables):
+            # An immutable read takes no lock: a writer that started meanwhile (another process
+            # creating this very database, its pages being checkpointed) can show it half
+            # written. Refuse only what a locked read confirms.
             app_id, tables, version = _probe(path, immutable=False)
     except sqlite3.DatabaseError as exc:
         raise DatabaseFileError(f"{path}: damaged or unreadable SQLite file ({exc})") from None
     if not tables and app_id == 0:
         return  # an empty SQLite file: becomes a new graphmem database
-    if app_id != APPLICATION_ID or "graphmem_meta" not in tables:
+    if not _is_graphmem(app_id, tables):
         raise DatabaseFileError(
             f"{path}: a SQLite database of another application, not a graphmem database"
         )
@@ -105,6 +112,10 @@ def check_sqlite_file(path: Path) -> None:
             f"{path}: written by a newer graphmem (schema {version}); this release reads "
             f"schema {SCHEMA_VERSION} and older. Upgrade graphmem to open it."
         )
+
+
+def _is_graphmem(app_id: int, tables: set[str]) -> bool:
+    return app_id == APPLICATION_ID and "graphmem_meta" in tables
 
 
 def _probe(path: Path, *, immutable: bool) -> tuple[int, set[str], int | None]:

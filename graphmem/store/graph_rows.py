@@ -16,7 +16,17 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select, update
 
 from ..errors import InvalidArgumentError
-from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
+from .database import shown_content
+from .schema import (
+    aliases,
+    entities,
+    memories,
+    mentions,
+    merges,
+    relation_evidence,
+    relations,
+    texts,
+)
 
 __all__ = [
     "EntityRow",
@@ -42,6 +52,8 @@ __all__ = [
     "merge_entity_rows",
     "unmerge_entity_rows",
     "prune_unsupported",
+    "recount",
+    "subtract_counts",
     "vote_labels",
 ]
 
@@ -57,10 +69,12 @@ _ALIAS_EXISTS = select(aliases.c.id).where(
 )
 _CONVERSATION_CONTAINS = (
     select(memories.c.seq)
+    .join(texts, texts.c.id == memories.c.text_id)
     .where(
         memories.c.tenant == bindparam("tenant"),
         memories.c.conversation_id == bindparam("conversation_id"),
-        memories.c.content.like(bindparam("pattern"), escape="\\"),
+        texts.c.body.like(bindparam("pattern"), escape="\\")
+        | texts.c.head.like(bindparam("pattern"), escape="\\"),
     )
     .limit(1)
 )
@@ -75,12 +89,13 @@ _UPDATE_RELATIONS = (
         last_seen=bindparam("new_last_seen"),
         valid_from=bindparam("new_valid_from"),
         valid_to=bindparam("new_valid_to"),
+        support=bindparam("new_support"),
     )
 )
 _TOUCH_ENTITIES = (
     update(entities)
     .where(entities.c.id == bindparam("eid"))
-    .values(last_seen=bindparam("new_last_seen"))
+    .values(last_seen=bindparam("new_last_seen"), mentions=bindparam("new_mentions"))
 )
 # Run once per indexing batch: built once.
 _MENTION_LABELS = (
@@ -89,10 +104,18 @@ _MENTION_LABELS = (
     .group_by(mentions.c.entity_id, mentions.c.label)
 )
 _NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
-_SET_MEMORY_LABELS = (
-    update(memories)
-    .where(memories.c.seq == bindparam("mseq"))
-    .values(entity_labels=bindparam("labels"))
+_LESS_MENTIONS = (
+    update(entities)
+    .where(entities.c.id == bindparam("eid"))
+    .values(mentions=entities.c.mentions - bindparam("n"))
+)
+_LESS_SUPPORT = (
+    update(relations)
+    .where(relations.c.id == bindparam("rid"))
+    .values(support=relations.c.support - bindparam("n"))
+)
+_SET_TEXT_LABELS = (
+    update(texts).where(texts.c.id == bindparam("tid")).values(entity_labels=bindparam("labels"))
 )
 
 
@@ -139,15 +162,8 @@ class EvidenceRow:
 
 
 def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[RelationRow]]:
-    """Every entity and relation of one tenant, to build its graph view."""
-    mention_counts: dict[int, int] = dict(
-        conn.execute(
-            select(mentions.c.entity_id, func.count())
-            .join(entities, entities.c.id == mentions.c.entity_id)
-            .where(entities.c.tenant == tenant)
-            .group_by(mentions.c.entity_id)
-        ).all()
-    )
+    """Every entity and relation of one tenant, to build its graph view (three scans: the
+    counts are stored)."""
     alias_map: dict[int, list[str]] = {}
     for entity_id, surface in conn.execute(
         select(aliases.c.entity_id, aliases.c.surface)
@@ -164,27 +180,14 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
             label=r.label,
             first_seen=r.first_seen,
             last_seen=r.last_seen,
-            mentions=int(mention_counts.get(r.id, 0)),
+            mentions=int(r.mentions),
             aliases=alias_map.get(int(r.id), []),
         )
         for r in conn.execute(
             select(entities).where(entities.c.tenant == tenant).order_by(entities.c.id)
         )
     ]
-    return ents, _tenant_relations(conn, tenant, {e.id: e.key for e in ents})
-
-
-def _tenant_relations(conn: Connection, tenant: str, key_of: dict[int, str]) -> list[RelationRow]:
-    """The tenant's relations in id order; entity keys from ``key_of`` (id -> key), support
-    counted from the evidence index in one pass."""
-    of_tenant = select(relations.c.id).where(relations.c.tenant == tenant)
-    support: dict[int, int] = dict(
-        conn.execute(
-            select(relation_evidence.c.relation_id, func.count())
-            .where(relation_evidence.c.relation_id.in_(of_tenant))
-            .group_by(relation_evidence.c.relation_id)
-        ).all()
-    )
+    key_of = {e.id: e.key for e in ents}
     columns = (
         relations.c.id,
         relations.c.subject_id,
@@ -195,9 +198,12 @@ def _tenant_relations(conn: Connection, tenant: str, key_of: dict[int, str]) -> 
         relations.c.last_seen,
         relations.c.valid_from,
         relations.c.valid_to,
+        relations.c.support,
     )
-    rows = conn.execute(select(*columns).where(relations.c.tenant == tenant).order_by(relations.c.id))
-    return [
+    rows = conn.execute(
+        select(*columns).where(relations.c.tenant == tenant).order_by(relations.c.id)
+    )
+    rels = [
         RelationRow(
             id=rid,
             subject_key=key_of[subject],
@@ -208,10 +214,56 @@ def _tenant_relations(conn: Connection, tenant: str, key_of: dict[int, str]) -> 
             last_seen=last_seen,
             valid_from=valid_from,
             valid_to=valid_to,
-            support=support.get(rid, 0),
+            support=int(support),
         )
-        for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to in rows
+        for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to, support in rows
     ]
+    return ents, rels
+
+
+def recount(
+    conn: Connection, entity_ids: Iterable[int] = (), relation_ids: Iterable[int] = ()
+) -> None:
+    """Set the stored mention count of entities and the support of relations from their rows
+    (after rows moved between them: merges, unmerges)."""
+    for chunk in _chunks(sorted(set(entity_ids))):
+        conn.execute(
+            update(entities)
+            .where(entities.c.id.in_(chunk))
+            .values(
+                mentions=select(func.count())
+                .where(mentions.c.entity_id == entities.c.id)
+                .scalar_subquery()
+            )
+        )
+    for chunk in _chunks(sorted(set(relation_ids))):
+        conn.execute(
+            update(relations)
+            .where(relations.c.id.in_(chunk))
+            .values(
+                support=select(func.count())
+                .where(relation_evidence.c.relation_id == relations.c.id)
+                .scalar_subquery()
+            )
+        )
+
+
+def subtract_counts(
+    conn: Connection, entity_counts: Mapping[int, int], relation_counts: Mapping[int, int]
+) -> None:
+    """Take deleted mentions (entity id -> how many) and evidence (relation id -> how many)
+    off the stored counts."""
+    if entity_counts:
+        conn.execute(_LESS_MENTIONS, [{"eid": e, "n": n} for e, n in sorted(entity_counts.items())])
+    if relation_counts:
+        conn.execute(
+            _LESS_SUPPORT, [{"rid": r, "n": n} for r, n in sorted(relation_counts.items())]
+        )
+
+
+def _chunks(values: list[int], size: int = 500) -> Iterable[list[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str, seen: str) -> int:
@@ -283,17 +335,31 @@ def evidence_for(
     out: dict[int, list[EvidenceRow]] = {}
     if not relation_ids:
         return out
+
+    # The item the evidence is shown as: the text's whole view if a tier shows it so (the
+    # entity tier's "task result"), else its first item.
+    def shown_as(column: Any) -> Any:
+        return (
+            select(column)
+            .where(memories.c.text_id == relation_evidence.c.text_id)
+            .order_by(memories.c.view != "full", memories.c.seq)
+            .limit(1)
+            .scalar_subquery()
+        )
+
     stmt = (
         select(
             relation_evidence.c.relation_id,
             relation_evidence.c.rule,
             relation_evidence.c.sent_start,
             relation_evidence.c.sent_end,
-            memories.c.memory_id,
-            memories.c.content,
-            memories.c.created_at,
+            texts.c.head,
+            texts.c.body,
+            shown_as(memories.c.memory_id).label("memory_id"),
+            shown_as(memories.c.created_at).label("created_at"),
         )
-        .join(memories, memories.c.seq == relation_evidence.c.memory_seq, isouter=True)
+        .select_from(relation_evidence)
+        .join(texts, texts.c.id == relation_evidence.c.text_id, isouter=True)
         .where(relation_evidence.c.relation_id.in_(list(relation_ids)))
         .order_by(relation_evidence.c.id.desc())
     )
@@ -301,7 +367,8 @@ def evidence_for(
         bucket = out.setdefault(int(r.relation_id), [])
         if len(bucket) >= limit_each:
             continue
-        sentence = r.content[r.sent_start : r.sent_end] if r.content is not None else ""
+        content = shown_content(r.head, r.body, "full") if r.body is not None else None
+        sentence = content[r.sent_start : r.sent_end] if content is not None else ""
         bucket.append(EvidenceRow(int(r.relation_id), r.memory_id, sentence, r.rule, r.created_at))
     return out
 
@@ -349,10 +416,17 @@ def delete_tenant_graph(conn: Connection, tenant: str) -> None:
     conn.execute(delete(merges).where(merges.c.tenant == tenant))
 
 
-def delete_index_rows(conn: Connection, memory_seq: int) -> None:
-    """Remove a memory's mentions and relation evidence (before re-indexing it)."""
-    conn.execute(delete(mentions).where(mentions.c.memory_seq == memory_seq))
-    conn.execute(delete(relation_evidence).where(relation_evidence.c.memory_seq == memory_seq))
+def delete_index_rows(conn: Connection, text_id: int) -> None:
+    """Remove a text's mentions and relation evidence (before re-indexing it), and take them
+    off the stored counts."""
+    lost = index_rows_of(conn, [text_id])
+    subtract_counts(
+        conn,
+        {e: n for e, (_, _, n) in lost.mentions.items()},
+        {r: row[4] for r, row in lost.evidence.items()},
+    )
+    conn.execute(delete(mentions).where(mentions.c.text_id == text_id))
+    conn.execute(delete(relation_evidence).where(relation_evidence.c.text_id == text_id))
 
 
 def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int) -> dict[str, Any]:
@@ -447,6 +521,7 @@ def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int
         )
     )
     vote_labels(conn, [keep_id])
+    recount(conn, [keep_id], _relations_of(conn, [keep_id]))
     return snapshot
 
 
@@ -479,6 +554,21 @@ def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> None:
         )
     kept = snapshot["kept_entity"]
     conn.execute(update(e).where(e.c.id == kept["id"]).values(**kept))
+    both = [kept["id"], merged_id]
+    recount(conn, both, _relations_of(conn, both))
+
+
+def _relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[int]:
+    """Ids of the relations with one of ``entity_ids`` as subject or object."""
+    return [
+        int(r)
+        for r in conn.execute(
+            select(relations.c.id).where(
+                relations.c.subject_id.in_(list(entity_ids))
+                | relations.c.object_id.in_(list(entity_ids))
+            )
+        ).scalars()
+    ]
 
 
 def log_merge(
@@ -546,15 +636,15 @@ def write_batch(
     evidence: Sequence[dict[str, Any]] = (),
     entity_touches: Sequence[dict[str, Any]] = (),
     entity_labels: Sequence[dict[str, Any]] = (),
-    memory_labels: Sequence[dict[str, Any]] = (),
+    text_labels: Sequence[dict[str, Any]] = (),
 ) -> None:
     """Apply an indexing batch with one statement per kind (``executemany``).
 
-    ``new_mentions``, ``new_relations`` (with their ``id``) and ``evidence``: rows of
-    ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``: ``{"rid",
-    "confidence", "last_seen", "valid_from", "valid_to"}``; ``entity_touches``: ``{"eid",
-    "last_seen"}``; ``entity_labels``: ``{"eid", "label"}``; ``memory_labels``: ``{"mseq",
-    "labels"}``.
+    ``new_mentions``, ``new_relations`` (with their ``id`` and ``support``) and ``evidence``:
+    rows of ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``:
+    ``{"rid", "confidence", "last_seen", "valid_from", "valid_to", "support"}``;
+    ``entity_touches``: ``{"eid", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
+    "label"}``; ``text_labels``: ``{"tid", "labels"}``.
     """
     if new_mentions:
         conn.execute(_INSERT_MENTIONS, list(new_mentions))
@@ -570,6 +660,7 @@ def write_batch(
                     "new_last_seen": r["last_seen"],
                     "new_valid_from": r["valid_from"],
                     "new_valid_to": r["valid_to"],
+                    "new_support": r["support"],
                 }
                 for r in relation_updates
             ],
@@ -579,20 +670,23 @@ def write_batch(
     if entity_touches:
         conn.execute(
             _TOUCH_ENTITIES,
-            [{"eid": t["eid"], "new_last_seen": t["last_seen"]} for t in entity_touches],
+            [
+                {"eid": t["eid"], "new_last_seen": t["last_seen"], "new_mentions": t["mentions"]}
+                for t in entity_touches
+            ],
         )
     if entity_labels:
         conn.execute(
             _SET_LABEL, [{"eid": e["eid"], "new_label": e["label"]} for e in entity_labels]
         )
-    if memory_labels:
-        conn.execute(_SET_MEMORY_LABELS, list(memory_labels))
+    if text_labels:
+        conn.execute(_SET_TEXT_LABELS, list(text_labels))
 
 
 _SUBJECT = entities.alias("subj")
 _OBJECT = entities.alias("obj")
 # Run on every eviction (one row at a time when a short-term tier is full): built once.
-_MENTIONS_OF_MEMORIES = (
+_MENTIONS_OF_TEXTS = (
     select(
         mentions.c.entity_id,
         entities.c.tenant,
@@ -601,10 +695,10 @@ _MENTIONS_OF_MEMORIES = (
         func.max(mentions.c.id),
     )
     .join(entities, entities.c.id == mentions.c.entity_id)
-    .where(mentions.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .where(mentions.c.text_id.in_(bindparam("ids", expanding=True)))
     .group_by(mentions.c.entity_id, entities.c.tenant, entities.c.key)
 )
-_EVIDENCE_OF_MEMORIES = (
+_EVIDENCE_OF_TEXTS = (
     select(
         relation_evidence.c.relation_id,
         relations.c.tenant,
@@ -617,7 +711,7 @@ _EVIDENCE_OF_MEMORIES = (
     .join(relations, relations.c.id == relation_evidence.c.relation_id)
     .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
     .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
-    .where(relation_evidence.c.memory_seq.in_(bindparam("seqs", expanding=True)))
+    .where(relation_evidence.c.text_id.in_(bindparam("ids", expanding=True)))
     .group_by(
         relation_evidence.c.relation_id,
         relations.c.tenant,
@@ -641,7 +735,7 @@ _IN_USE = select(entities.c.id).where(
 
 @dataclass
 class IndexRows:
-    """What deleting some memories takes away from the graph (:func:`index_rows_of`)."""
+    """What deleting some texts takes away from the graph (:func:`index_rows_of`)."""
 
     #: ``entity_id -> (tenant, key, mentions in them)``
     mentions: dict[int, tuple[str, str, int]]
@@ -652,18 +746,18 @@ class IndexRows:
     newest_evidence: int | None = None
 
 
-def index_rows_of(conn: Connection, seqs: Sequence[int]) -> IndexRows:
-    """What deleting these memories takes away from the graph."""
+def index_rows_of(conn: Connection, text_ids: Sequence[int]) -> IndexRows:
+    """What deleting these texts takes away from the graph."""
     found = IndexRows({}, {})
     ents, rels = found.mentions, found.evidence
-    for start in range(0, len(seqs), 500):
-        chunk = {"seqs": list(seqs[start : start + 500])}
-        for entity_id, tenant, key, n, last in conn.execute(_MENTIONS_OF_MEMORIES, chunk):
+    for start in range(0, len(text_ids), 500):
+        chunk = {"ids": list(text_ids[start : start + 500])}
+        for entity_id, tenant, key, n, last in conn.execute(_MENTIONS_OF_TEXTS, chunk):
             previous = ents.get(int(entity_id), (tenant, key, 0))[2]
             ents[int(entity_id)] = (tenant, key, previous + int(n))
             found.newest_mention = max(int(last), found.newest_mention or 0)
         for rid, tenant, s_key, predicate, o_key, n, last in conn.execute(
-            _EVIDENCE_OF_MEMORIES, chunk
+            _EVIDENCE_OF_TEXTS, chunk
         ):
             previous_n = rels.get(int(rid), (tenant, s_key, predicate, o_key, 0))[4]
             rels[int(rid)] = (tenant, s_key, predicate, o_key, previous_n + int(n))

@@ -2,9 +2,10 @@
 
 The tables are the same SQLAlchemy schema as on SQLite. PostgreSQL adds:
 
-- a stored generated column ``memories.content_tsv`` (``to_tsvector('english', content)``)
-  with a GIN index, the counterpart of SQLite's FTS5 table (English stemming like FTS5's
-  porter tokenizer; the english configuration also drops its own stop words);
+- stored generated columns ``texts.full_tsv`` (``to_tsvector('english', head || ' ' || body)``)
+  and ``texts.body_tsv`` (the body only, what a ``"body"`` tier item shows) with GIN indexes,
+  the counterpart of SQLite's FTS5 table (English stemming like FTS5's porter tokenizer; the
+  english configuration also drops its own stop words);
 - a transaction-level advisory lock held while the schema is created, so several processes
   opening a new database at once do not race on ``CREATE TABLE``;
 - :func:`search_statement`: an OR of the query's terms (``to_tsquery`` over quoted lexemes,
@@ -55,8 +56,19 @@ __all__ = [
 FTS_CONFIG = "english"
 #: Advisory lock id held while a process creates or checks the schema ("grmm").
 INIT_LOCK_KEY = schema.APPLICATION_ID
-_TSV_COLUMN = "content_tsv"
-_TSV_INDEX = "ix_memories_content_tsv"
+#: Generated tsvector columns of ``texts`` -> the statements adding the column and its index.
+_TSV_COLUMNS = {
+    "full_tsv": (
+        "ALTER TABLE texts ADD COLUMN full_tsv tsvector "
+        "GENERATED ALWAYS AS (to_tsvector('english', head || ' ' || body)) STORED",
+        "CREATE INDEX ix_texts_full_tsv ON texts USING GIN (full_tsv)",
+    ),
+    "body_tsv": (
+        "ALTER TABLE texts ADD COLUMN body_tsv tsvector "
+        "GENERATED ALWAYS AS (to_tsvector('english', body)) STORED",
+        "CREATE INDEX ix_texts_body_tsv ON texts USING GIN (body_tsv)",
+    ),
+}
 # A constant, never user input: safe to inline.
 _CONFIG: Any = literal_column(f"'{FTS_CONFIG}'::regconfig")
 
@@ -67,25 +79,23 @@ def lock_schema(conn: Connection) -> None:
 
 
 def create_extras(conn: Connection) -> None:
-    """Add the tsvector column and its GIN index when missing.
+    """Add the tsvector columns and their GIN indexes when missing.
 
     Checked first, so that opening an existing database takes no ``ACCESS EXCLUSIVE`` lock.
     """
-    has_column = conn.execute(
-        text(
-            "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('memories') "
-            "AND attname = :col AND NOT attisdropped"
-        ),
-        {"col": _TSV_COLUMN},
-    ).first()
-    if has_column is None:
-        conn.exec_driver_sql(
-            f"ALTER TABLE memories ADD COLUMN {_TSV_COLUMN} tsvector "
-            f"GENERATED ALWAYS AS (to_tsvector('{FTS_CONFIG}', content)) STORED"
-        )
-    has_index = conn.execute(text("SELECT to_regclass(:name)"), {"name": _TSV_INDEX}).scalar()
-    if has_index is None:
-        conn.exec_driver_sql(f"CREATE INDEX {_TSV_INDEX} ON memories USING GIN ({_TSV_COLUMN})")
+    for column, (add_column, add_index) in _TSV_COLUMNS.items():
+        has_column = conn.execute(
+            text(
+                "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('texts') "
+                "AND attname = :col AND NOT attisdropped"
+            ),
+            {"col": column},
+        ).first()
+        if has_column is None:
+            conn.exec_driver_sql(add_column)
+        index = f"ix_texts_{column}"
+        if conn.execute(text("SELECT to_regclass(:name)"), {"name": index}).scalar() is None:
+            conn.exec_driver_sql(add_index)
 
 
 def tsquery_terms(terms: Sequence[str]) -> list[str]:
@@ -100,19 +110,23 @@ def search_statement(
 
     ``conditions`` are SQLAlchemy expressions over :data:`schema.memories` (namespace,
     tenant, filters). Term statistics come from the rows searched (those conditions), so a
-    small tier is not ranked against the whole table; FTS5 uses whole-table statistics.
+    small tier is not ranked against the whole table; FTS5 uses whole-table statistics. A
+    ``"body"`` item is matched and ranked by its text's body only.
     """
     operands = tsquery_terms(terms)
     params = {f"gm_t{i}": op for i, op in enumerate(operands)}
     params["gm_any"] = " | ".join(operands)
-    m = schema.memories
-    tsv: Any = literal_column(f"memories.{_TSV_COLUMN}")
+    m, t = schema.memories, schema.texts
+    tsv: Any = literal_column(
+        "CASE WHEN memories.view = 'body' THEN texts.body_tsv ELSE texts.full_tsv END"
+    )
     any_query = func.to_tsquery(_CONFIG, bindparam("gm_any"))
     term_queries = [
         func.to_tsquery(_CONFIG, bindparam(name)) for name in params if name != "gm_any"
     ]
     matching = (
         select(m.c.seq, tsv.label("tsv"))
+        .select_from(m.join(t, t.c.id == m.c.text_id))
         .where(tsv.op("@@")(any_query), *conditions)
         .cte("gm_matching")
     )

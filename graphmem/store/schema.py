@@ -32,10 +32,12 @@ __all__ = [
     "metadata_obj",
     "relation_evidence",
     "relations",
+    "texts",
 ]
 
-#: Bumped whenever the tables change; a database with a higher version is refused.
-SCHEMA_VERSION = 1
+#: Bumped whenever the tables change; a database with a higher version is refused and an
+#: older one is migrated when opened (:mod:`graphmem.store.migrations`).
+SCHEMA_VERSION = 2
 #: Written to SQLite's ``PRAGMA application_id`` so foreign SQLite files are recognised.
 APPLICATION_ID = 0x67726D6D  # "grmm"
 
@@ -48,15 +50,33 @@ meta = Table(
     Column("value", Text, nullable=False),
 )
 
+texts = Table(
+    "texts",
+    metadata_obj,
+    # The text one write call stored, analysed once (its mentions and evidence point here)
+    # and shown by every tier item made of it (``memories.text_id``). ``head`` is the part
+    # that only the whole view shows: a task result's task, when the facade stores
+    # "task result" in the entity tier and "result" in the others (the ``body`` view).
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False, default=""),
+    Column("head", Text, nullable=False, default=""),
+    Column("body", Text, nullable=False),
+    # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
+    Column("entity_labels", String(256)),
+)
+
 memories = Table(
     "memories",
     metadata_obj,
+    # One tier item: a text's membership of a tier (namespace), with the item's own fields.
     Column("seq", Integer, primary_key=True, autoincrement=True),
     Column("memory_id", String(64), nullable=False, unique=True),
     Column("namespace", String(128), nullable=False),
     Column("tenant", String(256), nullable=False, default=""),
     Column("memory_type", String(64), nullable=False),
-    Column("content", Text, nullable=False),
+    Column("text_id", Integer, ForeignKey("texts.id"), nullable=False),
+    # "full": the item's content is the whole text (head and body); "body": the body only.
+    Column("view", String(8), nullable=False, default="full"),
     Column("metadata", Text, nullable=False, default="{}"),
     Column("agent_id", String(256)),
     Column("task_id", String(256)),
@@ -70,13 +90,12 @@ memories = Table(
     Column("embedding", Text),
     # Canonical key of who said or did this (speaker/author metadata, else the agent).
     Column("author_key", String(512)),
-    # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
-    Column("entity_labels", String(256)),
     Index("ix_memories_namespace_seq", "namespace", "seq"),
     Index("ix_memories_author", "author_key"),
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
     Index("ix_memories_agent", "namespace", "agent_id"),
     Index("ix_memories_conversation", "conversation_id", "seq"),
+    Index("ix_memories_text", "text_id", "namespace"),
 )
 
 entities = Table(
@@ -89,6 +108,8 @@ entities = Table(
     Column("label", String(32), nullable=False),
     Column("first_seen", String(40), nullable=False),
     Column("last_seen", String(40), nullable=False),
+    # How many mention rows point here (kept by the index, so loading a view is a scan).
+    Column("mentions", Integer, nullable=False, default=0),
     UniqueConstraint("tenant", "key", name="uq_entities_tenant_key"),
 )
 
@@ -109,14 +130,16 @@ mentions = Table(
     metadata_obj,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("entity_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
-    Column("memory_seq", Integer, ForeignKey("memories.seq", ondelete="CASCADE"), nullable=False),
+    Column("text_id", Integer, ForeignKey("texts.id", ondelete="CASCADE"), nullable=False),
     Column("start", Integer, nullable=False),
     Column("end", Integer, nullable=False),
     Column("surface", Text, nullable=False),
     Column("label", String(32), nullable=False),
-    # Newest memories of an entity and its memory count, read from the index alone.
-    Index("ix_mentions_entity_memory", "entity_id", "memory_seq"),
-    Index("ix_mentions_memory", "memory_seq"),
+    # 1 when the mention lies in the text's head (shown by "full" items only).
+    Column("in_head", Integer, nullable=False, default=0),
+    # Newest texts of an entity and its text count, read from the index alone.
+    Index("ix_mentions_entity_text", "entity_id", "text_id"),
+    Index("ix_mentions_text", "text_id"),
 )
 
 relations = Table(
@@ -132,6 +155,8 @@ relations = Table(
     Column("last_seen", String(40), nullable=False),
     Column("valid_from", String(40)),
     Column("valid_to", String(40)),
+    # How many evidence rows support it (kept by the index, so loading a view is a scan).
+    Column("support", Integer, nullable=False, default=0),
     UniqueConstraint("tenant", "subject_id", "predicate", "object_id", name="uq_relations_spo"),
     Index("ix_relations_object", "object_id"),
     Index("ix_relations_subject", "subject_id"),
@@ -143,12 +168,12 @@ relation_evidence = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("relation_id", Integer, ForeignKey("relations.id", ondelete="CASCADE"), nullable=False),
     # NULL for relations added by hand (rule "manual").
-    Column("memory_seq", Integer, ForeignKey("memories.seq", ondelete="CASCADE")),
+    Column("text_id", Integer, ForeignKey("texts.id", ondelete="CASCADE")),
     Column("sent_start", Integer, nullable=False, default=0),
     Column("sent_end", Integer, nullable=False, default=0),
     Column("rule", String(128), nullable=False),
     Index("ix_evidence_relation", "relation_id"),
-    Index("ix_evidence_memory", "memory_seq"),
+    Index("ix_evidence_text", "text_id"),
 )
 
 merges = Table(

@@ -1,0 +1,232 @@
+"""Schema upgrades: an older graphmem's tables rewritten to this release's, in place.
+
+:func:`upgrade` runs when a database opens, inside the opening transaction, before the tables
+are created: a crash halfway leaves the file as it was. It is also how an export of an older
+release is imported (:mod:`graphmem.transfer` loads its rows with :func:`load_v1_copies` and
+converts them with the same statements).
+
+Schema 1 -> 2: a memory row held its own text; now a text is stored once (``texts``) and tier
+items (``memories``) show it, so one task result the facade stores in four tiers is one text
+analysed once. Each schema-1 memory becomes a text of its own (same id as its ``seq``) and an
+item showing all of it; mentions and evidence point at the text; entities and relations get
+their stored mention and support counts.
+
+Example:
+    >>> from graphmem.store.database import Database
+    >>> db = Database()                  # a new database has nothing to upgrade
+    >>> with db.write() as conn:
+    ...     upgrade(conn)
+    False
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, inspect, select, text, update
+
+from . import schema
+
+__all__ = ["V1_COPIED_TABLES", "fill_from_v1_copies", "load_v1_copies", "stored_version", "upgrade"]
+
+#: Schema-1 tables whose rows change shape, and their columns: while the new tables are made
+#: their rows wait in temporary copies ``gm_v1_<name>`` (the statements below spell them out:
+#: SQL text is never assembled at run time).
+V1_COPIED_TABLES: dict[str, tuple[str, ...]] = {
+    "memories": (
+        "seq",
+        "memory_id",
+        "namespace",
+        "tenant",
+        "memory_type",
+        "content",
+        "metadata",
+        "agent_id",
+        "task_id",
+        "conversation_id",
+        "user_id",
+        "importance",
+        "relevance_score",
+        "access_count",
+        "created_at",
+        "last_accessed",
+        "embedding",
+        "author_key",
+        "entity_labels",
+    ),
+    "mentions": ("id", "entity_id", "memory_seq", "start", "end", "surface", "label"),
+    "relation_evidence": ("id", "relation_id", "memory_seq", "sent_start", "sent_end", "rule"),
+}
+_CREATE_V1_COPIES = (
+    "CREATE TEMPORARY TABLE gm_v1_memories (seq INTEGER, memory_id TEXT, namespace TEXT, "
+    "tenant TEXT, memory_type TEXT, content TEXT, metadata TEXT, agent_id TEXT, task_id TEXT, "
+    "conversation_id TEXT, user_id TEXT, importance FLOAT, relevance_score FLOAT, "
+    "access_count INTEGER, created_at TEXT, last_accessed TEXT, embedding TEXT, "
+    "author_key TEXT, entity_labels TEXT)",
+    "CREATE TEMPORARY TABLE gm_v1_mentions (id INTEGER, entity_id INTEGER, memory_seq INTEGER, "
+    'start INTEGER, "end" INTEGER, surface TEXT, label TEXT)',
+    "CREATE TEMPORARY TABLE gm_v1_relation_evidence (id INTEGER, relation_id INTEGER, "
+    "memory_seq INTEGER, sent_start INTEGER, sent_end INTEGER, rule TEXT)",
+)
+_COPY_V1_TABLES = (
+    "INSERT INTO gm_v1_memories SELECT seq, memory_id, namespace, tenant, memory_type, "
+    "content, metadata, agent_id, task_id, conversation_id, user_id, importance, "
+    "relevance_score, access_count, created_at, last_accessed, embedding, author_key, "
+    "entity_labels FROM memories",
+    'INSERT INTO gm_v1_mentions SELECT id, entity_id, memory_seq, start, "end", surface, label '
+    "FROM mentions",
+    "INSERT INTO gm_v1_relation_evidence SELECT id, relation_id, memory_seq, sent_start, "
+    "sent_end, rule FROM relation_evidence",
+)
+_INSERT_V1_ROWS = {
+    "memories": "INSERT INTO gm_v1_memories VALUES (:seq, :memory_id, :namespace, :tenant, "
+    ":memory_type, :content, :metadata, :agent_id, :task_id, :conversation_id, :user_id, "
+    ":importance, :relevance_score, :access_count, :created_at, :last_accessed, :embedding, "
+    ":author_key, :entity_labels)",
+    "mentions": "INSERT INTO gm_v1_mentions VALUES (:id, :entity_id, :memory_seq, :start, :end, "
+    ":surface, :label)",
+    "relation_evidence": "INSERT INTO gm_v1_relation_evidence VALUES (:id, :relation_id, "
+    ":memory_seq, :sent_start, :sent_end, :rule)",
+}
+_DROP_V1_SQLITE = (
+    "DROP TRIGGER IF EXISTS memories_fts_ai",
+    "DROP TRIGGER IF EXISTS memories_fts_ad",
+    "DROP TRIGGER IF EXISTS memories_fts_au",
+    "DROP TABLE IF EXISTS memories_fts",
+    "DROP TABLE relation_evidence",
+    "DROP TABLE mentions",
+    "DROP TABLE memories",
+)
+# On PostgreSQL the old memories table carries a generated tsvector column and its index.
+_DROP_V1_POSTGRESQL = (
+    "DROP TABLE relation_evidence CASCADE",
+    "DROP TABLE mentions CASCADE",
+    "DROP TABLE memories CASCADE",
+)
+_ADD_COUNT_COLUMNS = (
+    "ALTER TABLE entities ADD COLUMN mentions INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE relations ADD COLUMN support INTEGER NOT NULL DEFAULT 0",
+)
+_FILL_FROM_V1_COPIES = (
+    "INSERT INTO texts (id, tenant, head, body, entity_labels) "
+    "SELECT seq, tenant, '', content, entity_labels FROM gm_v1_memories",
+    "INSERT INTO memories (seq, memory_id, namespace, tenant, memory_type, text_id, view, "
+    "metadata, agent_id, task_id, conversation_id, user_id, importance, relevance_score, "
+    "access_count, created_at, last_accessed, embedding, author_key) "
+    "SELECT seq, memory_id, namespace, tenant, memory_type, seq, 'full', metadata, agent_id, "
+    "task_id, conversation_id, user_id, importance, relevance_score, access_count, created_at, "
+    "last_accessed, embedding, author_key FROM gm_v1_memories",
+    'INSERT INTO mentions (id, entity_id, text_id, start, "end", surface, label, in_head) '
+    'SELECT id, entity_id, memory_seq, start, "end", surface, label, 0 FROM gm_v1_mentions',
+    "INSERT INTO relation_evidence (id, relation_id, text_id, sent_start, sent_end, rule) "
+    "SELECT id, relation_id, memory_seq, sent_start, sent_end, rule "
+    "FROM gm_v1_relation_evidence",
+    "UPDATE entities SET mentions = "
+    "(SELECT count(*) FROM mentions WHERE mentions.entity_id = entities.id)",
+    "UPDATE relations SET support = "
+    "(SELECT count(*) FROM relation_evidence WHERE relation_evidence.relation_id = relations.id)",
+    "DROP TABLE gm_v1_memories",
+    "DROP TABLE gm_v1_mentions",
+    "DROP TABLE gm_v1_relation_evidence",
+)
+
+
+def stored_version(conn: Connection) -> int | None:
+    """The schema version a database holds (None: no graphmem tables yet)."""
+    if not inspect(conn).has_table("graphmem_meta"):
+        return None
+    value = conn.execute(
+        select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+    ).scalar()
+    return int(value) if value is not None else None
+
+
+def upgrade(conn: Connection) -> bool:
+    """Rewrite an older schema's tables to the current one; True when something changed.
+
+    The caller creates what is missing afterwards (new tables, indexes, the full-text index,
+    which it rebuilds when this returns True).
+    """
+    version = stored_version(conn)
+    if version is None or version >= schema.SCHEMA_VERSION:
+        return False
+    if version == 1:
+        _v1_to_v2(conn)
+    conn.execute(
+        update(schema.meta)
+        .where(schema.meta.c.key == "schema_version")
+        .values(value=str(schema.SCHEMA_VERSION))
+    )
+    return True
+
+
+def _run(conn: Connection, statements: Iterable[str]) -> None:
+    for sql in statements:
+        conn.exec_driver_sql(sql)
+
+
+def _v1_to_v2(conn: Connection) -> None:
+    _run(conn, _CREATE_V1_COPIES)
+    _run(conn, _COPY_V1_TABLES)
+    _run(conn, _DROP_V1_POSTGRESQL if conn.dialect.name == "postgresql" else _DROP_V1_SQLITE)
+    _run(conn, _ADD_COUNT_COLUMNS)
+    schema.metadata_obj.create_all(
+        conn,
+        tables=[schema.texts, schema.memories, schema.mentions, schema.relation_evidence],
+    )
+    fill_from_v1_copies(conn)
+    for merge_id, snapshot in conn.execute(select(schema.merges.c.id, schema.merges.c.snapshot)):
+        conn.execute(
+            update(schema.merges)
+            .where(schema.merges.c.id == merge_id)
+            .values(snapshot=json.dumps(v1_snapshot_to_v2(json.loads(snapshot))))
+        )
+
+
+def load_v1_copies(conn: Connection, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    """Put schema-1 rows of the copied tables (from an export) into the temporary copies that
+    :func:`fill_from_v1_copies` reads."""
+    _run(conn, _CREATE_V1_COPIES)
+    for table, columns in V1_COPIED_TABLES.items():
+        values = [{name: row.get(name) for name in columns} for row in rows.get(table, ())]
+        if values:
+            conn.execute(text(_INSERT_V1_ROWS[table]), values)
+
+
+def fill_from_v1_copies(conn: Connection) -> None:
+    """Fill ``texts``, ``memories``, ``mentions`` and ``relation_evidence`` from the
+    temporary schema-1 copies (then dropped), and count each entity's mentions and each
+    relation's support."""
+    _run(conn, _FILL_FROM_V1_COPIES)
+
+
+def v1_snapshot_to_v2(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A merge's undo snapshot written by schema 1, in schema 2's row shapes (evidence points
+    at texts, whose ids are the old memory seqs; counts are recounted when it is undone)."""
+
+    def evidence(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {
+                **{k: v for k, v in row.items() if k != "memory_seq"},
+                "text_id": row.get("memory_seq"),
+            }
+            if "memory_seq" in row
+            else row
+            for row in rows
+        ]
+
+    def with_default(rows: Iterable[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+        return [{key: 0, **row} for row in rows]
+
+    out = dict(snapshot)
+    out["evidence"] = evidence(snapshot.get("evidence", []))
+    out["relations"] = with_default(snapshot.get("relations", []), "support")
+    out["kept_relations_before"] = with_default(
+        snapshot.get("kept_relations_before", []), "support"
+    )
+    for key in ("kept_entity", "merged_entity"):
+        if key in snapshot:
+            out[key] = {"mentions": 0, **snapshot[key]}
+    return out
