@@ -64,8 +64,14 @@ def _memory(records: Any) -> tuple[Any, dict[str, str]]:
 
     memory = LongTermMemory(max_items=None)
     items = memory.save_many(
-        [{"content": r.content, "metadata": dict(r.metadata), "conversation_id": r.conversation_id}
-         for r in records]
+        [
+            {
+                "content": r.content,
+                "metadata": dict(r.metadata),
+                "conversation_id": r.conversation_id,
+            }
+            for r in records
+        ]
     )
     return memory, {item.memory_id: r.id for item, r in zip(items, records, strict=True)}
 
@@ -94,8 +100,12 @@ def run(groups: list[tuple[Any, Any]], name: str) -> list[tuple[str, list[dict[s
 
 
 def table(title: str, results: list[tuple[str, list[dict[str, float]]]]) -> str:
-    lines = [f"### {title}", "", "| step | R@10 | MRR | ΔR@10 vs previous [95% CI] |",
-             "| --- | ---: | ---: | ---: |"]
+    lines = [
+        f"### {title}",
+        "",
+        "| step | R@10 | MRR | ΔR@10 vs previous [95% CI] |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     previous: list[dict[str, float]] | None = None
     for step, rows in results:
         r10 = 100 * sum(r["R@10"] for r in rows) / len(rows)
@@ -112,22 +122,33 @@ def table(title: str, results: list[tuple[str, list[dict[str, float]]]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--locomo", default=str(DEFAULT_LOCOMO), help="path to locomo_dev.json")
-    ap.add_argument("--redocred", default=str(DEFAULT_REDOCRED_RETRIEVAL),
-                    help="path to retrieval_dev.json")
-    ap.add_argument("--redocred-queries", type=int, default=1500,
-                    help="random subset of full-variant queries (fixed seed 0)")
+    ap.add_argument(
+        "--redocred", default=str(DEFAULT_REDOCRED_RETRIEVAL), help="path to retrieval_dev.json"
+    )
+    ap.add_argument(
+        "--redocred-queries",
+        type=int,
+        default=1500,
+        help="random subset of full-variant queries (fixed seed 0)",
+    )
     args = ap.parse_args(argv)
     out = [machine_line(), ""]
     convs = load_locomo(args.locomo)
-    groups = [(c.records, [q for q in c.queries if q.tags["category"] in (1, 2, 3, 4)]) for c in convs]
+    groups = [
+        (c.records, [q for q in c.queries if q.tags["category"] in (1, 2, 3, 4)]) for c in convs
+    ]
     out.append(table("LoCoMo dev, categories 1-4", run(groups, "locomo")))
     records, queries = load_redocred_retrieval(args.redocred)
     full = [q for q in queries if q.tags.get("variant") == "full"]
     random.Random(0).shuffle(full)
     subset = full[: args.redocred_queries]
     out.append("")
-    out.append(table(f"Re-DocRED retrieval, {len(subset)} random full-variant queries",
-                     run([(records, subset)], "redocred")))
+    out.append(
+        table(
+            f"Re-DocRED retrieval, {len(subset)} random full-variant queries",
+            run([(records, subset)], "redocred"),
+        )
+    )
     print("\n".join(out))
 
 

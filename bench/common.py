@@ -118,7 +118,13 @@ class RetrievalSystem(Protocol):
 # LoCoMo
 # --------------------------------------------------------------------------------------------
 
-LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 _EVIDENCE_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
 
@@ -535,7 +541,9 @@ def try_graphmem_system(**kwargs: Any) -> GraphmemLongTermSystem | None:
 # --------------------------------------------------------------------------------------------
 
 
-def ensure_calute_venv(venv: Path | str = DEFAULT_CALUTE_VENV, version: str = CALUTE_VERSION) -> Path:
+def ensure_calute_venv(
+    venv: Path | str = DEFAULT_CALUTE_VENV, version: str = CALUTE_VERSION
+) -> Path:
     """Create ``venv`` with ``pip install calute==version`` if needed; return its python.
 
     calute is never a graphmem dependency: it lives only in this benchmark venv (gitignored).
@@ -550,7 +558,15 @@ def ensure_calute_venv(venv: Path | str = DEFAULT_CALUTE_VENV, version: str = CA
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     log(f"installing calute=={version} into {venv}")
     subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", f"calute=={version}"],
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"calute=={version}",
+        ],
         check=True,
     )
     check = subprocess.run(
@@ -559,8 +575,10 @@ def ensure_calute_venv(venv: Path | str = DEFAULT_CALUTE_VENV, version: str = CA
         text=True,
     )
     if check.returncode != 0:
-        log("warning: `import calute.memory` failed in the venv; the worker will load the memory "
-            "modules by file path instead:\n" + check.stderr[-2000:])
+        log(
+            "warning: `import calute.memory` failed in the venv; the worker will load the memory "
+            "modules by file path instead:\n" + check.stderr[-2000:]
+        )
     marker.write_text(version)
     return py
 

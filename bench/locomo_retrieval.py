@@ -44,8 +44,14 @@ from common import (
 )
 
 ALL_SYSTEMS = ("bm25", "graphmem", "graphmem-cortex", "calute", "calute-keyword")
-REFERENCE_BM25 = {"R@5": 50.5, "R@10": 57.4, "R@20": 62.4, "multi-hop R@10": 27.9,
-                  "open-domain R@10": 29.5, "adversarial R@10": 62.0}
+REFERENCE_BM25 = {
+    "R@5": 50.5,
+    "R@10": 57.4,
+    "R@20": 62.4,
+    "multi-hop R@10": 27.9,
+    "open-domain R@10": 29.5,
+    "adversarial R@10": 62.0,
+}
 
 
 def make_systems(
@@ -84,13 +90,24 @@ def category_groups() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--locomo", default=str(DEFAULT_LOCOMO), help="path to locomo_dev.json")
-    ap.add_argument("--systems", default=",".join(ALL_SYSTEMS),
-                    help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}")
-    ap.add_argument("--depth", type=int, default=50,
-                    help="ranked items requested per question (MRR looks this deep)")
+    ap.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}",
+    )
+    ap.add_argument(
+        "--depth",
+        type=int,
+        default=50,
+        help="ranked items requested per question (MRR looks this deep)",
+    )
     ap.add_argument("--calute-venv", default=None, help="calute venv (default bench/.venvs/...)")
-    ap.add_argument("--cortex-importance", type=float, default=0.7,
-                    help="importance of every turn saved through the facade (graphmem-cortex)")
+    ap.add_argument(
+        "--cortex-importance",
+        type=float,
+        default=0.7,
+        help="importance of every turn saved through the facade (graphmem-cortex)",
+    )
     ap.add_argument("--out", default="locomo_retrieval", help="results file stem in bench/results/")
     args = ap.parse_args(argv)
 
@@ -102,8 +119,11 @@ def main(argv: list[str] | None = None) -> None:
         f"(no valid evidence), {sum(c.dropped_evidence for c in conversations)} evidence ids dropped"
     )
     groups = [(c.records, c.queries) for c in conversations]
-    systems = make_systems([s.strip() for s in args.systems.split(",") if s.strip()],
-                           args.calute_venv, args.cortex_importance)
+    systems = make_systems(
+        [s.strip() for s in args.systems.split(",") if s.strip()],
+        args.calute_venv,
+        args.cortex_importance,
+    )
 
     results: dict[str, dict[str, Any]] = {}
     try:
@@ -124,8 +144,10 @@ def main(argv: list[str] | None = None) -> None:
     for name, res in results.items():
         g = res["groups"]
         o = g["overall (1-4)"]
-        rows.append([name, o["R@5"], o["R@10"], o["R@20"], o["all@10"], o["MRR"]]
-                    + [g[c].get("R@10", float("nan")) for c in cats[1:]])
+        rows.append(
+            [name, o["R@5"], o["R@10"], o["R@20"], o["all@10"], o["MRR"]]
+            + [g[c].get("R@10", float("nan")) for c in cats[1:]]
+        )
     rows.append(["README bm25 reference", 50.5, 57.4, 62.4, "", "", 27.9, "", 29.5, "", 62.0])
     n_overall = next(iter(results.values()))["groups"]["overall (1-4)"]["n"] if results else 0
     print(f"Overall = categories 1-4 ({n_overall} questions); adversarial (5) separately.\n")
@@ -141,8 +163,13 @@ def main(argv: list[str] | None = None) -> None:
         for name in comparisons["R@10"]:
             d10, lo10, hi10 = comparisons["R@10"][name]
             dm, lom, him = comparisons["MRR"][name]
-            brow.append([name, f"{d10:+.1f} [{lo10:+.1f}, {hi10:+.1f}]",
-                         f"{dm:+.1f} [{lom:+.1f}, {him:+.1f}]"])
+            brow.append(
+                [
+                    name,
+                    f"{d10:+.1f} [{lo10:+.1f}, {hi10:+.1f}]",
+                    f"{dm:+.1f} [{lom:+.1f}, {him:+.1f}]",
+                ]
+            )
         print(markdown_table(["system", "ΔR@10 [95% CI]", "ΔMRR [95% CI]"], brow))
 
     path = write_results(

@@ -265,9 +265,7 @@ def prf(tp_p: int, n_pred: int, tp_r: int, n_gold: int) -> dict[str, float]:
     return {"P": 100 * p, "R": 100 * r, "F1": 100 * f, "n_pred": n_pred, "n_gold": n_gold}
 
 
-def score_system(
-    docs: Sequence[EntityDoc], run: SystemRun, is_cooccurrence: Any
-) -> dict[str, Any]:
+def score_system(docs: Sequence[EntityDoc], run: SystemRun, is_cooccurrence: Any) -> dict[str, Any]:
     """Entity P/R/F1 (with and without TIME/NUM), per-type recall, linked-pair recall/precision."""
     counts: Counter[str] = Counter()
     type_found: Counter[str] = Counter()
@@ -324,8 +322,10 @@ def score_system(
                 if cand:
                     edge_judged += 1
                     edge_ok += bool(cand & doc.pairs)
-            for suffix, pairs in (("all", doc.pairs),
-                                  ("noattr", {p for p in doc.pairs if not (p & attr)})):
+            for suffix, pairs in (
+                ("all", doc.pairs),
+                ("noattr", {p for p in doc.pairs if not (p & attr)}),
+            ):
                 if kind == "any":  # the gold pairs once per document, not once per edge kind
                     counts[f"pairs_{suffix}"] += len(pairs)
                 counts[f"linked_{kind}_{suffix}"] += len(linked & pairs)
@@ -339,10 +339,15 @@ def score_system(
         return 100.0 * counts[a] / counts[b] if counts[b] else 0.0
 
     return {
-        "entities_all": prf(counts["tp_pred_all"], counts["pred_all"], counts["tp_gold_all"],
-                            counts["gold_all"]),
-        "entities_no_time_num": prf(counts["tp_pred_noattr"], counts["pred_noattr"],
-                                    counts["tp_gold_noattr"], counts["gold_noattr"]),
+        "entities_all": prf(
+            counts["tp_pred_all"], counts["pred_all"], counts["tp_gold_all"], counts["gold_all"]
+        ),
+        "entities_no_time_num": prf(
+            counts["tp_pred_noattr"],
+            counts["pred_noattr"],
+            counts["tp_gold_noattr"],
+            counts["gold_noattr"],
+        ),
         "recall_by_type": {t: 100.0 * type_found[t] / type_total[t] for t in sorted(type_total)},
         "linked_pair_recall": {
             "any_all": pct("linked_any_all", "pairs_all"),
@@ -378,11 +383,18 @@ def relation_sample(
         for s, pred, o, ui in graph.edges:
             if is_cooccurrence(pred):
                 continue
-            pool.append({
-                "system": run.name, "doc": doc.doc_id, "title": doc.title, "subject": s,
-                "predicate": pred, "object": o, "unit": ui,
-                "evidence": units[ui] if ui is not None and 0 <= ui < len(units) else None,
-            })
+            pool.append(
+                {
+                    "system": run.name,
+                    "doc": doc.doc_id,
+                    "title": doc.title,
+                    "subject": s,
+                    "predicate": pred,
+                    "object": o,
+                    "unit": ui,
+                    "evidence": units[ui] if ui is not None and 0 <= ui < len(units) else None,
+                }
+            )
     rng = random.Random(seed)
     picked = sorted(rng.sample(pool, min(n, len(pool))), key=lambda r: (r["doc"], r["unit"] or 0))
     for r in picked:
@@ -396,13 +408,16 @@ def sample_markdown(rows: Sequence[dict[str, Any]], system: str, seed: int) -> s
         "\nMark `correct` yes/no: yes when the evidence sentence states that relation between "
         "the two entities (direction included).\n\n"
     )
-    lines = ["| # | doc | subject | predicate | object | evidence | correct (yes/no) |",
-             "| ---: | ---: | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| # | doc | subject | predicate | object | evidence | correct (yes/no) |",
+        "| ---: | ---: | --- | --- | --- | --- | --- |",
+    ]
     for i, r in enumerate(rows, 1):
         ev = (r["evidence"] or "").replace("|", "\\|")
         cells = [str(i), str(r["doc"]), r["subject"], r["predicate"], r["object"], ev, ""]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") if c is not ev else c
-                                         for c in cells) + " |")
+        lines.append(
+            "| " + " | ".join(c.replace("|", "\\|") if c is not ev else c for c in cells) + " |"
+        )
     return head + "\n".join(lines) + "\n"
 
 
@@ -412,21 +427,36 @@ def sample_markdown(rows: Sequence[dict[str, Any]], system: str, seed: int) -> s
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", default=str(DEFAULT_REDOCRED_DEV), help="path to dev_revised.json")
-    ap.add_argument("--systems", default=",".join(ALL_SYSTEMS),
-                    help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}")
-    ap.add_argument("--unit", choices=("sentence", "doc"), default="sentence",
-                    help="save one memory per sentence (default) or per document")
+    ap.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}",
+    )
+    ap.add_argument(
+        "--unit",
+        choices=("sentence", "doc"),
+        default="sentence",
+        help="save one memory per sentence (default) or per document",
+    )
     ap.add_argument("--limit", type=int, default=0, help="first N documents only (0 = all 500)")
-    ap.add_argument("--cooccurrence-predicates", default=DEFAULT_COOCCURRENCE,
-                    help="predicates counted as co-occurrence, not typed relations")
-    ap.add_argument("--sample-system", default="",
-                    help="system whose typed relations are sampled (default: graphmem if it ran, "
-                         "else calute)")
+    ap.add_argument(
+        "--cooccurrence-predicates",
+        default=DEFAULT_COOCCURRENCE,
+        help="predicates counted as co-occurrence, not typed relations",
+    )
+    ap.add_argument(
+        "--sample-system",
+        default="",
+        help="system whose typed relations are sampled (default: graphmem if it ran, else calute)",
+    )
     ap.add_argument("--sample-size", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample-jsonl", default=str(RESULTS_DIR / "relation_sample.jsonl"))
-    ap.add_argument("--sample-md", default=str(RESULTS_DIR / "relation_sample.md"),
-                    help="markdown template for hand-checking (copy to docs/ when filled in)")
+    ap.add_argument(
+        "--sample-md",
+        default=str(RESULTS_DIR / "relation_sample.md"),
+        help="markdown template for hand-checking (copy to docs/ when filled in)",
+    )
     ap.add_argument("--calute-venv", default=None)
     ap.add_argument("--out", default="redocred_entities", help="results file stem")
     args = ap.parse_args(argv)
@@ -437,8 +467,10 @@ def main(argv: list[str] | None = None) -> None:
         return pred in cooc
 
     docs = load_redocred_docs(args.data, args.limit)
-    log(f"Re-DocRED: {len(docs)} docs, {sum(len(d.clusters) for d in docs)} gold clusters, "
-        f"{sum(len(d.pairs) for d in docs)} gold relation pairs; unit = {args.unit}")
+    log(
+        f"Re-DocRED: {len(docs)} docs, {sum(len(d.clusters) for d in docs)} gold clusters, "
+        f"{sum(len(d.pairs) for d in docs)} gold relation pairs; unit = {args.unit}"
+    )
 
     runs: dict[str, SystemRun] = {}
     for name in [s.strip() for s in args.systems.split(",") if s.strip()]:
@@ -458,50 +490,105 @@ def main(argv: list[str] | None = None) -> None:
 
     scores = {name: score_system(docs, run, is_cooccurrence) for name, run in runs.items()}
 
-    print(f"## Re-DocRED entities and links ({args.data}, unit = {args.unit})\n\n{machine_line()}\n")
+    print(
+        f"## Re-DocRED entities and links ({args.data}, unit = {args.unit})\n\n{machine_line()}\n"
+    )
     rows = []
     for name, s in scores.items():
         a, b = s["entities_all"], s["entities_no_time_num"]
         lp, pp = s["linked_pair_recall"], s["linked_pair_precision"]
-        rows.append([name, a["P"], a["R"], a["F1"], b["P"], b["R"], b["F1"], lp["any_no_time_num"],
-                     lp["typed_no_time_num"], pp["any"], pp["typed"], s["edges_per_doc"]["any"],
-                     s["edges_per_doc"]["typed"], s["isolated_entities_pct"], s["seconds"]])
-    print(markdown_table(
-        ["system", "P", "R", "F1", "P -T/N", "R -T/N", "F1 -T/N", "linked R (any)",
-         "linked R (typed)", "edge P (any)", "edge P (typed)", "edges/doc", "typed/doc",
-         "isolated %", "s"],
-        rows))
-    print("\n-T/N: gold TIME and NUM clusters excluded. Linked R: share of gold {head, tail} "
-          "pairs (TIME/NUM excluded) joined by an edge. Edge P: share of edges between matched "
-          "gold clusters that join a gold pair. Isolated: share of system entities on no edge.\n")
+        rows.append(
+            [
+                name,
+                a["P"],
+                a["R"],
+                a["F1"],
+                b["P"],
+                b["R"],
+                b["F1"],
+                lp["any_no_time_num"],
+                lp["typed_no_time_num"],
+                pp["any"],
+                pp["typed"],
+                s["edges_per_doc"]["any"],
+                s["edges_per_doc"]["typed"],
+                s["isolated_entities_pct"],
+                s["seconds"],
+            ]
+        )
+    print(
+        markdown_table(
+            [
+                "system",
+                "P",
+                "R",
+                "F1",
+                "P -T/N",
+                "R -T/N",
+                "F1 -T/N",
+                "linked R (any)",
+                "linked R (typed)",
+                "edge P (any)",
+                "edge P (typed)",
+                "edges/doc",
+                "typed/doc",
+                "isolated %",
+                "s",
+            ],
+            rows,
+        )
+    )
+    print(
+        "\n-T/N: gold TIME and NUM clusters excluded. Linked R: share of gold {head, tail} "
+        "pairs (TIME/NUM excluded) joined by an edge. Edge P: share of edges between matched "
+        "gold clusters that join a gold pair. Isolated: share of system entities on no edge.\n"
+    )
     types = sorted({t for s in scores.values() for t in s["recall_by_type"]})
-    print(markdown_table(["system"] + [f"R {t}" for t in types],
-                         [[n] + [s["recall_by_type"].get(t, 0.0) for t in types]
-                          for n, s in scores.items()]))
+    print(
+        markdown_table(
+            ["system"] + [f"R {t}" for t in types],
+            [[n] + [s["recall_by_type"].get(t, 0.0) for t in types] for n, s in scores.items()],
+        )
+    )
 
     sample_name = args.sample_system or ("graphmem" if "graphmem" in runs else "calute")
     sample: list[dict[str, Any]] = []
     pool_size = 0
     if sample_name in runs:
-        sample = relation_sample(docs, runs[sample_name], args.unit, is_cooccurrence,
-                                 args.sample_size, args.seed)
+        sample = relation_sample(
+            docs, runs[sample_name], args.unit, is_cooccurrence, args.sample_size, args.seed
+        )
         pool_size = sample[0]["pool"] if sample else 0
         Path(args.sample_jsonl).parent.mkdir(parents=True, exist_ok=True)
         with open(args.sample_jsonl, "w", encoding="utf-8") as fh:
             for r in sample:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        Path(args.sample_md).write_text(sample_markdown(sample, sample_name, args.seed),
-                                        encoding="utf-8")
-        log(f"relation sample: {len(sample)} of {pool_size} typed relations of {sample_name} -> "
-            f"{args.sample_jsonl}, {args.sample_md}")
+        Path(args.sample_md).write_text(
+            sample_markdown(sample, sample_name, args.seed), encoding="utf-8"
+        )
+        log(
+            f"relation sample: {len(sample)} of {pool_size} typed relations of {sample_name} -> "
+            f"{args.sample_jsonl}, {args.sample_md}"
+        )
 
-    path = write_results(args.out, {
-        "benchmark": "redocred_entities", "data": args.data, "unit": args.unit,
-        "machine": machine_facts(), "cooccurrence_predicates": sorted(cooc),
-        "info": {n: r.info for n, r in runs.items()}, "scores": scores,
-        "relation_sample": {"system": sample_name, "n": len(sample), "pool": pool_size,
-                            "seed": args.seed},
-    })
+    path = write_results(
+        args.out,
+        {
+            "benchmark": "redocred_entities",
+            "data": args.data,
+            "unit": args.unit,
+            "machine": machine_facts(),
+            "cooccurrence_predicates": sorted(cooc),
+            "info": {n: r.info for n, r in runs.items()},
+            "scores": scores,
+            "relation_sample": {
+                "system": sample_name,
+                "n": len(sample),
+                "pool": pool_size,
+                "seed": args.seed,
+            },
+        },
+    )
     log(f"wrote {path}")
 
 

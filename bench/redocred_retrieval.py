@@ -46,8 +46,14 @@ from common import (
 
 ALL_SYSTEMS = ("bm25", "graphmem", "calute", "calute-keyword")
 REFERENCE_BM25 = {
-    "full R@5": 65.8, "full R@10": 70.9, "full all@10": 51.4, "full MRR": 73.5,
-    "needs-resolution R@10": 52.3, "multi R@10": 54.2, "short R@10": 61.8, "short MRR": 39.6,
+    "full R@5": 65.8,
+    "full R@10": 70.9,
+    "full all@10": 51.4,
+    "full MRR": 73.5,
+    "needs-resolution R@10": 52.3,
+    "multi R@10": 54.2,
+    "short R@10": 61.8,
+    "short MRR": 39.6,
 }
 
 
@@ -67,29 +73,50 @@ def tag_groups() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data", default=str(DEFAULT_REDOCRED_RETRIEVAL),
-                    help="path to retrieval_dev.json")
-    ap.add_argument("--systems", default=",".join(ALL_SYSTEMS),
-                    help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}")
-    ap.add_argument("--depth", type=int, default=50,
-                    help="ranked items requested per question (MRR looks this deep)")
-    ap.add_argument("--max-queries", type=int, default=0,
-                    help="score every system on a fixed random subset of this size (0 = all)")
-    ap.add_argument("--calute-max-queries", type=int, default=1000,
-                    help="query subset size for the calute systems (0 = all; the SHA-256 path "
-                         "takes ~0.1 s per query over 4,110 items)")
+    ap.add_argument(
+        "--data", default=str(DEFAULT_REDOCRED_RETRIEVAL), help="path to retrieval_dev.json"
+    )
+    ap.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}",
+    )
+    ap.add_argument(
+        "--depth",
+        type=int,
+        default=50,
+        help="ranked items requested per question (MRR looks this deep)",
+    )
+    ap.add_argument(
+        "--max-queries",
+        type=int,
+        default=0,
+        help="score every system on a fixed random subset of this size (0 = all)",
+    )
+    ap.add_argument(
+        "--calute-max-queries",
+        type=int,
+        default=1000,
+        help="query subset size for the calute systems (0 = all; the SHA-256 path "
+        "takes ~0.1 s per query over 4,110 items)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the query subsets")
     ap.add_argument("--calute-venv", default=None, help="calute venv (default bench/.venvs/...)")
-    ap.add_argument("--out", default="redocred_retrieval", help="results file stem in bench/results/")
+    ap.add_argument(
+        "--out", default="redocred_retrieval", help="results file stem in bench/results/"
+    )
     args = ap.parse_args(argv)
 
     records, queries = load_redocred_retrieval(args.data)
     if args.max_queries and args.max_queries < len(queries):
-        queries = sorted(random.Random(args.seed).sample(queries, args.max_queries),
-                         key=lambda q: q.qid)
+        queries = sorted(
+            random.Random(args.seed).sample(queries, args.max_queries), key=lambda q: q.qid
+        )
     n_full = sum(q.tags["variant"] == "full" for q in queries)
-    log(f"Re-DocRED retrieval: {len(records)} items, {len(queries)} queries "
-        f"({n_full} full, {len(queries) - n_full} short)")
+    log(
+        f"Re-DocRED retrieval: {len(records)} items, {len(queries)} queries "
+        f"({n_full} full, {len(queries) - n_full} short)"
+    )
 
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
     results: dict[str, dict[str, Any]] = {}
@@ -109,8 +136,10 @@ def main(argv: list[str] | None = None) -> None:
                 system = CaluteLongTermSystem("semantic" if name == "calute" else "keyword", worker)
                 system.name = name
                 if args.calute_max_queries and args.calute_max_queries < len(queries):
-                    qs = sorted(random.Random(args.seed).sample(queries, args.calute_max_queries),
-                                key=lambda q: q.qid)
+                    qs = sorted(
+                        random.Random(args.seed).sample(queries, args.calute_max_queries),
+                        key=lambda q: q.qid,
+                    )
                     log(f"{name}: scoring a fixed random subset of {len(qs)} queries")
             else:
                 raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
@@ -125,10 +154,15 @@ def main(argv: list[str] | None = None) -> None:
                 from common import score_ranking
 
                 for q, ranked in zip(chunk, rankings, strict=True):
-                    res["per_question"].append({
-                        "qid": q.qid, "tags": q.tags, "gold": q.gold, "ranked": ranked,
-                        "metrics": score_ranking(ranked, q.gold),
-                    })
+                    res["per_question"].append(
+                        {
+                            "qid": q.qid,
+                            "tags": q.tags,
+                            "gold": q.gold,
+                            "ranked": ranked,
+                            "metrics": score_ranking(ranked, q.gold),
+                        }
+                    )
                 log(f"{name}: query chunk {ci}/{len(chunks)}")
             res["n_queries"] = len(qs)
             res["groups"] = group_metrics(res["per_question"], tag_groups())
@@ -141,25 +175,78 @@ def main(argv: list[str] | None = None) -> None:
             worker.close()
 
     print(f"## Re-DocRED retrieval ({args.data})\n\n{machine_line()}\n")
-    headers = ["system", "n", "R@5", "R@10", "R@20", "all@10", "MRR", "easy R@10", "alias R@10",
-               "pronoun R@10", "bridge R@10", "needs-res R@10", "single R@10", "multi R@10",
-               "short R@10", "short MRR"]
+    headers = [
+        "system",
+        "n",
+        "R@5",
+        "R@10",
+        "R@20",
+        "all@10",
+        "MRR",
+        "easy R@10",
+        "alias R@10",
+        "pronoun R@10",
+        "bridge R@10",
+        "needs-res R@10",
+        "single R@10",
+        "multi R@10",
+        "short R@10",
+        "short MRR",
+    ]
     rows = []
     for name, res in results.items():
         g = res["groups"]
         f = g["full"]
-        rows.append([name, res["n_queries"], f.get("R@5"), f.get("R@10"), f.get("R@20"),
-                     f.get("all@10"), f.get("MRR")]
-                    + [g[k].get("R@10") for k in ("full/easy", "full/alias", "full/pronoun",
-                                                  "full/bridge", "full/needs-resolution",
-                                                  "full/single", "full/multi", "short")]
-                    + [g["short"].get("MRR")])
-    rows.append(["README bm25 reference", "", 65.8, 70.9, "", 51.4, 73.5, "", "", "", "", 52.3,
-                 "", 54.2, 61.8, 39.6])
+        rows.append(
+            [
+                name,
+                res["n_queries"],
+                f.get("R@5"),
+                f.get("R@10"),
+                f.get("R@20"),
+                f.get("all@10"),
+                f.get("MRR"),
+            ]
+            + [
+                g[k].get("R@10")
+                for k in (
+                    "full/easy",
+                    "full/alias",
+                    "full/pronoun",
+                    "full/bridge",
+                    "full/needs-resolution",
+                    "full/single",
+                    "full/multi",
+                    "short",
+                )
+            ]
+            + [g["short"].get("MRR")]
+        )
+    rows.append(
+        [
+            "README bm25 reference",
+            "",
+            65.8,
+            70.9,
+            "",
+            51.4,
+            73.5,
+            "",
+            "",
+            "",
+            "",
+            52.3,
+            "",
+            54.2,
+            61.8,
+            39.6,
+        ]
+    )
     print(markdown_table(headers, rows))
 
     comparisons: dict[str, Any] = {}
     if "bm25" in results and len(results) > 1:
+
         def is_full(r: dict[str, Any]) -> bool:
             return r["tags"]["variant"] == "full"
 
@@ -179,11 +266,18 @@ def main(argv: list[str] | None = None) -> None:
             brow.append(cells)
         print(markdown_table(["system", "ΔR@10", "ΔMRR", "Δneeds-res R@10"], brow))
 
-    path = write_results(args.out, {
-        "benchmark": "redocred_retrieval", "data": args.data, "machine": machine_facts(),
-        "depth": args.depth, "reference_bm25": REFERENCE_BM25,
-        "comparisons_vs_bm25": comparisons, "results": results,
-    })
+    path = write_results(
+        args.out,
+        {
+            "benchmark": "redocred_retrieval",
+            "data": args.data,
+            "machine": machine_facts(),
+            "depth": args.depth,
+            "reference_bm25": REFERENCE_BM25,
+            "comparisons_vs_bm25": comparisons,
+            "results": results,
+        },
+    )
     log(f"wrote {path}")
 
 

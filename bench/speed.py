@@ -70,17 +70,89 @@ from common import (
 
 ALL_SYSTEMS = ("graphmem", "calute")
 
-FIRST = ["Alice", "Bob", "Carol", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jamal",
-         "Kofi", "Lena", "Mateo", "Nadia", "Oren", "Priya", "Quinn", "Rosa", "Sven", "Tariq"]
-LAST = ["Nguyen", "Schmidt", "Okafor", "Rossi", "Tanaka", "Kowalski", "Haddad", "Larsen",
-        "Moreau", "Silva", "Chen", "Ivanova", "Murphy", "Patel", "Garcia"]
-ORGS = ["Acme Corp", "Initech", "Globex", "Umbrella Labs", "Stark Industries", "Wayne Enterprises",
-        "OpenAI", "IBM", "Siemens", "Nordic Freight", "Helios Energy", "Bluebird Bank",
-        "Vertex Analytics", "Quantum Retail", "Orbital Foods"]
-CITIES = ["Berlin", "Paris", "Tokyo", "Lagos", "Toronto", "Sydney", "Madrid", "Chicago",
-          "Singapore", "Nairobi", "Oslo", "Seoul", "Lima", "Warsaw", "Austin"]
-PRODUCTS = ["Phoenix CRM", "Atlas API", "Nimbus Cloud", "Falcon Router", "Orion Dashboard",
-            "Zephyr Mobile", "Titan Database", "Aurora Chatbot"]
+FIRST = [
+    "Alice",
+    "Bob",
+    "Carol",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Grace",
+    "Hiro",
+    "Ines",
+    "Jamal",
+    "Kofi",
+    "Lena",
+    "Mateo",
+    "Nadia",
+    "Oren",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tariq",
+]
+LAST = [
+    "Nguyen",
+    "Schmidt",
+    "Okafor",
+    "Rossi",
+    "Tanaka",
+    "Kowalski",
+    "Haddad",
+    "Larsen",
+    "Moreau",
+    "Silva",
+    "Chen",
+    "Ivanova",
+    "Murphy",
+    "Patel",
+    "Garcia",
+]
+ORGS = [
+    "Acme Corp",
+    "Initech",
+    "Globex",
+    "Umbrella Labs",
+    "Stark Industries",
+    "Wayne Enterprises",
+    "OpenAI",
+    "IBM",
+    "Siemens",
+    "Nordic Freight",
+    "Helios Energy",
+    "Bluebird Bank",
+    "Vertex Analytics",
+    "Quantum Retail",
+    "Orbital Foods",
+]
+CITIES = [
+    "Berlin",
+    "Paris",
+    "Tokyo",
+    "Lagos",
+    "Toronto",
+    "Sydney",
+    "Madrid",
+    "Chicago",
+    "Singapore",
+    "Nairobi",
+    "Oslo",
+    "Seoul",
+    "Lima",
+    "Warsaw",
+    "Austin",
+]
+PRODUCTS = [
+    "Phoenix CRM",
+    "Atlas API",
+    "Nimbus Cloud",
+    "Falcon Router",
+    "Orion Dashboard",
+    "Zephyr Mobile",
+    "Titan Database",
+    "Aurora Chatbot",
+]
 ROLES = ["Data Analyst", "Researcher", "Sales Lead", "Support Agent", "Engineer", "Planner"]
 TASKS = [
     "Analyze {product} sales for {org} in {city}",
@@ -109,15 +181,20 @@ def gen_tasks(n: int, seed: int) -> list[dict[str, Any]]:
         v = {
             "person": f"{rng.choice(FIRST)} {rng.choice(LAST)}",
             "person2": f"{rng.choice(FIRST)} {rng.choice(LAST)}",
-            "org": rng.choice(ORGS), "org2": rng.choice(ORGS), "city": rng.choice(CITIES),
-            "product": rng.choice(PRODUCTS), "n": rng.randint(2, 90),
+            "org": rng.choice(ORGS),
+            "org2": rng.choice(ORGS),
+            "city": rng.choice(CITIES),
+            "product": rng.choice(PRODUCTS),
+            "n": rng.randint(2, 90),
         }
-        out.append({
-            "task_description": rng.choice(TASKS).format(**v),
-            "result": rng.choice(RESULTS).format(**v),
-            "agent_role": rng.choice(ROLES),
-            "importance": round(rng.uniform(0.3, 1.0), 2),
-        })
+        out.append(
+            {
+                "task_description": rng.choice(TASKS).format(**v),
+                "result": rng.choice(RESULTS).format(**v),
+                "agent_role": rng.choice(ROLES),
+                "importance": round(rng.uniform(0.3, 1.0), 2),
+            }
+        )
     return out
 
 
@@ -160,9 +237,14 @@ def _contexts(mem: Any, qtasks: list[dict], min_n: int, budget: float) -> dict[s
         cpu.append(time.process_time() - c)
         if len(wall) >= min_n and time.perf_counter() - t0 > budget:
             break
-    return {"n": len(wall), "p50_ms": pct(wall, 50), "p95_ms": pct(wall, 95),
-            "cpu_p50_ms": pct(cpu, 50), "cpu_p95_ms": pct(cpu, 95),
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "n": len(wall),
+        "p50_ms": pct(wall, 50),
+        "p95_ms": pct(wall, 95),
+        "cpu_p50_ms": pct(cpu, 50),
+        "cpu_p95_ms": pct(cpu, 95),
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def _profile_context(mem: Any, task: dict, top: int = 10) -> list[str]:
@@ -179,8 +261,13 @@ def _profile_context(mem: Any, task: dict, top: int = 10) -> list[str]:
     for (file, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         if "/graphmem/" in file:
             rel = file.split("/graphmem/", 1)[1]
-            rows.append((ct, f"{ct * 1000:8.1f} ms cum  {tt * 1000:7.1f} ms own  {nc:6d} calls  "
-                             f"graphmem/{rel}:{line}({func})"))
+            rows.append(
+                (
+                    ct,
+                    f"{ct * 1000:8.1f} ms cum  {tt * 1000:7.1f} ms own  {nc:6d} calls  "
+                    f"graphmem/{rel}:{line}({func})",
+                )
+            )
     rows.sort(key=lambda r: -r[0])
     total = sum(tt for (_f, _l, _n), (_c, _nc, tt, _ct, _cl) in stats.stats.items())  # type: ignore[attr-defined]
     return [f"total {total * 1000:.1f} ms (under cProfile)"] + [r[1] for r in rows[:top]]
@@ -203,18 +290,30 @@ def _per_call(mem: Any, tasks: list[dict], queries: list[dict] | None = None) ->
             s = time.perf_counter()
             mem.build_context_for_task(q["task_description"], agent_role=q["agent_role"])
             after_save.append(time.perf_counter() - s)
-    out = {"n": len(tasks), "total_s": time.perf_counter() - t0,
-           "cpu_s": time.process_time() - c0, "p50_ms": pct(wall, 50), "p95_ms": pct(wall, 95),
-           "cpu_p50_ms": pct(cpu, 50), "cpu_p95_ms": pct(cpu, 95)}
+    out = {
+        "n": len(tasks),
+        "total_s": time.perf_counter() - t0,
+        "cpu_s": time.process_time() - c0,
+        "p50_ms": pct(wall, 50),
+        "p95_ms": pct(wall, 95),
+        "cpu_p50_ms": pct(cpu, 50),
+        "cpu_p95_ms": pct(cpu, 95),
+    }
     if queries:
-        out.update(context_after_save_p50_ms=pct(after_save, 50),
-                   context_after_save_p95_ms=pct(after_save, 95))
+        out.update(
+            context_after_save_p50_ms=pct(after_save, 50),
+            context_after_save_p95_ms=pct(after_save, 95),
+        )
     return out
 
 
 def _commit() -> str:
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                           cwd=Path(__file__).resolve().parent)
+    found = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent,
+    )
     return found.stdout.strip()
 
 
@@ -235,9 +334,12 @@ def _raw(tasks: list[dict]) -> dict[str, Any]:
     bs = 256
     entity_texts = [f"{t['task_description']} {t['result']}" for t in tasks]
     results = list(dict.fromkeys(t["result"] for t in tasks))
-    out: dict[str, Any] = {"n": len(tasks), "pipe_names": nlp.pipe_names,
-                           "entity_mode_disabled": an._entity_disable,
-                           "relation_mode_disabled": an._relation_disable}
+    out: dict[str, Any] = {
+        "n": len(tasks),
+        "pipe_names": nlp.pipe_names,
+        "entity_mode_disabled": an._entity_disable,
+        "relation_mode_disabled": an._relation_disable,
+    }
 
     def timed(texts: list[str], disable: list[str]) -> tuple[float, float]:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -248,19 +350,33 @@ def _raw(tasks: list[dict]) -> dict[str, Any]:
     rel_w, rel_c = timed(entity_texts, an._relation_disable)
     ner_w, ner_c = timed(results, an._entity_disable)
     out["raw_facade_texts"] = {
-        "entity_texts_parser_ner": len(entity_texts), "distinct_results_ner": len(results),
-        "wall_s": rel_w + ner_w, "cpu_s": rel_c + ner_c,
-        "parser_ner_wall_s": rel_w, "ner_wall_s": ner_w}
+        "entity_texts_parser_ner": len(entity_texts),
+        "distinct_results_ner": len(results),
+        "wall_s": rel_w + ner_w,
+        "cpu_s": rel_c + ner_c,
+        "parser_ner_wall_s": rel_w,
+        "ner_wall_s": ner_w,
+    }
     # like for like: LongTermMemory.save_many vs raw NER pipe over the same result texts
-    records = [{"content": t["result"], "agent_id": t["agent_role"],
-                "metadata": {"task": t["task_description"][:100]},
-                "importance": t["importance"]} for t in tasks]
+    records = [
+        {
+            "content": t["result"],
+            "agent_id": t["agent_role"],
+            "metadata": {"task": t["task_description"][:100]},
+            "importance": t["importance"],
+        }
+        for t in tasks
+    ]
     ner_w2, ner_c2 = timed([r["content"] for r in records], an._entity_disable)
     ltm = LongTermMemory(max_items=None)
     t0, c0 = time.perf_counter(), time.process_time()
     ltm.save_many(records, batch_size=bs)
-    out["long_term_save_many"] = {"n": len(records), "wall_s": time.perf_counter() - t0,
-                                  "cpu_s": time.process_time() - c0, "items": len(ltm)}
+    out["long_term_save_many"] = {
+        "n": len(records),
+        "wall_s": time.perf_counter() - t0,
+        "cpu_s": time.process_time() - c0,
+        "items": len(ltm),
+    }
     out["raw_ner_same_texts"] = {"n": len(records), "wall_s": ner_w2, "cpu_s": ner_c2}
     out["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -281,11 +397,18 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         mem.save_task_results(tasks, batch_size=a.batch_size, progress=False)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        out.update(api=f"save_task_results(batch_size={a.batch_size})", total_s=wall, cpu_s=cpu,
-                   items_per_s=size / wall, items_per_cpu_s=size / cpu,
-                   peak_rss_mb=peak_rss_mb(), tiers=_tiers(mem))
-        Path(a.path + ".build.json").write_text(json.dumps(
-            dict(out, commit=_commit(), finished=time.strftime("%Y-%m-%d %H:%M:%S"))))
+        out.update(
+            api=f"save_task_results(batch_size={a.batch_size})",
+            total_s=wall,
+            cpu_s=cpu,
+            items_per_s=size / wall,
+            items_per_cpu_s=size / cpu,
+            peak_rss_mb=peak_rss_mb(),
+            tiers=_tiers(mem),
+        )
+        Path(a.path + ".build.json").write_text(
+            json.dumps(dict(out, commit=_commit(), finished=time.strftime("%Y-%m-%d %H:%M:%S")))
+        )
         out["context"] = _contexts(mem, qtasks, a.min_queries, a.context_budget)
         if a.profile_size == size:
             out["profile"] = _profile_context(mem, qtasks[0])
@@ -294,8 +417,11 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         mem = CortexMemory(persistence_path=a.path)
         warm = qtasks[-1]  # not measured: loads the pipeline and the graph view (see reopen)
         mem.build_context_for_task(warm["task_description"], agent_role=warm["agent_role"])
-        out.update(context=_contexts(mem, qtasks, a.min_queries, a.context_budget),
-                   peak_rss_mb=peak_rss_mb(), tiers=_tiers(mem))
+        out.update(
+            context=_contexts(mem, qtasks, a.min_queries, a.context_budget),
+            peak_rss_mb=peak_rss_mb(),
+            tiers=_tiers(mem),
+        )
         if a.profile_size == size:
             out["profile"] = _profile_context(mem, qtasks[0])
     elif measure == "reopen":
@@ -303,37 +429,74 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         mem = CortexMemory(persistence_path=a.path)
         t1, c1 = time.perf_counter(), time.process_time()
-        mem.build_context_for_task(qtasks[0]["task_description"],
-                                   agent_role=qtasks[0]["agent_role"])
-        out.update(open_s=t1 - t0, open_cpu_s=c1 - c0, first_context_s=time.perf_counter() - t1,
-                   first_context_cpu_s=time.process_time() - c1,
-                   total_s=time.perf_counter() - t0, peak_rss_mb=peak_rss_mb(),
-                   tiers=_tiers(mem))
+        mem.build_context_for_task(
+            qtasks[0]["task_description"], agent_role=qtasks[0]["agent_role"]
+        )
+        out.update(
+            open_s=t1 - t0,
+            open_cpu_s=c1 - c0,
+            first_context_s=time.perf_counter() - t1,
+            first_context_cpu_s=time.process_time() - c1,
+            total_s=time.perf_counter() - t0,
+            peak_rss_mb=peak_rss_mb(),
+            tiers=_tiers(mem),
+        )
     elif measure == "sample":
         os.environ["WRITE_MEMORY"] = "1"
         mem = CortexMemory(persistence_path=a.path)
-        out.update(_per_call(mem, gen_tasks(a.per_call_sample, a.seed + 2), qtasks),
-                   store="persisted", peak_rss_mb=peak_rss_mb())
+        out.update(
+            _per_call(mem, gen_tasks(a.per_call_sample, a.seed + 2), qtasks),
+            store="persisted",
+            peak_rss_mb=peak_rss_mb(),
+        )
     elif measure == "percall":
         mem = CortexMemory()
-        out.update(_per_call(mem, gen_tasks(size, a.seed)), store="in-memory",
-                   peak_rss_mb=peak_rss_mb(), tiers=_tiers(mem))
+        out.update(
+            _per_call(mem, gen_tasks(size, a.seed)),
+            store="in-memory",
+            peak_rss_mb=peak_rss_mb(),
+            tiers=_tiers(mem),
+        )
     return out
 
 
 def run_graphmem(measure: str, size: int, a: argparse.Namespace, path: str = "") -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", measure, "--sizes", str(size),
-           "--queries", str(a.queries), "--min-queries", str(a.min_queries),
-           "--seed", str(a.seed), "--context-budget", str(a.context_budget),
-           "--batch-size", str(a.batch_size), "--per-call-sample", str(a.per_call_sample),
-           "--profile-size", str(a.profile_size), "--path", path]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        measure,
+        "--sizes",
+        str(size),
+        "--queries",
+        str(a.queries),
+        "--min-queries",
+        str(a.min_queries),
+        "--seed",
+        str(a.seed),
+        "--context-budget",
+        str(a.context_budget),
+        "--batch-size",
+        str(a.batch_size),
+        "--per-call-sample",
+        str(a.per_call_sample),
+        "--profile-size",
+        str(a.profile_size),
+        "--path",
+        path,
+    ]
     before = load()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or ["?"]
         errors = [ln for ln in lines if "Error" in ln or "Exception" in ln] or lines
-        return {"measure": measure, "size": size, "error": errors[-1][:300],
-                "load_before": before, "load_after": load()}
+        return {
+            "measure": measure,
+            "size": size,
+            "error": errors[-1][:300],
+            "load_before": before,
+            "load_after": load(),
+        }
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res.update(load_before=before, load_after=load())
     return res
@@ -350,8 +513,11 @@ def run_calute(measure: str, size: int, a: argparse.Namespace, path: str = "") -
     env = {"WRITE_MEMORY": "1"} if measure.startswith("reopen") else {"WRITE_MEMORY": "0"}
     before = load()
     with tempfile.TemporaryDirectory() as cwd:  # calute writes .calute_memory/ into its cwd
-        w = CaluteWorker(a.calute_venv, env=env, cwd=cwd) if a.calute_venv else \
-            CaluteWorker(env=env, cwd=cwd)
+        w = (
+            CaluteWorker(a.calute_venv, env=env, cwd=cwd)
+            if a.calute_venv
+            else CaluteWorker(env=env, cwd=cwd)
+        )
         try:
             out: dict[str, Any] = {"measure": measure, "size": size}
             if measure == "save":
@@ -362,9 +528,14 @@ def run_calute(measure: str, size: int, a: argparse.Namespace, path: str = "") -
                     r = w.call("cortex_save_task_results", tasks=tasks[i : i + 5000])
                     per_call += r["per_call"]
                     total += r["seconds"]
-                out.update(total_s=total, p50_ms=pct(per_call, 50), p95_ms=pct(per_call, 95),
-                           items_per_s=size / total if total else None,
-                           peak_rss_mb=r["peak_rss_mb"], tiers=r["tiers"])
+                out.update(
+                    total_s=total,
+                    p50_ms=pct(per_call, 50),
+                    p95_ms=pct(per_call, 95),
+                    items_per_s=size / total if total else None,
+                    peak_rss_mb=r["peak_rss_mb"],
+                    tiers=r["tiers"],
+                )
                 lat: list[float] = []
                 t0 = time.perf_counter()
                 for i in range(0, len(qtasks), 10):
@@ -372,8 +543,12 @@ def run_calute(measure: str, size: int, a: argparse.Namespace, path: str = "") -
                     lat += r["latencies"]
                     if len(lat) >= a.min_queries and time.perf_counter() - t0 > a.context_budget:
                         break
-                out["context"] = {"n": len(lat), "p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95),
-                                  "peak_rss_mb": r["peak_rss_mb"]}
+                out["context"] = {
+                    "n": len(lat),
+                    "p50_ms": pct(lat, 50),
+                    "p95_ms": pct(lat, 95),
+                    "peak_rss_mb": r["peak_rss_mb"],
+                }
             elif measure == "reopen-write":
                 w.call("cortex_new", persistence_path=path)
                 total = 0.0
@@ -384,14 +559,23 @@ def run_calute(measure: str, size: int, a: argparse.Namespace, path: str = "") -
             elif measure == "reopen":
                 r = w.call("cortex_new", persistence_path=path)
                 c = w.call("cortex_build_context", tasks=qtasks[:1])
-                out.update(open_s=r["seconds"], first_context_s=c["latencies"][0],
-                           total_s=r["seconds"] + c["latencies"][0],
-                           tiers=r["tiers"], peak_rss_mb=c["peak_rss_mb"])
+                out.update(
+                    open_s=r["seconds"],
+                    first_context_s=c["latencies"][0],
+                    total_s=r["seconds"] + c["latencies"][0],
+                    tiers=r["tiers"],
+                    peak_rss_mb=c["peak_rss_mb"],
+                )
             out.update(load_before=before, load_after=load())
             return out
         except RuntimeError as exc:
-            return {"measure": measure, "size": size, "error": str(exc)[:300],
-                    "load_before": before, "load_after": load()}
+            return {
+                "measure": measure,
+                "size": size,
+                "error": str(exc)[:300],
+                "load_before": before,
+                "load_after": load(),
+            }
         finally:
             w.close()
 
@@ -401,14 +585,18 @@ def run_calute(measure: str, size: int, a: argparse.Namespace, path: str = "") -
 
 def _extreme(res: dict, a: argparse.Namespace) -> bool:
     cores = os.cpu_count() or 1
-    return max(res.get("load_before", [0])[0], res.get("load_after", [0])[0]) > a.extreme_load * cores
+    return (
+        max(res.get("load_before", [0])[0], res.get("load_after", [0])[0]) > a.extreme_load * cores
+    )
 
 
 def _with_rerun(fn: Any, measure: str, size: int, a: argparse.Namespace, path: str = "") -> dict:
     res = fn(measure, size, a, path)
     if _extreme(res, a) and "error" not in res:
-        log(f"  load {res.get('load_before')} -> {res.get('load_after')} extreme: rerunning "
-            f"{measure}")
+        log(
+            f"  load {res.get('load_before')} -> {res.get('load_after')} extreme: rerunning "
+            f"{measure}"
+        )
         again = fn(measure, size, a, path)
         again["first_run_under_extreme_load"] = res
         return again
@@ -438,8 +626,10 @@ def run_size_graphmem(size: int, a: argparse.Namespace) -> dict[str, Any]:
             row["reopen"] = _with_rerun(run_graphmem, "reopen", size, a, path)
             log(f"  {json.dumps(row['reopen'], default=str)[:400]}")
             if a.per_call_sample > 0:
-                log(f"graphmem: N={size}: {a.per_call_sample} per-call saves (each followed by "
-                    f"a context) onto a copy of the store")
+                log(
+                    f"graphmem: N={size}: {a.per_call_sample} per-call saves (each followed by "
+                    f"a context) onto a copy of the store"
+                )
                 sample_path = str(Path(d) / "sample.db")
                 for suffix in ("", "-wal", "-shm"):
                     if Path(path + suffix).exists():
@@ -475,35 +665,94 @@ def report(results: dict[str, Any], a: argparse.Namespace) -> str:
     lines = [f"{machine_line()}\n"]
     rows = []
     for r in results.get("graphmem", []):
-        b, ro, s, pc = r.get("batch", {}), r.get("reopen", {}), r.get("sample", {}), r.get("percall", {})
+        b, ro, s, pc = (
+            r.get("batch", {}),
+            r.get("reopen", {}),
+            r.get("sample", {}),
+            r.get("percall", {}),
+        )
         c = b.get("context", {})
-        rows.append(["graphmem", r["size"], b.get("total_s", b.get("error")), b.get("items_per_s"),
-                     b.get("items_per_cpu_s"), pc.get("total_s"), pc.get("p50_ms"), pc.get("p95_ms"),
-                     s.get("p50_ms"), s.get("p95_ms"), c.get("p50_ms"), c.get("p95_ms"),
-                     c.get("cpu_p50_ms"), c.get("n"), ro.get("open_s", ro.get("error")),
-                     ro.get("first_context_s"),
-                     max([x.get("peak_rss_mb") or 0 for x in (b, ro, s, pc, c)]),
-                     f"{r['load_start'][0]}->{r['load_end'][0]}"])
+        rows.append(
+            [
+                "graphmem",
+                r["size"],
+                b.get("total_s", b.get("error")),
+                b.get("items_per_s"),
+                b.get("items_per_cpu_s"),
+                pc.get("total_s"),
+                pc.get("p50_ms"),
+                pc.get("p95_ms"),
+                s.get("p50_ms"),
+                s.get("p95_ms"),
+                c.get("p50_ms"),
+                c.get("p95_ms"),
+                c.get("cpu_p50_ms"),
+                c.get("n"),
+                ro.get("open_s", ro.get("error")),
+                ro.get("first_context_s"),
+                max([x.get("peak_rss_mb") or 0 for x in (b, ro, s, pc, c)]),
+                f"{r['load_start'][0]}->{r['load_end'][0]}",
+            ]
+        )
     for r in results.get("calute", []):
         s, ro = r.get("save", {}), r.get("reopen", {})
         c = s.get("context", {})
-        rows.append(["calute", r["size"], "no batch API", None, None, s.get("total_s", s.get("error")),
-                     s.get("p50_ms"), s.get("p95_ms"), None, None, c.get("p50_ms"), c.get("p95_ms"),
-                     None, c.get("n"), ro.get("open_s", ro.get("error")), ro.get("first_context_s"),
-                     max([x.get("peak_rss_mb") or 0 for x in (s, ro, c)]),
-                     f"{r['load_start'][0]}->{r['load_end'][0]}"])
-    lines.append(markdown_table(
-        ["system", "N", "batch s", "batch items/s", "items/CPU-s", "per-call total s",
-         "per-call p50 ms", "per-call p95 ms", "per-call on N p50 ms", "per-call on N p95 ms",
-         "context p50 ms", "context p95 ms", "context CPU p50 ms", "contexts", "reopen s",
-         "first context s", "peak RSS MB", "load 1-min"], [[x if not isinstance(x, float) else f(x) for x in row] for row in rows]))
+        rows.append(
+            [
+                "calute",
+                r["size"],
+                "no batch API",
+                None,
+                None,
+                s.get("total_s", s.get("error")),
+                s.get("p50_ms"),
+                s.get("p95_ms"),
+                None,
+                None,
+                c.get("p50_ms"),
+                c.get("p95_ms"),
+                None,
+                c.get("n"),
+                ro.get("open_s", ro.get("error")),
+                ro.get("first_context_s"),
+                max([x.get("peak_rss_mb") or 0 for x in (s, ro, c)]),
+                f"{r['load_start'][0]}->{r['load_end'][0]}",
+            ]
+        )
+    lines.append(
+        markdown_table(
+            [
+                "system",
+                "N",
+                "batch s",
+                "batch items/s",
+                "items/CPU-s",
+                "per-call total s",
+                "per-call p50 ms",
+                "per-call p95 ms",
+                "per-call on N p50 ms",
+                "per-call on N p95 ms",
+                "context p50 ms",
+                "context p95 ms",
+                "context CPU p50 ms",
+                "contexts",
+                "reopen s",
+                "first context s",
+                "peak RSS MB",
+                "load 1-min",
+            ],
+            [[x if not isinstance(x, float) else f(x) for x in row] for row in rows],
+        )
+    )
     raw = results.get("raw")
     if raw and "error" not in raw:
         rf = raw["raw_facade_texts"]
-        lines.append(f"\nraw nlp.pipe over graphmem's texts for {raw['n']} results: "
-                     f"{rf['wall_s']:.1f} s wall, {rf['cpu_s']:.1f} s CPU; LongTermMemory.save_many "
-                     f"{raw['long_term_save_many']['wall_s']:.1f} s vs raw NER "
-                     f"{raw['raw_ner_same_texts']['wall_s']:.1f} s")
+        lines.append(
+            f"\nraw nlp.pipe over graphmem's texts for {raw['n']} results: "
+            f"{rf['wall_s']:.1f} s wall, {rf['cpu_s']:.1f} s CPU; LongTermMemory.save_many "
+            f"{raw['long_term_save_many']['wall_s']:.1f} s vs raw NER "
+            f"{raw['raw_ner_same_texts']['wall_s']:.1f} s"
+        )
     return "\n".join(lines)
 
 
@@ -513,26 +762,48 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--systems", default=",".join(ALL_SYSTEMS))
     ap.add_argument("--queries", type=int, default=100, help="context builds per size at most")
     ap.add_argument("--min-queries", type=int, default=50, help="context builds per size at least")
-    ap.add_argument("--context-budget", type=float, default=60.0,
-                    help="stop context builds after this many seconds (once --min-queries ran)")
+    ap.add_argument(
+        "--context-budget",
+        type=float,
+        default=60.0,
+        help="stop context builds after this many seconds (once --min-queries ran)",
+    )
     ap.add_argument("--batch-size", type=int, default=256)
-    ap.add_argument("--per-call-max", type=int, default=10000,
-                    help="per-call save of all N results only for N up to this")
-    ap.add_argument("--per-call-sample", type=int, default=100,
-                    help="per-call saves appended to the persisted store of N (0: none)")
-    ap.add_argument("--raw-n", type=int, default=1000, help="results for the raw nlp.pipe run (0: skip)")
-    ap.add_argument("--profile-size", type=int, default=10000,
-                    help="cProfile one context build at this size")
+    ap.add_argument(
+        "--per-call-max",
+        type=int,
+        default=10000,
+        help="per-call save of all N results only for N up to this",
+    )
+    ap.add_argument(
+        "--per-call-sample",
+        type=int,
+        default=100,
+        help="per-call saves appended to the persisted store of N (0: none)",
+    )
+    ap.add_argument(
+        "--raw-n", type=int, default=1000, help="results for the raw nlp.pipe run (0: skip)"
+    )
+    ap.add_argument(
+        "--profile-size", type=int, default=10000, help="cProfile one context build at this size"
+    )
     ap.add_argument("--calute-reopen-max", type=int, default=10000)
     ap.add_argument("--calute-sizes", default="", help="calute sizes if not --sizes")
-    ap.add_argument("--extreme-load", type=float, default=4.0,
-                    help="rerun context/reopen once when 1-min load > this x cores")
+    ap.add_argument(
+        "--extreme-load",
+        type=float,
+        default=4.0,
+        help="rerun context/reopen once when 1-min load > this x cores",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--calute-venv", default=None)
     ap.add_argument("--tmp-dir", default="", help="where persisted stores go (default: system tmp)")
-    ap.add_argument("--keep-stores", default="",
-                    help="keep each batch-built store in this directory; a later run reuses a "
-                         "finished one (its recorded batch figures) and measures on it again")
+    ap.add_argument(
+        "--keep-stores",
+        default="",
+        help="keep each batch-built store in this directory; a later run reuses a "
+        "finished one (its recorded batch figures) and measures on it again",
+    )
     ap.add_argument("--json", default=str(BENCH_DIR / "results" / "speed.json"))
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     ap.add_argument("--path", default="", help=argparse.SUPPRESS)
@@ -559,9 +830,18 @@ def main(argv: list[str] | None = None) -> None:
         else:
             raise SystemExit(f"unknown system {name!r}")
         Path(a.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.json).write_text(json.dumps({"benchmark": "speed", "machine": machine_facts(),
-                                            "args": vars(a), "results": results}, indent=1,
-                                           default=str))
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "benchmark": "speed",
+                    "machine": machine_facts(),
+                    "args": vars(a),
+                    "results": results,
+                },
+                indent=1,
+                default=str,
+            )
+        )
     log(f"done in {time.time() - started:.0f} s; wrote {a.json}")
     print(report(results, a))
 

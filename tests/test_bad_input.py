@@ -191,7 +191,11 @@ class TestCortex:
                 "metadata",
                 TypeError,
             ),
-            (lambda m: m.user_memory.update_user_preferences("u1", {"x": {1}}), "preferences", TypeError),
+            (
+                lambda m: m.user_memory.update_user_preferences("u1", {"x": {1}}),
+                "preferences",
+                TypeError,
+            ),
         ],
     )
     def test_rejected_and_nothing_written(

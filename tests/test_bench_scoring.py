@@ -104,7 +104,12 @@ class TestBootstrap:
 
 def test_bm25_tokens() -> None:
     assert bm25_tokens("What did Caroline's 2 dogs do at the park?") == [
-        "did", "caroline", "s", "2", "dogs", "park",
+        "did",
+        "caroline",
+        "s",
+        "2",
+        "dogs",
+        "park",
     ]
 
 

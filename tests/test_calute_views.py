@@ -121,7 +121,14 @@ class TestRelationships:
 
     @pytest.mark.parametrize(
         "bad",
-        ["Alice Johnson", ("Alice Johnson",), ("Alice Johnson", 7), ("", "Bob"), None, ("a", "b", "c")],
+        [
+            "Alice Johnson",
+            ("Alice Johnson",),
+            ("Alice Johnson", 7),
+            ("", "Bob"),
+            None,
+            ("a", "b", "c"),
+        ],
     )
     def test_bad_pairs_write_nothing(self, team: EntityMemory, bad: object) -> None:
         before = dict(team.relationships)
@@ -172,7 +179,9 @@ class TestExtractRelationships:
 
     def test_stores_nothing(self) -> None:
         memory = EntityMemory()
-        memory._extract_relationships("Alice Johnson works at Acme Corp.", ["Alice Johnson", "Acme Corp"])
+        memory._extract_relationships(
+            "Alice Johnson works at Acme Corp.", ["Alice Johnson", "Acme Corp"]
+        )
         assert len(memory) == 0 and len(memory.graph) == 0
 
     def test_empty_and_bad_input(self) -> None:

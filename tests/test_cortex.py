@@ -273,9 +273,7 @@ def _state(memory: CortexMemory) -> dict[str, object]:
         for name, tier in tiers.items()
     }
     kg = memory.entity_memory.graph  # type: ignore[union-attr]
-    nodes = sorted(
-        (d["name"], d["label"], d["mentions"]) for _, d in kg.graph.nodes(data=True)
-    )
+    nodes = sorted((d["name"], d["label"], d["mentions"]) for _, d in kg.graph.nodes(data=True))
     edges = sorted(
         (kg.name_of(u), k, kg.name_of(v), d.get("support"))
         for u, v, k, d in kg.graph.edges(keys=True, data=True)
@@ -310,12 +308,18 @@ class TestContextMaxItems:
     def audits(self) -> CortexMemory:
         memory = CortexMemory(enable_short_term=False, enable_entity=False)
         memory.save_task_results(
-            {"task_description": "Audit", "result": f"Acme audit step {n} passed", "agent_role": "QA"}
+            {
+                "task_description": "Audit",
+                "result": f"Acme audit step {n} passed",
+                "agent_role": "QA",
+            }
             for n in range(8)
         )
         return memory
 
-    @pytest.mark.parametrize("max_items, listed, shown", [(0, 0, 0), (2, 2, 2), (5, 5, 3), (20, 8, 3)])
+    @pytest.mark.parametrize(
+        "max_items, listed, shown", [(0, 0, 0), (2, 2, 2), (5, 5, 3), (20, 8, 3)]
+    )
     def test_related_memories_honour_max_items(
         self, audits: CortexMemory, max_items: int, listed: int, shown: int
     ) -> None:
@@ -387,7 +391,9 @@ class TestFacadeSearch:
         with pytest.raises(error):
             CortexMemory().search(**kwargs)
 
-    def test_other_tiers_copies_do_not_crowd_out_hits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_other_tiers_copies_do_not_crowd_out_hits(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         # Each result is stored in four tiers; the candidate windows count only the searched
         # tier's rows, so a window of 3 still holds the 3 contextual rows.
         from graphmem.retrieval import search

@@ -269,9 +269,9 @@ class TestCompetingMentions:
 
     def test_the_met_person_holds_the_organisation(self, memory):
         memory.save("Priya Nair met Tom Becker from Aurex Logistics in Berlin.")
-        assert not {
-            r for r in typed(memory, "Priya Nair") if r[2] == "Aurex Logistics"
-        } - {("Priya Nair", "met", "Tom Becker", "met/met")}
+        assert not {r for r in typed(memory, "Priya Nair") if r[2] == "Aurex Logistics"} - {
+            ("Priya Nair", "met", "Tom Becker", "met/met")
+        }
         assert ("Tom Becker", "works_at", "Aurex Logistics") in {
             r[:3] for r in typed(memory, "Tom Becker")
         }

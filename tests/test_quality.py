@@ -18,6 +18,11 @@ def test_ruff_lint_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    result = _run("ruff", "format", "--check", "graphmem", "tests", "bench")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_mypy_is_clean() -> None:
     result = _run("mypy", "graphmem")
     assert result.returncode == 0, result.stdout + result.stderr

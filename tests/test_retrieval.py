@@ -598,7 +598,9 @@ class TestBoundedWork:
     """A query's cost does not grow with the store: lexical and graph candidates come from
     windows of the newest matching rows (documented in search.py and database.py)."""
 
-    def test_lexical_window_scores_the_newest_matches(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_lexical_window_scores_the_newest_matches(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         from graphmem.store import database
 
         memory = LongTermMemory()

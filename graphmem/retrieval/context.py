@@ -68,7 +68,9 @@ class ContextReport:
     entities: list[str] = field(default_factory=list)
     #: Builds the subgraph around ``entities`` when first asked for (it is not needed for
     #: the text, and copying a dense neighbourhood is the costliest step of a context).
-    subgraph_builder: Callable[[list[str]], nx.MultiDiGraph] | None = field(default=None, repr=False)
+    subgraph_builder: Callable[[list[str]], nx.MultiDiGraph] | None = field(
+        default=None, repr=False
+    )
     _subgraph: nx.MultiDiGraph | None = field(default=None, repr=False)
 
     @property

@@ -108,4 +108,3 @@ def _resolve_run(doc: Doc, start: int, end: int, kg: KnowledgeGraph) -> list[tup
                 out.append((first, key))
                 taken.update(span)
     return out
-
