@@ -3,20 +3,27 @@
 The corpora are hand-written gold for bench/agent_log_relations.py; these tests keep them
 well-formed and self-consistent (format in tests/data/agent_logs/README.md). They read the
 files only: nothing here runs graphmem's extraction. The held-out corpus is checked like the
-dev one; checking its structure is not tuning on it.
+dev one; checking its structure is not tuning on it. ``TestScorer`` checks the bench's scoring
+on a small hand-built graph.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graphmem import KnowledgeGraph
 from graphmem.extract.relations import load_relation_rules
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from agent_log_relations import Corpus, Score, score_graph  # noqa: E402
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "agent_logs"
 CORPORA = ("dev.json", "heldout.json")
@@ -219,3 +226,132 @@ class TestNames:
         dev_names = {n for n, label in dev["labels"].items() if label in invented}
         heldout_names = {n for n, label in heldout["labels"].items() if label in invented}
         assert not dev_names & heldout_names
+
+
+class TestScorer:
+    """bench/agent_log_relations.py's scoring, on a hand-built graph with a known answer."""
+
+    @pytest.fixture
+    def corpus(self) -> Corpus:
+        results = [
+            {"id": f"r{i}", "timestamp": f"2025-0{i}-01T09:00:00", "result": "..."}
+            for i in (1, 2, 3)
+        ]
+        triples = [
+            {
+                "subject": "Ann Lee",
+                "predicate": "works_at",
+                "object": "Acme",
+                "from": "r1",
+                "to": "r3",
+            },
+            {
+                "subject": "Ann Lee",
+                "predicate": "met",
+                "object": "Bo Kim",
+                "from": "r2",
+                "to": None,
+            },
+            {
+                "subject": "Acme",
+                "predicate": "located_in",
+                "object": "Oslo",
+                "from": "r1",
+                "to": None,
+            },
+            {
+                "subject": "Ann Lee",
+                "predicate": "lives_in",
+                "object": "Bergen",
+                "from": "r2",
+                "to": None,
+            },
+        ]
+        labels = {"Ann Lee": "PERSON", "Bo Kim": "PERSON", "Acme": "ORG", "Oslo": "GPE"}
+        return Corpus(
+            name="tiny",
+            results=results,
+            triples=triples,
+            labels={**labels, "Bergen": "GPE"},
+            aliases={},
+            negatives=[
+                {
+                    "subject": "Bo Kim",
+                    "predicate": "works_at",
+                    "object": "Acme",
+                    "result": "r2",
+                    "why": "-",
+                }
+            ],
+            questions=[
+                {
+                    "id": "q1",
+                    "question": "?",
+                    "as_of": "2025-01-15",
+                    "answer": ["Ann Lee"],
+                    "via": {"predicate": "works_at", "object": "Acme"},
+                },
+                {
+                    "id": "q2",
+                    "question": "?",
+                    "as_of": None,
+                    "answer": ["Ann Lee"],
+                    "via": {"subject": "Bo Kim", "predicate": "met"},
+                },
+                {
+                    "id": "q3",
+                    "question": "?",
+                    "as_of": None,
+                    "answer": ["Ann Lee"],
+                    "via": {"predicate": "works_at", "object": "Acme"},
+                },
+            ],
+            symmetric=frozenset({"met"}),
+        )
+
+    @pytest.fixture
+    def graph(self) -> KnowledgeGraph:
+        kg = KnowledgeGraph()
+        for key, name, label in [
+            ("ann lee", "Ann Lee", "PERSON"),
+            ("bo kim", "Bo Kim", "PERSON"),
+            ("acme", "Acme", "ORG"),
+            ("oslo", "Oslo", "ORG"),  # mislabelled
+            ("bergen", "Bergen", "GPE"),
+            ("lee", "Lee", "PERSON"),  # a second node for Ann Lee
+            ("eur 200k", "EUR 200k", "ORG"),  # junk
+        ]:
+            kg.add_entity(key, name=name, label=label)
+        jan, feb, mar = "2025-01-01T09:00:00", "2025-02-01T09:00:00", "2025-03-01T09:00:00"
+        kg.add_edge("ann lee", "works_at", "acme", valid_from=jan, valid_to=mar)
+        kg.add_edge("bo kim", "met", "ann lee", valid_from=feb)  # symmetric: either way
+        kg.add_edge("acme", "located_in", "oslo", valid_from=jan, valid_to=feb)  # closed
+        kg.add_edge("lee", "lives_in", "bergen", valid_from=feb)  # on the split node
+        kg.add_edge("bo kim", "works_at", "acme", valid_from=feb)  # a negative
+        kg.add_edge("ann lee", "co_occurs", "acme")  # untyped: not scored
+        return kg
+
+    def test_figures(self, corpus: Corpus, graph: KnowledgeGraph) -> None:
+        f = score_graph(graph, corpus, Score("tiny", "hand", dated=True, seconds=0.0)).figures
+        assert (f["typed_edges"], f["correct_edges"], f["found_gold"]) == (5, 3, 3)
+        assert f["precision"] == pytest.approx(3 / 5)
+        assert f["recall"] == pytest.approx(3 / 4)
+        assert f["validity_state"] == pytest.approx(2 / 3)
+        assert f["validity_dates"] == pytest.approx(2 / 3)
+        assert f["entity_types"] == pytest.approx(4 / 5)
+        assert (f["junk_nodes"], f["split_nodes"], f["gold_on_split_node"]) == (1, 1, 1)
+        assert f["negatives_found"] == 1
+        assert f["questions"] == {"right": 2, "partly": 0, "wrong": 1}
+
+    def test_listings(self, corpus: Corpus, graph: KnowledgeGraph) -> None:
+        s = score_graph(graph, corpus, Score("tiny", "hand", dated=False, seconds=0.0))
+        assert s.figures["validity_dates"] is None
+        assert s.junk == ["EUR 200k (ORG)"] and s.split == ["Lee -> Ann Lee"]
+        assert [m["triple"] for m in s.missed] == [["Ann Lee", "lives_in", "Bergen"]]
+        assert {(w["subject"], w["object"]) for w in s.wrong} == {
+            ("<Lee>", "Bergen"),
+            ("Bo Kim", "Acme"),
+        }
+        assert s.types == [{"entity": "Oslo", "label": "GPE", "got": "ORG"}]
+        assert [q["verdict"] for q in s.questions] == ["right", "right", "wrong"]
+        assert s.questions[2]["got"] == ["Bo Kim"]  # Ann's works_at is closed: not current
