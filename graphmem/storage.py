@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
-from .graph.entity_index import EntityIndex, GraphCache
+from .index.entity_index import EntityIndex, GraphCache
 from .store.database import Database
 
 __all__ = [

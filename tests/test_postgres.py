@@ -22,7 +22,7 @@ import pytest
 
 from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLStorage
 from graphmem.errors import EntityNotFound
-from graphmem.graph.entity_index import EntityIndex
+from graphmem.index.entity_index import EntityIndex
 from graphmem.graph.knowledge_graph import Hop
 from graphmem.graph.sql_queries import SQLGraph
 from graphmem.items import MemoryItem

@@ -11,7 +11,7 @@ Cost: a walk of ``depth`` hops reads each relation of each reached entity once p
 
 Example:
     >>> from graphmem.store.database import Database
-    >>> from graphmem.graph.entity_index import EntityIndex
+    >>> from graphmem.index.entity_index import EntityIndex
     >>> db = Database(); index = EntityIndex(db)
     >>> _ = index.add_relation("", "Alice Johnson", "works_at", "Acme")
     >>> _ = index.add_relation("", "Bob Stone", "works_at", "Acme")

@@ -31,7 +31,7 @@ from ..extract.entities import AliasMatcher, find_mentions
 from ..extract.normalize import is_acronym
 
 if TYPE_CHECKING:
-    from ..graph.entity_index import EntityIndex
+    from ..index.entity_index import EntityIndex
     from ..graph.knowledge_graph import KnowledgeGraph
 
 __all__ = ["named_keys"]

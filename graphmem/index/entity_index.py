@@ -42,8 +42,8 @@ from ..extract.pipeline import Analyzer, get_analyzer
 from ..items import MemoryItem
 from ..store import graph_rows
 from ..store.database import Database, MemoryRow
-from .knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
-from .sql_queries import SQLGraph
+from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
+from ..graph.sql_queries import SQLGraph
 
 __all__ = [
     "GIVEN_LABEL",
