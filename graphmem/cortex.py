@@ -24,11 +24,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import Connection
+
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
-from .extract.pipeline import CACHE_SIZE, CACHED_TEXT_CHARS
+from .index.writer import NewItem, NewText
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
-from .memories._sql import check_limit
+from .memories._sql import SQLMemory, check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit
 from .storage import SQLiteStorage
@@ -39,8 +41,6 @@ __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
 _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
-#: Task results pre-analysed at a time: their texts must fit the pipeline's cache.
-_ANALYSIS_SLICE = CACHE_SIZE // 4  # two texts a result, with room to spare
 #: Related memories in the context text (Calute's layout); the report holds up to ``max_items``.
 _RELATED_SHOWN = 3
 
@@ -66,6 +66,7 @@ class _TaskRecord:
         }
 
     def short_term(self) -> dict[str, Any]:
+        """Calute's short-term line (a text of its own)."""
         content = f"Task completed: {self.task[:100]} - Result: {self.result[:200]}"
         return {"content": content, **self._fields()}
 
@@ -76,6 +77,7 @@ class _TaskRecord:
         return self.contextual()
 
     def entity(self) -> dict[str, Any]:
+        """Calute's entity-tier content, ``"{task} {result}"``: the whole of the result's text."""
         return {"content": f"{self.task} {self.result}", **self._fields()}
 
     def contextual(self) -> dict[str, Any]:
@@ -237,52 +239,66 @@ class CortexMemory:
         return len(tasks)
 
     def _write_tasks(self, tasks: list[_TaskRecord]) -> None:
-        """Write task results to every enabled tier in one transaction.
+        """Write task results in one transaction: each one text ("task result", analysed
+        once, task and result apart) shown by every tier that keeps it, and Calute's
+        short-term line as a text of its own. Texts and items are written result by result,
+        exactly as one ``save_task_result`` after another would be (names one result makes
+        known are recognised in the next)."""
+        writer = self._space.writer
+        texts = [self._task_texts(task) for task in tasks]
+        flat = [text for pair in texts for text in pair]
+        docs = writer.analyse(flat)  # outside the database lock, in nlp.pipe batches
+        # A FIFO tier holding no shared text evicts the same rows once per batch as once per
+        # result: the facade's short-term lines.
+        fifo_once = self.short_term is not None and not self.short_term.index_entities
+        database, index = self._space.database, self._space.entity_index
+        with database.write() as conn, index.deferred_writes(conn):
+            position = 0
+            for pair in texts:
+                writer.write(conn, pair, docs[position : position + len(pair)])
+                position += len(pair)
+                self._enforce_capacities(conn, skip_short_term=fifo_once)
+            if fifo_once and self.short_term is not None:
+                self.short_term._enforce_capacity(conn)
 
-        Rows are written result by result, tier by tier, exactly as one ``save_task_result``
-        after another would (names one result makes known are recognised in the next); the
-        text of all of them is analysed first in batches (``nlp.pipe``), which the per-row
-        saves then find in the pipeline's cache of recent texts. The index's rows are
-        written in batches (:meth:`EntityIndex.deferred_writes`: the same rows as a write
-        per save, flushed before anything reads them).
-        """
-        index = self._space.entity_index
-        # A short-term tier that indexes no entities, as the facade's own, changes nothing
-        # the other tiers read: its rows go in one batch after the others (one eviction
-        # instead of one per row leaves exactly the same rows).
-        short_term = self.short_term
-        batched = short_term is not None and not short_term.index_entities
-        with self._space.database.write() as conn, index.deferred_writes(conn):
-            # Slices whose two texts per result (entity mode, relation mode) fit the cache.
-            for start in range(0, len(tasks), _ANALYSIS_SLICE):
-                chunk = tasks[start : start + _ANALYSIS_SLICE]
-                self._analyse_ahead(chunk)
-                for task in chunk:
-                    long_term = task.long_term()
-                    if short_term is not None and not batched:
-                        short_term.save(**task.short_term())
-                    if self.long_term is not None and long_term is not None:
-                        self.long_term.save(**long_term)
-                    if self.entity_memory is not None:
-                        self.entity_memory.save(**task.entity())
-                    self.contextual.save(**task.contextual())
-                if short_term is not None and batched:
-                    short_term.save_many([t.short_term() for t in chunk], batch_size=len(chunk))
+    def _task_texts(self, task: _TaskRecord) -> list[NewText]:
+        """The texts of one task result: the short-term line (when that tier exists) and the
+        result, whose head is the task when the entity tier shows it."""
+        out: list[NewText] = []
+        if self.short_term is not None:
+            item = self.short_term._build(**task.short_term())
+            out.append(self.short_term._new_text(item))
+        items: list[NewItem] = []
+        long_term = task.long_term()
+        if self.long_term is not None and long_term is not None:
+            items.append(self.long_term._new_item(self.long_term._build(**long_term), "body"))
+        entity = self.entity_memory
+        if entity is not None:
+            items.append(entity._new_item(entity._build(**task.entity())))
+        part, item = self.contextual.routed_item(task.contextual())
+        items.append(part._new_item(item, "body"))
+        out.append(
+            NewText(
+                head=task.task if entity is not None else "",
+                body=task.result,
+                items=items,
+                index=True,
+                relations=entity is not None and entity.extract_relations,
+            )
+        )
+        return out
 
-    def _analyse_ahead(self, tasks: list[_TaskRecord]) -> None:
-        """Analyse the tiers' texts in ``nlp.pipe`` batches, for the saves to find cached
-        (texts too long to be cached are left to the saves)."""
-        index = self._space.entity_index
-
-        def ahead(texts: Iterable[str], relations: bool) -> None:
-            short = [MemoryItem(text) for text in texts if len(text) <= CACHED_TEXT_CHARS]
-            if short:
-                index.analyse(short, relations=relations)
-
-        ahead((t.result for t in tasks), relations=False)
-        if self.entity_memory is not None:
-            texts = (t.entity()["content"] for t in tasks)
-            ahead(texts, relations=self.entity_memory.extract_relations)
+    def _enforce_capacities(self, conn: Connection, *, skip_short_term: bool = False) -> None:
+        """Each tier's capacity policy, after a write."""
+        tiers: list[SQLMemory | None] = [
+            None if skip_short_term else self.short_term,
+            self.long_term,
+            self.contextual.short_term,
+            self.contextual.long_term,
+        ]
+        for tier in tiers:
+            if tier is not None:
+                tier._enforce_capacity(conn)
 
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3
@@ -293,11 +309,45 @@ class CortexMemory:
             check_content(value, name)
         importance = check_importance(importance)
         interaction = f"[{agent_role}] {action}: {content}"
-        with self._space.database.write():
-            if self.short_term is not None:
-                self.short_term.save(interaction, metadata={"action": action}, agent_id=agent_role)
-            if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
-                self.long_term.save(interaction, agent_id=agent_role, importance=importance)
+        items: list[NewItem] = []
+        if self.short_term is not None:
+            item = self.short_term._build(
+                interaction, metadata={"action": action}, agent_id=agent_role
+            )
+            items.append(self.short_term._new_item(item))
+        if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
+            item = self.long_term._build(interaction, agent_id=agent_role, importance=importance)
+            items.append(self.long_term._new_item(item))
+        self._write_shared(items)
+
+    def _write_shared(self, items: list[NewItem], relations: bool = False) -> None:
+        """One text shown by ``items`` (all of it), indexed when one of their tiers indexes
+        entities; then each tier's capacity policy."""
+        if not items:
+            return
+        tiers = {ni.namespace: self._tier_of(ni.namespace) for ni in items}
+        text = NewText(
+            body=items[0].item.content,
+            items=items,
+            index=any(tier.index_entities for tier in tiers.values()),
+            relations=relations,
+        )
+        writer = self._space.writer
+        docs = writer.analyse([text])
+        with self._space.database.write() as conn:
+            writer.write(conn, [text], docs)
+            for tier in tiers.values():
+                tier._enforce_capacity(conn)
+
+    def _tier_of(self, namespace: str) -> SQLMemory:
+        tiers = [
+            self.short_term,
+            self.long_term,
+            self.entity_memory,
+            self.contextual.short_term,
+            self.contextual.long_term,
+        ]
+        return next(t for t in tiers if t is not None and t.namespace == namespace)
 
     def save_cortex_decision(
         self, decision: str, context: str, outcome: str | None = None, importance: float = 0.7
@@ -312,12 +362,17 @@ class CortexMemory:
         if outcome:
             content += f"\nOutcome: {outcome}"
         metadata = {"type": "cortex_decision", "has_outcome": outcome is not None}
-        with self._space.database.write():
-            if self.long_term is not None:
-                self.long_term.save(
-                    content, metadata=metadata, importance=importance, agent_id="cortex_manager"
-                )
-            self.contextual.save(content, metadata=metadata, importance=importance)
+        items: list[NewItem] = []
+        if self.long_term is not None:
+            item = self.long_term._build(
+                content, metadata=metadata, importance=importance, agent_id="cortex_manager"
+            )
+            items.append(self.long_term._new_item(item))
+        part, item = self.contextual.routed_item(
+            {"content": content, "metadata": metadata, "importance": importance}
+        )
+        items.append(part._new_item(item))
+        self._write_shared(items)
 
     # ------------------------------------------------------------------ context
     def search(

@@ -26,6 +26,7 @@ from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .index.entity_index import EntityIndex, GraphCache
+from .index.writer import Writer
 from .store.database import Database
 
 __all__ = [
@@ -145,6 +146,7 @@ class SQLiteStorage(MemoryStorage):
         self.db_path = os.fspath(db_path) if db_path is not None else None
         self.database = Database(db_path)
         self.entity_index = EntityIndex(self.database, graph_cache=graph_cache)
+        self.writer = Writer(self.database, self.entity_index)
 
     def __repr__(self) -> str:
         return f"SQLiteStorage({self.database.describe()!r})"

@@ -16,8 +16,8 @@ from spacy.tokens import Span
 from graphmem import CortexMemory
 from graphmem.extract.entities import find_mentions, interjections
 from graphmem.extract.pipeline import get_analyzer
-from graphmem.index.entity_index import SENTENCE_LINK_WINDOW
 from graphmem.graph.knowledge_graph import CO_OCCURS
+from graphmem.index.entity_index import SENTENCE_LINK_WINDOW
 from graphmem.memories.entity import EntityMemory
 from graphmem.storage import SQLiteStorage
 

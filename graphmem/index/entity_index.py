@@ -39,11 +39,11 @@ from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
 from ..extract.normalize import PLACE_LABELS, canonical_key, may_be_one_entity
 from ..extract.pipeline import Analyzer, get_analyzer
+from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
+from ..graph.sql_queries import SQLGraph
 from ..items import MemoryItem
 from ..store import graph_rows
 from ..store.database import Database, MemoryRow
-from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
-from ..graph.sql_queries import SQLGraph
 
 __all__ = [
     "GIVEN_LABEL",

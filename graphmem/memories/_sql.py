@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 from ..base import Memory
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import ITEM_ATTRIBUTES, check_filters, item_matches
+from ..index.writer import NewItem, NewText
 from ..items import (
     MemoryItem,
     check_content,
@@ -136,24 +137,41 @@ class SQLMemory(Memory):
             float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
         )
 
+    #: Calute's EntityMemory lists a saved item's entities in ``metadata["entities"]``.
+    lists_entities = False
+
+    def _new_text(self, item: MemoryItem, given: Sequence[str] | None = None) -> NewText:
+        """A save of this tier: a text of its own and one item showing it."""
+        return NewText(
+            body=item.content,
+            items=[self._new_item(item)],
+            index=self.index_entities,
+            relations=self.extract_relations,
+            given_entities=given,
+        )
+
+    def _new_item(self, item: MemoryItem, view: str = "full") -> NewItem:
+        """``item`` as an item of this tier (showing all of its text, or its body)."""
+        return NewItem(
+            self.namespace,
+            item,
+            self._importance_of(item),
+            view,
+            lists_entities=self.lists_entities,
+        )
+
     def _write(self, items: list[MemoryItem], extras: Sequence[Any] | None = None) -> list[int]:
         """Insert items (and index them) in one transaction; applies the capacity policy."""
-        db = self._space.database
-        index = self._space.entity_index
-        docs = index.analyse(items, self.extract_relations) if self.index_entities else None
-        with db.write() as conn, self._write_lock:
-            rows = db.insert_memories(
-                conn, [(i, self.namespace, self._importance_of(i)) for i in items]
-            )
-            if self.index_entities:
-                index.index(
-                    conn,
-                    [(row.text_id, item) for row, item in zip(rows, items, strict=True)],
-                    relations=self.extract_relations,
-                    docs=docs,
-                )
+        texts = [
+            self._new_text(item, extra)
+            for item, extra in zip(items, extras or [None] * len(items), strict=True)
+        ]
+        writer = self._space.writer
+        docs = writer.analyse(texts)  # outside the database lock
+        with self._space.database.write() as conn, self._write_lock:
+            rows = writer.write(conn, texts, docs)
             self._enforce_capacity(conn)
-        return [row.seq for row in rows]
+        return [text_rows[0].seq for text_rows in rows]
 
     def _build(
         self, content: str, metadata: dict[str, Any] | None = None, **kwargs: Any
@@ -199,19 +217,25 @@ class SQLMemory(Memory):
                 raise InvalidArgumentTypeError(f"records[{position}]: {exc}") from None
             items.append(item)
             extras.append(extra)
+        self._write_in_batches(items, extras, batch_size, progress)
+        return items
+
+    def _write_in_batches(
+        self, items: list[MemoryItem], extras: list[Any], batch_size: int, progress: bool
+    ) -> None:
+        """:meth:`_write` validated items ``batch_size`` at a time (a progress bar if asked)."""
         bar = None
         if progress:
             from tqdm import tqdm
 
             bar = tqdm(total=len(items), unit="memories", desc=f"saving to {self.namespace}")
-        for start in range(0, len(items), batch_size):
-            chunk = items[start : start + batch_size]
-            self._write(chunk, extras[start : start + batch_size])
+        for start in range(0, len(items), max(1, batch_size)):
+            chunk = items[start : start + max(1, batch_size)]
+            self._write(chunk, extras[start : start + max(1, batch_size)])
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-        return items
 
     def _enforce_capacity(self, conn: Connection) -> None:
         """Evict items over ``max_items`` (subclasses choose which)."""

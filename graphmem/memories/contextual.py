@@ -25,7 +25,7 @@ from ..items import MemoryItem, check_importance, check_optional_id
 from ..retrieval.search import Hit, rank
 from ..storage import resolve_storage
 from ..store.database import MemoryRow
-from ._sql import check_limit, split_filters
+from ._sql import SQLMemory, check_limit, split_filters
 from .long_term import LongTermMemory
 from .short_term import ShortTermMemory
 
@@ -112,7 +112,25 @@ class ContextualMemory(Memory):
         **kwargs: Any,
     ) -> MemoryItem:
         """Save to short-term, or long-term when ``importance >= importance_threshold`` or asked."""
-        importance = check_importance(importance)
+        part, item = self.routed_item(
+            {**kwargs, "content": content, "metadata": metadata, "importance": importance},
+            to_long_term=to_long_term,
+        )
+        part._write([item])
+        return item
+
+    def routed_item(
+        self, record: Mapping[str, Any], *, to_long_term: bool = False
+    ) -> tuple[SQLMemory, MemoryItem]:
+        """The part a save goes to and the item it stores there (validated, nothing written):
+        the long-term part when ``importance >= importance_threshold`` or ``to_long_term``.
+
+        ``record``: :meth:`save` keyword arguments. Saved items record the current context
+        (``metadata["context"]``) and their importance (``metadata["importance"]``).
+        """
+        fields = dict(record)
+        importance = check_importance(fields.pop("importance", 0.5))
+        metadata = fields.pop("metadata", None)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidArgumentTypeError(
                 f"metadata must be a dict or None, got {type(metadata).__name__}"
@@ -121,49 +139,31 @@ class ContextualMemory(Memory):
         if self.context_stack:
             metadata["context"] = self.get_current_context()
         if to_long_term or importance >= self.importance_threshold:
-            return self.long_term.save(content, metadata=metadata, importance=importance, **kwargs)
-        return self.short_term.save(
-            content, metadata={**metadata, "importance": importance}, **kwargs
+            return self.long_term, self.long_term._build(
+                metadata=metadata, importance=importance, **fields
+            )
+        return self.short_term, self.short_term._build(
+            metadata={**metadata, "importance": importance}, **fields
         )
 
     def save_many(
         self, records: Iterable[Mapping[str, Any]], *, batch_size: int = 256, progress: bool = False
     ) -> list[MemoryItem]:
         """Batch :meth:`save`: records are dicts of its keyword arguments (returned in order)."""
-        routed: list[tuple[bool, dict[str, Any]]] = []
+        batch_size = check_limit(batch_size, "batch_size") or 1
+        routed: list[tuple[SQLMemory, MemoryItem]] = []
         for position, record in enumerate(records):
             if not isinstance(record, Mapping):
                 raise InvalidArgumentTypeError(
                     f"records[{position}] must be a dict, got {type(record).__name__}"
                 )
             fields = dict(record)
-            importance = check_importance(fields.pop("importance", 0.5))
             to_long_term = bool(fields.pop("to_long_term", False))
-            metadata = fields.get("metadata")
-            if metadata is not None and not isinstance(metadata, dict):
-                raise InvalidArgumentTypeError(
-                    f"records[{position}].metadata must be a dict or None"
-                )
-            metadata = dict(metadata or {})
-            if self.context_stack:
-                metadata["context"] = self.get_current_context()
-            if to_long_term or importance >= self.importance_threshold:
-                routed.append((True, {**fields, "metadata": metadata, "importance": importance}))
-            else:
-                routed.append(
-                    (False, {**fields, "metadata": {**metadata, "importance": importance}})
-                )
-        long_items = iter(
-            self.long_term.save_many(
-                [r for long, r in routed if long], batch_size=batch_size, progress=progress
-            )
-        )
-        short_items = iter(
-            self.short_term.save_many(
-                [r for long, r in routed if not long], batch_size=batch_size, progress=progress
-            )
-        )
-        return [next(long_items) if long else next(short_items) for long, _ in routed]
+            routed.append(self.routed_item(fields, to_long_term=to_long_term))
+        for part in (self.long_term, self.short_term):
+            items = [item for owner, item in routed if owner is part]
+            part._write_in_batches(items, [None] * len(items), batch_size, progress)
+        return [item for _, item in routed]
 
     def search(
         self,

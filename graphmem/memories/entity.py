@@ -16,9 +16,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import networkx as nx
 from spacy.tokens import Span
@@ -39,6 +40,23 @@ __all__ = ["EntityMemory"]
 
 #: How many recent memory snippets ``entities[name]["contexts"]`` keeps.
 MAX_CONTEXTS = 10
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reading_graph(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a relationship query inside a read of the database: writers of this process hold
+    the same lock while they update the graph view, so a query never walks a graph that is
+    changing under it."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        memory = args[0]
+        assert isinstance(memory, EntityMemory)
+        with memory.space.database.read():
+            return method(*args, **kwargs)
+
+    return wrapper
 
 
 class EntityMemory(SQLMemory):
@@ -53,6 +71,7 @@ class EntityMemory(SQLMemory):
     memory_type = "entity"
     default_namespace = "entity"
     extract_relations = True
+    lists_entities = True
 
     def __init__(
         self,
@@ -85,7 +104,7 @@ class EntityMemory(SQLMemory):
             entities: names to link instead of extracting them.
         """
         item = self._build(content, metadata, entities=entities, **kwargs)
-        self._write_entities([item], [entities])
+        self._write([item], [entities])
         return item
 
     def _build(
@@ -118,33 +137,6 @@ class EntityMemory(SQLMemory):
     def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
         entities = record.get("entities")
         return self._build(**record), entities
-
-    def _write_entities(
-        self, items: list[MemoryItem], given: Sequence[list[str] | None]
-    ) -> list[int]:
-        db = self.space.database
-        index = self.space.entity_index
-        docs = index.analyse(items, self.extract_relations)
-        with db.write() as conn, self._write_lock:
-            rows = db.insert_memories(
-                conn, [(i, self.namespace, self._importance_of(i)) for i in items]
-            )
-            results = index.index(
-                conn,
-                [(row.text_id, item) for row, item in zip(rows, items, strict=True)],
-                relations=self.extract_relations,
-                docs=docs,
-                given_entities={
-                    r.text_id: g for r, g in zip(rows, given, strict=True) if g is not None
-                },
-            )
-            for row, item, result in zip(rows, items, results, strict=True):
-                item.metadata["entities"] = result.entity_names
-                db.update_metadata(conn, row.seq, item.metadata)
-        return [row.seq for row in rows]
-
-    def _write(self, items: list[MemoryItem], extras: Sequence[Any] | None = None) -> list[int]:
-        return self._write_entities(items, extras or [None] * len(items))
 
     def add_relation(
         self, subject: str, predicate: str, obj: str, *, confidence: float = 1.0
@@ -180,19 +172,23 @@ class EntityMemory(SQLMemory):
         """This memory's knowledge graph (its user's, for a user's memory)."""
         return self.space.entity_index.graph(self._graph_tenant)
 
+    @_reading_graph
     def get_entity(self, name: str) -> EntityInfo | None:
         """The entity ``name`` resolves to, or None."""
         return self.graph.get_entity(name)
 
+    @_reading_graph
     def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
         """Entities within ``depth`` hops -> distance (see :meth:`KnowledgeGraph.neighbors`)."""
         queries = self.space.entity_index.queries(self._graph_tenant)
         return queries.neighbors(name, depth=depth, predicate=predicate)
 
+    @_reading_graph
     def relations(self, name: str, predicate: str | None = None) -> list[Edge]:
         """Typed and co-occurrence relations of an entity, with evidence."""
         return self.graph.relations(name, predicate=predicate)
 
+    @_reading_graph
     def find(
         self,
         *,
@@ -210,14 +206,17 @@ class EntityMemory(SQLMemory):
             evidence=True,
         )
 
+    @_reading_graph
     def paths(self, a: str, b: str, max_hops: int = 3) -> list[list[Hop]]:
         """How ``a`` connects to ``b``: shortest paths, each hop with its evidence."""
         return self.space.entity_index.queries(self._graph_tenant).paths(a, b, max_hops=max_hops)
 
+    @_reading_graph
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
         """The named entities and their neighbourhood, as a NetworkX graph."""
         return self.graph.subgraph(names, depth=depth)
 
+    @_reading_graph
     def as_of(self, when: datetime | str) -> KnowledgeGraph:
         """The graph as it stood at ``when``."""
         return self.graph.as_of(when)
@@ -340,6 +339,7 @@ class EntityMemory(SQLMemory):
         """
         return RelationshipsView(self)
 
+    @_reading_graph
     def relation_pairs_by_predicate(self) -> dict[str, list[tuple[str, str]]]:
         """predicate -> ``(subject, object)`` names, in the graph's order (a snapshot)."""
         kg = self.graph
@@ -380,6 +380,7 @@ class EntityMemory(SQLMemory):
             db.after_rollback(index.invalidate)
             return removed > 0
 
+    @_reading_graph
     def get_entity_info(self, entity: str) -> dict[str, Any]:
         """What is known of an entity: Calute's keys plus ``label`` and ``aliases``.
 
@@ -411,6 +412,7 @@ class EntityMemory(SQLMemory):
             "aliases": list(info.aliases),
         }
 
+    @_reading_graph
     def get_related_entities(self, entity: str, max_depth: int = 2) -> set[str]:
         """Names of the entities within ``max_depth`` hops (the entity itself excluded)."""
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
@@ -420,6 +422,7 @@ class EntityMemory(SQLMemory):
             return set()
         return set(queries.neighbors(entity, depth=max_depth))
 
+    @_reading_graph
     def extract_entities(self, text: str) -> list[str]:
         """Entity names in ``text`` (known ones by their canonical name), in text order."""
         check_content(text, "text")

@@ -31,8 +31,8 @@ from ..extract.entities import AliasMatcher, find_mentions
 from ..extract.normalize import is_acronym
 
 if TYPE_CHECKING:
-    from ..index.entity_index import EntityIndex
     from ..graph.knowledge_graph import KnowledgeGraph
+    from ..index.entity_index import EntityIndex
 
 __all__ = ["named_keys"]
 

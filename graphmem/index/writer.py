@@ -1,0 +1,161 @@
+"""Writing a text and the tier items that show it: the one write path of every save.
+
+A tier's ``save`` is one text with one item; the facade's ``save_task_result`` is one text
+("task result": the head is the task) with an item in each tier that keeps it (the entity
+tier shows all of it, long-term and contextual memory the result only) and Calute's
+short-term line as a text of its own. Each text is analysed once (:func:`analyse_texts`, head
+and body apart), its entities, mentions and relations are indexed once, then its items are
+inserted: a statement is counted once however many tiers show it.
+
+Example:
+    >>> from graphmem.store.database import Database
+    >>> from graphmem.items import MemoryItem
+    >>> from graphmem.index.entity_index import EntityIndex
+    >>> db = Database(); index = EntityIndex(db); writer = Writer(db, index)
+    >>> text = NewText(
+    ...     head="Record the new hire",
+    ...     body="Maya Lindqvist started at Lumen Robotics.",
+    ...     items=[
+    ...         NewItem("entity", MemoryItem("Record the new hire Maya Lindqvist started at Lumen Robotics."), lists_entities=True),
+    ...         NewItem("long_term", MemoryItem("Maya Lindqvist started at Lumen Robotics."), view="body"),
+    ...     ],
+    ...     relations=True,
+    ... )
+    >>> with db.write() as conn:
+    ...     [rows] = writer.write(conn, [text])
+    >>> len({row.text_id for row in rows}), text.items[0].item.metadata["entities"]
+    (1, ['Maya Lindqvist', 'Lumen Robotics'])
+    >>> [(e.subject, e.predicate, e.object, e.support) for e in index.graph("").find(predicate="works_at")]
+    [('Maya Lindqvist', 'works_at', 'Lumen Robotics', 1)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from spacy.tokens import Doc
+from sqlalchemy import Connection
+
+from ..errors import InvalidArgumentError
+from ..extract.texts import analyse_texts, whole_text
+from ..items import MemoryItem
+from ..store.database import Database, MemoryRow
+from .entity_index import EntityIndex
+
+__all__ = ["NewItem", "NewText", "Writer"]
+
+
+@dataclass
+class NewItem:
+    """A tier item to insert: its namespace (tier), the item, and which part of the text it
+    shows (``"full"``, or ``"body"``: the text without its head)."""
+
+    namespace: str
+    item: MemoryItem
+    importance: float | None = None
+    view: str = "full"
+    #: Calute's EntityMemory: ``metadata["entities"]`` gets the names the text mentions.
+    lists_entities: bool = False
+
+
+@dataclass
+class NewText:
+    """A text to store once and the items that show it (all of one tenant)."""
+
+    body: str
+    items: list[NewItem]
+    #: Shown by "full" items only, before the body: a task before its result.
+    head: str = ""
+    #: Extract entities (and, with ``relations``, typed relations) from it.
+    index: bool = True
+    relations: bool = False
+    #: Names to link instead of extracting them (Calute's ``entities=`` argument).
+    given_entities: Sequence[str] | None = None
+    tenant: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not self.items:
+            raise InvalidArgumentError("a text needs at least one item")
+        tenants = {ni.item.user_id or "" for ni in self.items}
+        if len(tenants) != 1:
+            raise InvalidArgumentError("the items of one text belong to one user")
+        self.tenant = tenants.pop()
+
+    @property
+    def whole(self) -> str:
+        """What a "full" item shows."""
+        return whole_text(self.head, self.body)
+
+
+class Writer:
+    """Stores texts and their items, indexing each text once (see the module docstring)."""
+
+    def __init__(self, db: Database, index: EntityIndex) -> None:
+        self.db = db
+        self.index = index
+
+    def analyse(self, texts: Sequence[NewText]) -> list[Doc | None]:
+        """The analysis of each text to index (None for the others), batched with
+        ``nlp.pipe``; run it before the write transaction, outside the database lock."""
+        out: list[Doc | None] = [None] * len(texts)
+        analyzer = self.index.analyzer
+        for relations in (False, True):
+            chosen = [
+                i
+                for i, t in enumerate(texts)
+                if t.index and (t.relations and analyzer.has_parser) == relations
+            ]
+            if chosen:
+                docs = analyse_texts(
+                    analyzer, [(texts[i].head, texts[i].body) for i in chosen], relations
+                )
+                for i, doc in zip(chosen, docs, strict=True):
+                    out[i] = doc
+        return out
+
+    def write(
+        self,
+        conn: Connection,
+        texts: Sequence[NewText],
+        docs: Sequence[Doc | None] | None = None,
+    ) -> list[list[MemoryRow]]:
+        """Store ``texts`` in the caller's transaction, in order; returns each text's item
+        rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
+        if docs is None:
+            docs = self.analyse(texts)
+        out: list[list[MemoryRow]] = []
+        with self.index.deferred_writes(conn):
+            for text, doc in zip(texts, docs, strict=True):
+                [text_id] = self.db.insert_texts(conn, [(text.tenant, text.head, text.body)])
+                if text.index:
+                    self._index(conn, text, text_id, doc)
+                out.append(
+                    self.db.insert_items(
+                        conn,
+                        [
+                            (ni.item, ni.namespace, ni.importance, text_id, ni.view)
+                            for ni in text.items
+                        ],
+                    )
+                )
+        return out
+
+    def _index(self, conn: Connection, text: NewText, text_id: int, doc: Doc | None) -> None:
+        # The item the text is indexed as (its time, owner, speaker, conversation): the one
+        # showing all of it, else the first.
+        shown = next((ni for ni in text.items if ni.view == "full"), text.items[0])
+        subject = replace(shown.item, content=text.whole)
+        [found] = self.index.index(
+            conn,
+            [(text_id, subject)],
+            relations=text.relations,
+            docs=[doc] if doc is not None else None,
+            given_entities={text_id: text.given_entities}
+            if text.given_entities is not None
+            else None,
+            head_chars={text_id: len(text.head) + 1} if text.head else None,
+        )
+        for ni in text.items:
+            if ni.lists_entities:
+                ni.item.metadata["entities"] = found.entity_names
