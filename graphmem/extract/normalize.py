@@ -30,7 +30,9 @@ from .._assets import asset_path
 
 __all__ = [
     "CORPORATE_SUFFIXES",
+    "MODEL_LABELS",
     "PLACE_LABELS",
+    "UNKNOWN_LABEL",
     "canonical_key",
     "is_acronym",
     "is_valid_entity_text",
@@ -207,6 +209,18 @@ def is_valid_entity_text(text: str) -> bool:
     # "US" and "WHO" written in capitals are names; "us" and "who" are pronouns.
     return is_acronym(stripped) or " ".join(_fold(stripped).split()) not in _PRONOUNS
 
+
+#: The entity labels of the spaCy model (OntoNotes 5). Any other upper-case label is declared
+#: by the user (PROJECT, TEAM ...), save :data:`UNKNOWN_LABEL`.
+MODEL_LABELS = frozenset(
+    {
+        "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+        "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL",
+    }
+)  # fmt: skip
+#: The label of an entity the caller named without a type (``EntityMemory.save(...,
+#: entities=[...])``): compatible with every label.
+UNKNOWN_LABEL = "ENTITY"
 
 #: Labels of places: a person is never one ("Berlin" the city is not Leslie Berlin).
 PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
