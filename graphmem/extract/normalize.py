@@ -36,6 +36,7 @@ __all__ = [
     "canonical_key",
     "is_acronym",
     "is_valid_entity_text",
+    "label_kind",
     "may_be_one_entity",
     "may_shorten",
 ]
@@ -228,16 +229,46 @@ PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 _GROUP_LABELS = frozenset({"ORG", "NORP"})
 
 
-def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
-    """Tell whether names labelled and keyed so may be one entity (resolution and merges).
+def label_kind(label: str) -> str:
+    """The kind of thing an entity label names, as :func:`may_be_one_entity` compares them:
+    ``"person"``, ``"place"`` (GPE, LOC, FAC), ``"group"`` (ORG, NORP), ``"other"`` (the
+    model's other labels), ``"declared"`` (a label of the user's: PROJECT, TEAM) or
+    ``"unknown"`` (:data:`UNKNOWN_LABEL`).
 
-    A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
-    name NER called a place join a person whose full name the memory or its conversation
-    writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a group
-    (ORG, NORP) either, except for a lone word of the person's name labelled so: the small
-    NER model calls most lone names an ORG ("Stone" in "Stone approved the budget", "Alice"
-    in "Alice joined Acme"), so that label says little. Organisations and places may be one
-    entity: the model calls "Apple" or "Washington" either, and the mentions' vote settles it.
+    Examples:
+        >>> [label_kind(x) for x in ("PERSON", "FAC", "NORP", "PRODUCT", "PROJECT", "ENTITY")]
+        ['person', 'place', 'group', 'other', 'declared', 'unknown']
+    """
+    if label == "PERSON":
+        return "person"
+    if label in PLACE_LABELS:
+        return "place"
+    if label in _GROUP_LABELS:
+        return "group"
+    if label == UNKNOWN_LABEL:
+        return "unknown"
+    return "other" if label in MODEL_LABELS else "declared"
+
+
+def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
+    """Tell whether names labelled and keyed so may be one entity: the one rule of entity
+    resolution, merges and ``add_relation``.
+
+    - The same label, or :data:`UNKNOWN_LABEL` (a name the caller gave without a type) on
+      either side: yes.
+    - A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
+      name NER called a place join a person whose full name the memory or its conversation
+      writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a
+      group (ORG, NORP) either, except for a lone word of the person's name labelled so: the
+      small NER model calls most lone names an ORG ("Stone" in "Stone approved the budget").
+    - A place and an organisation are one entity only under one name: the model calls
+      "Apple" or "Washington" either, and the mentions' vote settles it; "Oslo" is not "Lumen
+      Robotics".
+    - A declared type (PROJECT, TEAM ...) is one entity with a name the model labelled
+      otherwise only under the same name (the declaration corrects the model: "Atlas" PERSON
+      is the project Atlas), and never with another declared type.
+    - Otherwise (the model's PRODUCT, EVENT, WORK_OF_ART, LAW, LANGUAGE with anything but a
+      declared type): yes; the mentions' vote settles the label.
 
     Examples:
         >>> may_be_one_entity("GPE", "berlin", "PERSON", "leslie berlin")
@@ -248,16 +279,31 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
         False
         >>> may_be_one_entity("ORG", "apple", "GPE", "apple")
         True
+        >>> may_be_one_entity("GPE", "oslo", "ORG", "lumen robotics")
+        False
+        >>> may_be_one_entity("PROJECT", "atlas", "PERSON", "atlas")
+        True
+        >>> may_be_one_entity("ENTITY", "atlas", "GPE", "oslo")
+        True
     """
-    if (label_a == "PERSON") == (label_b == "PERSON"):
+    if label_a == label_b:
         return True
-    other_label, other_key, person_key = (
-        (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
-    )
-    if other_label in PLACE_LABELS:
-        return False
-    if other_label in _GROUP_LABELS:
-        return " " not in other_key and other_key in person_key.split()
+    kinds = {label_kind(label_a), label_kind(label_b)}
+    if "unknown" in kinds:
+        return True
+    if "declared" in kinds:
+        return kinds != {"declared"} and key_a == key_b
+    if "person" in kinds:
+        other_label, other_key, person_key = (
+            (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
+        )
+        if other_label in PLACE_LABELS:
+            return False
+        if other_label in _GROUP_LABELS:
+            return " " not in other_key and other_key in person_key.split()
+        return True
+    if kinds == {"place", "group"}:
+        return key_a == key_b
     return True
 
 
