@@ -194,7 +194,8 @@ def _organisation_matcher(vocab: Vocab) -> Matcher:
 
 def organisation_names(doc: Doc) -> list[Span]:
     """Names shaped like an organisation's ("Kestrel Automation", "Lumen Robotics"), longest
-    first where they overlap (``models/organisation_patterns.jsonl``).
+    first where they overlap (``models/organisation_patterns.jsonl``), none that continues a
+    capitalised word inside its sentence.
 
     Example:
         >>> from graphmem.extract.pipeline import get_analyzer
@@ -202,8 +203,21 @@ def organisation_names(doc: Doc) -> list[Span]:
         >>> [span.text for span in organisation_names(doc)]
         ['Kestrel Automation']
     """
-    matches = _organisation_matcher(doc.vocab)(doc)
-    return filter_spans([Span(doc, start, end, label=label) for label, start, end in matches])
+    spans = [
+        Span(doc, start, end, label=label)
+        for label, start, end in _organisation_matcher(doc.vocab)(doc)
+        if not _continues_a_name(doc, start)
+    ]
+    return filter_spans(spans)
+
+
+def _continues_a_name(doc: Doc, start: int) -> bool:
+    """Whether a capitalised word inside a sentence comes right before ``doc[start]``: the
+    match is then the tail of a longer name ("the Social *Media Group*")."""
+    if start == 0:
+        return False
+    before = doc[start - 1]
+    return not before.is_sent_start and (before.is_title or before.is_upper) and before.is_alpha
 
 
 def find_mentions(

@@ -38,6 +38,7 @@ from spacy.tokens import Span, Token
 
 from .._assets import asset_path
 from ..errors import GraphmemError
+from .normalize import PLACE_LABELS
 
 __all__ = [
     "EntityTypesDataError",
@@ -91,6 +92,7 @@ class _Rules:
     place_label: str
     place_kinds: frozenset[str]
     place_relabels: frozenset[str]
+    given_name_subject: str | None
 
 
 def _fail(where: str, message: str) -> EntityTypesDataError:
@@ -162,6 +164,7 @@ def _rules() -> _Rules:
         place_label=str(gazetteer.get("label", "GPE")),
         place_kinds=frozenset(gazetteer.get("kinds", ())),
         place_relabels=frozenset(gazetteer.get("relabels", ())),
+        given_name_subject=gazetteer.get("given_name_subject"),
     )
 
 
@@ -327,6 +330,15 @@ def corrected_label(
             and not (frame.unless_place and is_place)
         ):
             return frame.label
+    if (
+        rules.given_name_subject is not None
+        and label in PLACE_LABELS
+        and len(span) == 1
+        and is_given_name(key)
+        and span.root.dep_ in _SUBJECT_DEPS
+        and span.root.head.pos_ == "VERB"
+    ):
+        return rules.given_name_subject  # "Sofia adjusted the toolbar"
     if kind in rules.place_kinds and label in rules.place_relabels:
         if label == "PERSON" and (
             len(span) > 1 or is_given_name(key) or key in person_words
