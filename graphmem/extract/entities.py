@@ -57,7 +57,14 @@ _HEADING_MARKS = frozenset({":", ";"})
 _TITLE_LABELS = frozenset({"WORK_OF_ART", "LAW"})
 #: Labels whose names may end in a lower-case common noun ("Rogaland county", "Black sea").
 _LOWER_END_LABELS = frozenset({"GPE", "LOC", "FAC", "WORK_OF_ART", "LAW", "EVENT"})
-_TIME = re.compile(r"^\d{1,2}[:.]\d{2}(?::\d{2})?(?:[ap]\.?m\.?)?$|^\d{1,2}[ap]\.?m\.?$", re.I)
+#: Magnitudes the tokenizer splits from their number ("3.1M" -> "3.1", "M").
+_MAGNITUDES = frozenset({"k", "m", "b", "bn", "mn", "mm"})
+#: Clock times and calendar periods ("07:00", "7pm", "Q3", "H1", "FY2025").
+_TIME = re.compile(
+    r"^\d{1,2}[:.]\d{2}(?::\d{2})?(?:[ap]\.?m\.?)?$|^\d{1,2}[ap]\.?m\.?$"
+    r"|^(?:Q[1-4]|H[12]|FY\d{2}(?:\d{2})?)$",
+    re.I,
+)
 _AMOUNT = re.compile(
     r"^[$\u20ac\u00a3\u00a5]\d[\d,.]*(?:[kmb]n?)?$|^\d[\d,.]*(?:[kmb]n?|mm)$", re.I
 )
@@ -421,8 +428,11 @@ def _after_role(doc: Doc, start: int, end: int) -> int:
 
 
 def _is_number(token: Token) -> bool:
-    """Whether ``token`` is a number, an amount ("210k", "$5") or a time ("07:00")."""
+    """Whether ``token`` is a number, an amount ("210k", "$5", the "M" of "3.1M") or a time
+    ("07:00", "Q3")."""
     text = token.text
+    if text.lower() in _MAGNITUDES:
+        return token.i > 0 and token.nbor(-1).like_num
     return token.like_num or bool(_AMOUNT.match(text) or _TIME.match(text))
 
 
@@ -439,7 +449,11 @@ def _outside_name(token: Token, label: str, *, opening: bool, trusted: bool = Fa
         return True  # "Sara Kim approved"; a capitalised one is a title's ("Know Your Enemy")
     if label == "PERSON" and token.like_num and any(ch.isdigit() for ch in lower):
         return True
-    if _TIME.match(token.text) or _AMOUNT.match(token.text):
+    if (
+        _TIME.match(token.text)
+        or _AMOUNT.match(token.text)
+        or (lower in _MAGNITUDES and _is_number(token))
+    ):
         return True  # "07:00 Berlin", "EUR 210k"; a bare integer may end a name ("Windows 10")
     if not trusted and _is_term_acronym(token) and (not opening or label == "PERSON"):
         return True  # "Atlas UAT", "CRM Erik Solberg"

@@ -58,7 +58,7 @@ _DETERMINERS = frozenset({"the", "a", "an"})
 _POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 #: Dependencies of a name governed by a one-word phrase ("visited X", "joined X").
 _OBJECT_DEPS = frozenset({"dobj"})
-_SUBJECT_DEPS = frozenset({"nsubj"})
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _VERB_MODIFIERS = frozenset({"advmod", "prt"})
 _PERSONAL_PRONOUNS = frozenset({"i", "you", "he", "she", "we", "they", "who"})
 
