@@ -436,6 +436,11 @@ def _is_number(token: Token) -> bool:
     return token.like_num or bool(_AMOUNT.match(text) or _TIME.match(text))
 
 
+def _opens_statement(token: Token) -> bool:
+    """Whether ``token`` opens a sentence, or what follows a colon ("Result: Deployed ...")."""
+    return bool(token.is_sent_start) or (token.i > 0 and token.nbor(-1).text == ":")
+
+
 def _is_term_acronym(token: Token) -> bool:
     return token.lower_ in business_terms() and is_acronym(token.text)
 
@@ -458,5 +463,5 @@ def _outside_name(token: Token, label: str, *, opening: bool, trusted: bool = Fa
     if not trusted and _is_term_acronym(token) and (not opening or label == "PERSON"):
         return True  # "Atlas UAT", "CRM Erik Solberg"
     if opening:
-        return lower in _DETERMINERS or (bool(token.is_sent_start) and lower in leading_words())
+        return lower in _DETERMINERS or (_opens_statement(token) and lower in leading_words())
     return lower in _POSSESSIVES
