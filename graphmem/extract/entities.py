@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from spacy.language import Language
 from spacy.matcher import Matcher, PhraseMatcher
@@ -190,11 +191,24 @@ def business_terms() -> frozenset[str]:
     return _word_list("business_terms.txt")
 
 
+@lru_cache(maxsize=1)
+def _organisation_patterns() -> tuple[list[dict[str, Any]], re.Pattern[str]]:
+    """The patterns of ``models/organisation_patterns.jsonl``, and a regular expression of
+    their last words (the head nouns): a text without one holds no such name."""
+    patterns = load_entity_patterns(asset_path("models", "organisation_patterns.jsonl"))
+    heads: set[str] = set()
+    for pattern in patterns:
+        last = pattern["pattern"][-1] if isinstance(pattern["pattern"], list) else {}
+        heads.update(last.get("LOWER", {}).get("IN", ()))
+    alternatives = "|".join(sorted(map(re.escape, heads), key=len, reverse=True))
+    return patterns, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4)
 def _organisation_matcher(vocab: Vocab) -> Matcher:
     """A matcher of ``models/organisation_patterns.jsonl`` over ``vocab`` (built once)."""
     matcher = Matcher(vocab)
-    for pattern in load_entity_patterns(asset_path("models", "organisation_patterns.jsonl")):
+    for pattern in _organisation_patterns()[0]:
         matcher.add(pattern["label"], [pattern["pattern"]])
     return matcher
 
@@ -210,6 +224,8 @@ def organisation_names(doc: Doc) -> list[Span]:
         >>> [span.text for span in organisation_names(doc)]
         ['Kestrel Automation']
     """
+    if not _organisation_patterns()[1].search(doc.text):
+        return []  # most texts name no "... Robotics": skip the matcher's pass over the tokens
     spans = [
         Span(doc, start, end, label=label)
         for label, start, end in _organisation_matcher(doc.vocab)(doc)
