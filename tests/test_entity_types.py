@@ -33,7 +33,12 @@ from graphmem.extract.entity_types import (
     is_given_name,
     place_kind,
 )
-from graphmem.extract.normalize import canonical_key, label_kind, may_be_one_entity
+from graphmem.extract.normalize import (
+    canonical_key,
+    label_kind,
+    may_be_one_entity,
+    why_not_one_entity,
+)
 from graphmem.extract.pipeline import Analyzer, get_analyzer, load_pipeline
 from graphmem.memories.entity import EntityMemory
 
@@ -340,6 +345,20 @@ class TestOneLabelRule:
     def test_pairs(self, a: tuple[str, str], b: tuple[str, str], expected: bool) -> None:
         assert may_be_one_entity(*a, *b) is expected
         assert may_be_one_entity(*b, *a) is expected
+
+    @pytest.mark.parametrize(
+        ("a", "b", "reason"),
+        [
+            (("GPE", "oslo"), ("ORG", "lumen robotics"), "a place and an organisation"),
+            (("PERSON", "leslie berlin"), ("GPE", "berlin"), "a person is not a place"),
+            (("ORG", "acme"), ("PERSON", "alice johnson"), "a person is not an organisation"),
+            (("PROJECT", "atlas"), ("TEAM", "atlas"), "two declared types"),
+            (("PROJECT", "atlas"), ("ORG", "acme"), "a declared type is one entity only"),
+        ],
+    )
+    def test_reasons(self, a: tuple[str, str], b: tuple[str, str], reason: str) -> None:
+        assert (why_not_one_entity(*a, *b) or "").startswith(reason)
+        assert (why_not_one_entity(*b, *a) or "").startswith(reason)
 
     def test_kinds(self) -> None:
         assert [label_kind(x) for x in ("GPE", "ORG", "TEAM", "ENTITY", "LAW")] == [

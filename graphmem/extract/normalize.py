@@ -39,6 +39,7 @@ __all__ = [
     "label_kind",
     "may_be_one_entity",
     "may_shorten",
+    "why_not_one_entity",
 ]
 
 #: Legal-form suffixes removed from the end of a name, as they read once punctuation is gone
@@ -286,25 +287,42 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
         >>> may_be_one_entity("ENTITY", "atlas", "GPE", "oslo")
         True
     """
+    return why_not_one_entity(label_a, key_a, label_b, key_b) is None
+
+
+def why_not_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> str | None:
+    """Why names labelled and keyed so are not one entity (:func:`may_be_one_entity`), for an
+    error message; None when they may be.
+
+    Examples:
+        >>> why_not_one_entity("GPE", "oslo", "ORG", "lumen robotics")
+        'a place and an organisation are one entity only under one name'
+        >>> why_not_one_entity("ORG", "acme", "ORG", "initech") is None
+        True
+    """
     if label_a == label_b:
-        return True
+        return None
     kinds = {label_kind(label_a), label_kind(label_b)}
     if "unknown" in kinds:
-        return True
+        return None
+    if kinds == {"declared"}:
+        return "two declared types are never one entity"
     if "declared" in kinds:
-        return kinds != {"declared"} and key_a == key_b
+        return None if key_a == key_b else "a declared type is one entity only under its name"
     if "person" in kinds:
         other_label, other_key, person_key = (
             (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
         )
         if other_label in PLACE_LABELS:
-            return False
-        if other_label in _GROUP_LABELS:
-            return " " not in other_key and other_key in person_key.split()
-        return True
-    if kinds == {"place", "group"}:
-        return key_a == key_b
-    return True
+            return "a person is not a place"
+        if other_label in _GROUP_LABELS and not (
+            " " not in other_key and other_key in person_key.split()
+        ):
+            return "a person is not an organisation"
+        return None
+    if kinds == {"place", "group"} and key_a != key_b:
+        return "a place and an organisation are one entity only under one name"
+    return None
 
 
 #: Words that open many organisation names and so shorten none of them alone: "University" is
