@@ -9,26 +9,79 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from spacy.language import Language
-from spacy.matcher import PhraseMatcher
+from spacy.matcher import Matcher, PhraseMatcher
 from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
+from spacy.vocab import Vocab
 
 from .._assets import asset_path
-from .normalize import CORPORATE_SUFFIXES, canonical_key, is_acronym, is_valid_entity_text
+from .entity_patterns import load_entity_patterns
+from .entity_types import corrected_label
+from .normalize import (
+    CORPORATE_SUFFIXES,
+    MODEL_LABELS,
+    canonical_key,
+    is_acronym,
+    is_valid_entity_text,
+)
 
-__all__ = ["GRAPH_LABELS", "AliasMatcher", "Mention", "acronym_definitions", "find_mentions"]
+__all__ = [
+    "GRAPH_LABELS",
+    "AliasMatcher",
+    "Mention",
+    "acronym_definitions",
+    "business_terms",
+    "find_mentions",
+    "is_graph_label",
+    "organisation_names",
+]
 
-#: Entity labels that become graph nodes; dates and numbers stay attributes of memories.
+#: Entity labels of the model that become graph nodes; dates and numbers stay attributes of
+#: memories. Labels the user declares (PROJECT, TEAM ...) become graph nodes too.
 GRAPH_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW"}
 )
 _DETERMINERS = frozenset({"the", "a", "an"})
 _POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
+#: Prepositions that join a role to its organisation ("CTO of Lumen Robotics").
+_ROLE_PREPOSITIONS = frozenset({"of", "at"})
+#: Punctuation after which a heading ends and the name begins ("Focus: UAT fixes").
+_HEADING_MARKS = frozenset({":", ";"})
+#: Titles, which may hold a colon ("Star Wars: A New Hope").
+_TITLE_LABELS = frozenset({"WORK_OF_ART", "LAW"})
+#: Labels whose names may end in a lower-case common noun ("Rogaland county", "Black sea").
+_LOWER_END_LABELS = frozenset({"GPE", "LOC", "FAC", "WORK_OF_ART", "LAW", "EVENT"})
+#: Magnitudes the tokenizer splits from their number ("3.1M" -> "3.1", "M").
+_MAGNITUDES = frozenset({"k", "m", "b", "bn", "mn", "mm"})
+#: Clock times and calendar periods ("07:00", "7pm", "Q3", "H1", "FY2025").
+_TIME = re.compile(
+    r"^\d{1,2}[:.]\d{2}(?::\d{2})?(?:[ap]\.?m\.?)?$|^\d{1,2}[ap]\.?m\.?$"
+    r"|^(?:Q[1-4]|H[12]|FY\d{2}(?:\d{2})?)$",
+    re.I,
+)
+_AMOUNT = re.compile(
+    r"^[$\u20ac\u00a3\u00a5]\d[\d,.]*(?:[kmb]n?)?$|^\d[\d,.]*(?:[kmb]n?|mm)$", re.I
+)
+#: Ticket, issue and order ids ("SUP-1012", "INC0042317", "#4521").
+_IDENTIFIER = re.compile(r"^[A-Za-z]{2,}[-_]?\d{3,}$|^#\d+$")
+
+
+def is_graph_label(label: str) -> bool:
+    """Tell whether entities labelled ``label`` become graph nodes: the model's name labels,
+    and every label the model does not have (declared by the user: PROJECT, TEAM).
+
+    Examples:
+        >>> [is_graph_label(x) for x in ("ORG", "PROJECT", "DATE", "CARDINAL")]
+        [True, True, False, False]
+    """
+    return label in GRAPH_LABELS or label not in MODEL_LABELS
 
 
 @dataclass(frozen=True)
@@ -104,6 +157,14 @@ def role_titles() -> frozenset[str]:
     return frozenset(canonical_key(name) for name in names)
 
 
+@lru_cache(maxsize=1)
+def role_words() -> frozenset[str]:
+    """The one-word role nouns of ``models/relation_rules.json`` ("cto", "officer", "head")."""
+    from .relations import load_relation_rules
+
+    return frozenset(word.lower() for word in load_relation_rules().roles if " " not in word)
+
+
 def _word_list(filename: str) -> frozenset[str]:
     """The lower-case words of a ``models/`` word list (one a line, ``#`` comments)."""
     lines = asset_path("models", filename).read_text(encoding="utf-8").splitlines()
@@ -111,9 +172,10 @@ def _word_list(filename: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def leading_verbs() -> frozenset[str]:
-    """Imperative verbs that open task descriptions (``models/leading_verbs.txt``)."""
-    return _word_list("leading_verbs.txt")
+def leading_words() -> frozenset[str]:
+    """Words that open task descriptions and log entries, never a name: "Research", "Logged",
+    "Last" (``models/leading_words.txt``)."""
+    return _word_list("leading_words.txt")
 
 
 @lru_cache(maxsize=1)
@@ -122,31 +184,116 @@ def interjections() -> frozenset[str]:
     return _word_list("interjections.txt")
 
 
+@lru_cache(maxsize=1)
+def business_terms() -> frozenset[str]:
+    """Terms never an entity alone: "UAT", "SSO", "Operations", "EUR"
+    (``models/business_terms.txt``)."""
+    return _word_list("business_terms.txt")
+
+
+@lru_cache(maxsize=1)
+def _organisation_patterns() -> tuple[list[dict[str, Any]], re.Pattern[str]]:
+    """The patterns of ``models/organisation_patterns.jsonl``, and a regular expression of
+    their last words (the head nouns): a text without one holds no such name."""
+    patterns = load_entity_patterns(asset_path("models", "organisation_patterns.jsonl"))
+    heads: set[str] = set()
+    for pattern in patterns:
+        last = pattern["pattern"][-1] if isinstance(pattern["pattern"], list) else {}
+        heads.update(last.get("LOWER", {}).get("IN", ()))
+    alternatives = "|".join(sorted(map(re.escape, heads), key=len, reverse=True))
+    return patterns, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4)
+def _organisation_matcher(vocab: Vocab) -> Matcher:
+    """A matcher of ``models/organisation_patterns.jsonl`` over ``vocab`` (built once)."""
+    matcher = Matcher(vocab)
+    for pattern in _organisation_patterns()[0]:
+        matcher.add(pattern["label"], [pattern["pattern"]])
+    return matcher
+
+
+def organisation_names(doc: Doc) -> list[Span]:
+    """Names shaped like an organisation's ("Kestrel Automation", "Lumen Robotics"), longest
+    first where they overlap (``models/organisation_patterns.jsonl``), none that continues a
+    capitalised word inside its sentence.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Samir Haddad joined Kestrel Automation.")
+        >>> [span.text for span in organisation_names(doc)]
+        ['Kestrel Automation']
+    """
+    if not _organisation_patterns()[1].search(doc.text):
+        return []  # most texts name no "... Robotics": skip the matcher's pass over the tokens
+    spans = [
+        Span(doc, start, end, label=label)
+        for label, start, end in _organisation_matcher(doc.vocab)(doc)
+        if not _continues_a_name(doc, start)
+    ]
+    return filter_spans(spans)
+
+
+def _continues_a_name(doc: Doc, start: int) -> bool:
+    """Whether a capitalised word inside a sentence comes right before ``doc[start]``: the
+    match is then the tail of a longer name ("the Social *Media Group*")."""
+    if start == 0:
+        return False
+    before = doc[start - 1]
+    return not before.is_sent_start and (before.is_title or before.is_upper) and before.is_alpha
+
+
 def find_mentions(
     doc: Doc, known: AliasMatcher | None = None, max_mentions: int = 500, include_ner: bool = True
 ) -> list[Mention]:
     """Entity mentions of ``doc`` in text order: NER spans of graph labels plus known names.
 
-    Where a known name and an NER span overlap, the longer wins (ties: the NER span).
+    Where a known name, an NER span or a name shaped like an organisation's
+    (:func:`organisation_names`) overlap, the longer wins (ties: the NER span, which an
+    organisation's shape relabels ORG). A mention's label is otherwise the model's, corrected
+    by the statement around it and the gazetteer
+    (:func:`~graphmem.extract.entity_types.corrected_label`), save for names of declared
+    patterns (entity-ruler spans, which all have an id) and labels the model does not have.
+    What the model tags but names nothing is left out: amounts, times, ids, technical terms
+    (unless the memory knows the name or the user declared it).
     """
-    candidates = [e for e in doc.ents if e.label_ in GRAPH_LABELS] if include_ner else []
-    if known is not None:
-        candidates.extend(known.spans(doc))
+    candidates = [e for e in doc.ents if is_graph_label(e.label_)] if include_ner else []
+    known_spans = known.spans(doc) if known is not None else []
+    known_extents = {(span.start, span.end) for span in known_spans}
+    organisations = organisation_names(doc) if include_ner else []
+    organisation_extents = {(span.start, span.end) for span in organisations}
+    candidates.extend(known_spans)
+    candidates.extend(organisations)  # after the model's: a tie keeps the model's span
+    person_words = {
+        token.lower_ for span in candidates if span.label_ == "PERSON" and len(span) > 1
+        for token in span
+    }  # fmt: skip
     mentions: list[Mention] = []
     has_sentences = doc.has_annotation("SENT_START")
     for span in sorted(filter_spans(candidates), key=lambda s: s.start):
-        text = _trim(span)
+        declared = bool(span.ent_id_)
+        extent = (span.start, span.end)
+        text = _trim(span, trusted=declared or extent in known_extents)
         if text is None:
             continue
         surface = text.text
         key = canonical_key(surface)
         if not key or key in role_titles():
             continue
+        label = span.label_
+        if declared or label not in MODEL_LABELS:
+            pass  # a declared pattern's label, or a known name's declared type
+        elif extent in organisation_extents:
+            label = "ORG"  # "Vertex Labs", which the model calls a person
+        else:
+            label = corrected_label(text, label, key, person_words)
+        if label != text.label_:
+            text = Span(doc, text.start, text.end, label=label)
         sent = text.sent if has_sentences else doc[:]
         mentions.append(
             Mention(
                 surface=surface,
-                label=span.label_,
+                label=label,
                 key=key,
                 start=text.start_char,
                 end=text.end_char,
@@ -212,28 +359,109 @@ def _without_legal_form(name: Doc) -> str | None:
     return name[:end].text if end < len(name) else None
 
 
-def _trim(span: Span) -> Span | None:
+def _trim(span: Span, trusted: bool = False) -> Span | None:
     """The name inside a recognised span, or None when no name is left.
 
     Words that are never part of a name are dropped from either end: determiners, punctuation
     and possessives, interjections ("Omg Caroline"), verbs (a lower-case word tagged as one
-    where the tagger ran, or an imperative of ``models/leading_verbs.txt`` opening a sentence:
-    "Research Acme Corporation"), and numerals at the ends of a person's name (task and result
-    text run together: "... sprint 7 Sara Kim approved it").
+    where the tagger ran, or a word of ``models/leading_words.txt`` opening a sentence:
+    "Research Acme Corporation", "Logged Harbor Analytics", "Last Beacon"), times and amounts ("07:00 Berlin"), numerals at the
+    ends of a person's name (task and result text run together: "... sprint 7 Sara Kim
+    approved it"), lower-case words at the end ("Atlas anomaly model on"), a heading before a
+    colon ("Focus: ...", not in a title), and a leading role ("CTO of Lumen Robotics").
+
+    Unless ``trusted`` (a name the memory knows, or a declared pattern), a span holding an id
+    ("Ticket SUP-1012"), made only of numbers, or only of a term of ``models/business_terms.txt``
+    ("UAT", "EUR") is no name, and such a term at its end (or at the start of a person's name)
+    is cut off ("Atlas UAT", "CRM Erik Solberg").
     """
     doc = span.doc
+    label = span.label_
     start, end = span.start, span.end
-    while start < end and _outside_name(doc[start], span.label_, opening=True):
+    if (
+        label not in _TITLE_LABELS
+        and end - start > 2
+        and doc[start + 1].text in _HEADING_MARKS
+        and doc[start].is_sent_start
+    ):
+        start += 2  # "Focus: UAT fixes", a one-word heading; not "Extreme Makeover: Home Edition"
+    start = _after_role(doc, start, end)
+    while start < end and _outside_name(doc[start], label, opening=True, trusted=trusted):
         start += 1
-    while end > start and _outside_name(doc[end - 1], span.label_, opening=False):
+    while end > start and _outside_name(doc[end - 1], label, opening=False, trusted=trusted):
         end -= 1
+    end = _before_lower_tail(doc, start, end, label)
     if start >= end:
         return None
-    trimmed = Span(doc, start, end, label=span.label_)
+    trimmed = Span(doc, start, end, label=label)
+    if not trusted and (
+        any(_IDENTIFIER.match(token.text) for token in trimmed)
+        or all(_is_number(token) for token in trimmed)
+        or _is_numbered_term(trimmed)
+    ):
+        return None
     return trimmed if is_valid_entity_text(trimmed.text) else None
 
 
-def _outside_name(token: Token, label: str, *, opening: bool) -> bool:
+def _before_lower_tail(doc: Doc, start: int, end: int, label: str) -> int:
+    """Where ``doc[start:end]`` ends once lower-case words that run past the name are cut.
+
+    A span ending in a lower-case function word ran on ("Atlas anomaly model on": every
+    lower-case word before it goes too); a person's or organisation's name does not end in a
+    lower-case word ("Aurex marketing"), save after a hyphen ("Chan-o-cha") or where the
+    whole name is lower case ("danah boyd"). Places and titles may ("Rogaland county").
+    """
+    cut = end
+    if doc[cut - 1].is_lower and doc[cut - 1].is_stop:
+        cut -= 1
+        while cut > start and doc[cut - 1].is_lower and doc[cut - 1].is_alpha:
+            cut -= 1
+        return cut if cut > start else end
+    if label in _LOWER_END_LABELS:
+        return end
+    while cut > start and doc[cut - 1].is_lower and doc[cut - 1].is_alpha:
+        if doc[cut - 1].is_stop or (cut - 2 >= start and doc[cut - 2].text in ("-", "\u2013")):
+            return end  # "Reyes de la canción", "Chan-o-cha": particles of the name
+        cut -= 1
+    return cut if cut > start else end
+
+
+def _is_numbered_term(span: Span) -> bool:
+    """Whether ``span`` is a term of ``models/business_terms.txt``, maybe numbered ("UAT",
+    "Sprint 5", "Phase 2")."""
+    words = [token for token in span if not _is_number(token)]
+    return bool(words) and canonical_key(" ".join(t.text for t in words)) in business_terms()
+
+
+def _after_role(doc: Doc, start: int, end: int) -> int:
+    """Where the name starts in ``doc[start:end]`` once a leading role ("CTO of") is cut off."""
+    for index in range(start + 1, end - 1):
+        if doc[index].lower_ in _ROLE_PREPOSITIONS:
+            if canonical_key(doc[start:index].text) in role_titles():
+                return index + 1
+            break
+    return start
+
+
+def _is_number(token: Token) -> bool:
+    """Whether ``token`` is a number, an amount ("210k", "$5", the "M" of "3.1M") or a time
+    ("07:00", "Q3")."""
+    text = token.text
+    if text.lower() in _MAGNITUDES:
+        return token.i > 0 and token.nbor(-1).like_num
+    return token.like_num or bool(_AMOUNT.match(text) or _TIME.match(text))
+
+
+def _opens_statement(token: Token) -> bool:
+    """Whether ``token`` opens a sentence, or what follows a colon ("Result: Deployed ...")."""
+    return bool(token.is_sent_start) or (token.i > 0 and token.nbor(-1).text == ":")
+
+
+def _is_term_acronym(token: Token) -> bool:
+    return token.lower_ in business_terms() and is_acronym(token.text)
+
+
+def _outside_name(token: Token, label: str, *, opening: bool, trusted: bool = False) -> bool:
     """Whether ``token``, at the start (``opening``) or end of a span, is not part of the name."""
     lower = token.lower_
     if token.is_punct or lower in interjections():
@@ -242,6 +470,14 @@ def _outside_name(token: Token, label: str, *, opening: bool) -> bool:
         return True  # "Sara Kim approved"; a capitalised one is a title's ("Know Your Enemy")
     if label == "PERSON" and token.like_num and any(ch.isdigit() for ch in lower):
         return True
+    if (
+        _TIME.match(token.text)
+        or _AMOUNT.match(token.text)
+        or (lower in _MAGNITUDES and _is_number(token))
+    ):
+        return True  # "07:00 Berlin", "EUR 210k"; a bare integer may end a name ("Windows 10")
+    if not trusted and _is_term_acronym(token) and (not opening or label == "PERSON"):
+        return True  # "Atlas UAT", "CRM Erik Solberg"
     if opening:
-        return lower in _DETERMINERS or (bool(token.is_sent_start) and lower in leading_verbs())
+        return lower in _DETERMINERS or (_opens_statement(token) and lower in leading_words())
     return lower in _POSSESSIVES

@@ -30,12 +30,16 @@ from .._assets import asset_path
 
 __all__ = [
     "CORPORATE_SUFFIXES",
+    "MODEL_LABELS",
     "PLACE_LABELS",
+    "UNKNOWN_LABEL",
     "canonical_key",
     "is_acronym",
     "is_valid_entity_text",
+    "label_kind",
     "may_be_one_entity",
     "may_shorten",
+    "why_not_one_entity",
 ]
 
 #: Legal-form suffixes removed from the end of a name, as they read once punctuation is gone
@@ -208,22 +212,64 @@ def is_valid_entity_text(text: str) -> bool:
     return is_acronym(stripped) or " ".join(_fold(stripped).split()) not in _PRONOUNS
 
 
+#: The entity labels of the spaCy model (OntoNotes 5). Any other upper-case label is declared
+#: by the user (PROJECT, TEAM ...), save :data:`UNKNOWN_LABEL`.
+MODEL_LABELS = frozenset(
+    {
+        "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
+        "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL",
+    }
+)  # fmt: skip
+#: The label of an entity the caller named without a type (``EntityMemory.save(...,
+#: entities=[...])``): compatible with every label.
+UNKNOWN_LABEL = "ENTITY"
+
 #: Labels of places: a person is never one ("Berlin" the city is not Leslie Berlin).
 PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 #: Labels of organisations and groups: not a person either, save for NER's lone-name mistake.
 _GROUP_LABELS = frozenset({"ORG", "NORP"})
 
 
-def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
-    """Tell whether names labelled and keyed so may be one entity (resolution and merges).
+def label_kind(label: str) -> str:
+    """The kind of thing an entity label names, as :func:`may_be_one_entity` compares them:
+    ``"person"``, ``"place"`` (GPE, LOC, FAC), ``"group"`` (ORG, NORP), ``"other"`` (the
+    model's other labels), ``"declared"`` (a label of the user's: PROJECT, TEAM) or
+    ``"unknown"`` (:data:`UNKNOWN_LABEL`).
 
-    A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
-    name NER called a place join a person whose full name the memory or its conversation
-    writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a group
-    (ORG, NORP) either, except for a lone word of the person's name labelled so: the small
-    NER model calls most lone names an ORG ("Stone" in "Stone approved the budget", "Alice"
-    in "Alice joined Acme"), so that label says little. Organisations and places may be one
-    entity: the model calls "Apple" or "Washington" either, and the mentions' vote settles it.
+    Examples:
+        >>> [label_kind(x) for x in ("PERSON", "FAC", "NORP", "PRODUCT", "PROJECT", "ENTITY")]
+        ['person', 'place', 'group', 'other', 'declared', 'unknown']
+    """
+    if label == "PERSON":
+        return "person"
+    if label in PLACE_LABELS:
+        return "place"
+    if label in _GROUP_LABELS:
+        return "group"
+    if label == UNKNOWN_LABEL:
+        return "unknown"
+    return "other" if label in MODEL_LABELS else "declared"
+
+
+def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> bool:
+    """Tell whether names labelled and keyed so may be one entity: the one rule of entity
+    resolution, merges and ``add_relation``.
+
+    - The same label, or :data:`UNKNOWN_LABEL` (a name the caller gave without a type) on
+      either side: yes.
+    - A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
+      name NER called a place join a person whose full name the memory or its conversation
+      writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a
+      group (ORG, NORP) either, except for a lone word of the person's name labelled so: the
+      small NER model calls most lone names an ORG ("Stone" in "Stone approved the budget").
+    - A place and an organisation are one entity only under one name: the model calls
+      "Apple" or "Washington" either, and the mentions' vote settles it; "Oslo" is not "Lumen
+      Robotics".
+    - A declared type (PROJECT, TEAM ...) is one entity with a name the model labelled
+      otherwise only under the same name (the declaration corrects the model: "Atlas" PERSON
+      is the project Atlas), and never with another declared type.
+    - Otherwise (the model's PRODUCT, EVENT, WORK_OF_ART, LAW, LANGUAGE with anything but a
+      declared type): yes; the mentions' vote settles the label.
 
     Examples:
         >>> may_be_one_entity("GPE", "berlin", "PERSON", "leslie berlin")
@@ -234,17 +280,49 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
         False
         >>> may_be_one_entity("ORG", "apple", "GPE", "apple")
         True
+        >>> may_be_one_entity("GPE", "oslo", "ORG", "lumen robotics")
+        False
+        >>> may_be_one_entity("PROJECT", "atlas", "PERSON", "atlas")
+        True
+        >>> may_be_one_entity("ENTITY", "atlas", "GPE", "oslo")
+        True
     """
-    if (label_a == "PERSON") == (label_b == "PERSON"):
-        return True
-    other_label, other_key, person_key = (
-        (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
-    )
-    if other_label in PLACE_LABELS:
-        return False
-    if other_label in _GROUP_LABELS:
-        return " " not in other_key and other_key in person_key.split()
-    return True
+    return why_not_one_entity(label_a, key_a, label_b, key_b) is None
+
+
+def why_not_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> str | None:
+    """Why names labelled and keyed so are not one entity (:func:`may_be_one_entity`), for an
+    error message; None when they may be.
+
+    Examples:
+        >>> why_not_one_entity("GPE", "oslo", "ORG", "lumen robotics")
+        'a place and an organisation are one entity only under one name'
+        >>> why_not_one_entity("ORG", "acme", "ORG", "initech") is None
+        True
+    """
+    if label_a == label_b:
+        return None
+    kinds = {label_kind(label_a), label_kind(label_b)}
+    if "unknown" in kinds:
+        return None
+    if kinds == {"declared"}:
+        return "two declared types are never one entity"
+    if "declared" in kinds:
+        return None if key_a == key_b else "a declared type is one entity only under its name"
+    if "person" in kinds:
+        other_label, other_key, person_key = (
+            (label_b, key_b, key_a) if label_a == "PERSON" else (label_a, key_a, key_b)
+        )
+        if other_label in PLACE_LABELS:
+            return "a person is not a place"
+        if other_label in _GROUP_LABELS and not (
+            " " not in other_key and other_key in person_key.split()
+        ):
+            return "a person is not an organisation"
+        return None
+    if kinds == {"place", "group"} and key_a != key_b:
+        return "a place and an organisation are one entity only under one name"
+    return None
 
 
 #: Words that open many organisation names and so shorten none of them alone: "University" is

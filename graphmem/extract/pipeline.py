@@ -17,10 +17,12 @@ Example:
 from __future__ import annotations
 
 import importlib
+import json
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from typing import Any
 
 import spacy
 from spacy.language import Language
@@ -29,6 +31,7 @@ from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
 from .._assets import asset_path
+from .entity_patterns import load_entity_patterns, validate_entity_patterns
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -104,7 +107,7 @@ def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tupl
                 tokenizer.add_special_case(form, [{ORTH: form}])
     before = {"before": "ner"} if "ner" in nlp.pipe_names else {}
     ruler = nlp.add_pipe("entity_ruler", **before)  # type: ignore[arg-type]
-    ruler.from_disk(asset_path("models", "entity_patterns.jsonl"))  # type: ignore[attr-defined]
+    ruler.add_patterns(load_entity_patterns(asset_path("models", "entity_patterns.jsonl")))  # type: ignore[attr-defined]
     nlp.add_pipe("sentencizer", first=True)
     return nlp, trained
 
@@ -128,6 +131,37 @@ class Analyzer:
             self._relation_disable = self._entity_disable
         self.has_parser = trained and "parser" in names
         self._cache: dict[tuple[str, bool], Doc] = {}
+        self._added_patterns: set[str] = set()
+
+    def add_entity_patterns(self, patterns: Iterable[Mapping[str, Any]]) -> int:
+        """Add entity-ruler patterns to the running pipeline; returns how many were new.
+
+        Names the patterns find keep the patterns' labels (spaCy's or declared ones such as
+        PROJECT or TEAM). The pipeline is shared by every memory of the process, so the
+        patterns apply to all of them. Analyses remembered from before are forgotten.
+
+        Raises:
+            EntityPatternsError: a pattern is malformed (nothing is added).
+
+        Example:
+            >>> analyzer = get_analyzer()
+            >>> analyzer.add_entity_patterns([{"label": "PROJECT", "pattern": "Zephyrine"}])
+            1
+            >>> [(e.text, e.label_) for e in analyzer.analyse(["Zephyrine shipped."])[0].ents]
+            [('Zephyrine', 'PROJECT')]
+        """
+        checked = validate_entity_patterns(patterns)
+        with self._lock:
+            fresh: list[dict[str, Any]] = []
+            for pattern in checked:
+                signature = json.dumps(pattern, sort_keys=True)
+                if signature not in self._added_patterns:
+                    self._added_patterns.add(signature)
+                    fresh.append(pattern)
+            if fresh:
+                self.nlp.get_pipe("entity_ruler").add_patterns(fresh)  # type: ignore[attr-defined]
+                self._cache.clear()
+        return len(fresh)
 
     def analyse(
         self, texts: Sequence[str], relations: bool = False, batch_size: int = 256
