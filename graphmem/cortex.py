@@ -32,7 +32,7 @@ from .items import MemoryItem, check_content, check_importance, check_optional_i
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import SQLMemory, check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
-from .retrieval.search import Hit
+from .retrieval.search import Hit, Ranking, analyse_query
 from .storage import SQLiteStorage
 from .store import graph_rows
 
@@ -390,9 +390,38 @@ class CortexMemory:
 
     def search_hits(self, query: str, limit: int = 10, agent_role: str | None = None) -> list[Hit]:
         """Like :meth:`search`, with each item's score and explanation."""
+        if not isinstance(query, str):
+            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
+        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
         check_optional_id(agent_role, "agent_role")
-        filters = {"agent_id": agent_role} if agent_role else None
-        return self.contextual.search_hits(query, limit=limit, filters=filters)
+        limit = check_limit(limit)
+        if not query.strip():
+            return self.contextual.search_hits(
+                query, limit=limit, filters={"agent_id": agent_role} if agent_role else None
+            )
+        with self._space.database.read() as conn:
+            ranking = self._ranking(conn, query, agent_role, limit)
+            hits = ranking.take(conn, limit, namespaces=self._contextual_namespaces())
+        return self.contextual.shown(hits)
+
+    def _contextual_namespaces(self) -> set[str]:
+        return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
+
+    def _ranking(self, conn: Connection, query: str, agent_role: str | None, shown: int) -> Ranking:
+        """One ranking of ``query`` over every tier a context searches (long-term and
+        contextual memory), to be split into its sections; ``shown``: how many items the
+        sections show at most."""
+        namespaces = [*self._contextual_namespaces()]
+        if self.long_term is not None:
+            namespaces.insert(0, self.long_term.namespace)
+        return Ranking.of(
+            conn,
+            self._space,
+            sorted(namespaces),
+            analyse_query(self._space, "", query),
+            sql_filters={"agent_id": agent_role} if agent_role else None,
+            pool=max(shown * 10, 200),
+        )
 
     def build_context_report(
         self,
@@ -403,9 +432,12 @@ class CortexMemory:
     ) -> ContextReport:
         """The context for a task as a structured report (items, scores, explanations, subgraph).
 
-        ``build_context_for_task`` returns ``report.text`` of this report. "Related memories"
-        holds the best ``max_items`` hits of :meth:`search` not shown in an earlier section
-        (each text once); the text lists the first three of them, as Calute does.
+        ``build_context_for_task`` returns ``report.text`` of this report. The task is
+        analysed once and ranked once over long-term and contextual memory; the ranking is
+        split into "Relevant knowledge" (the best five long-term items) and "Related
+        memories" (the best ``max_items`` contextual items not shown in an earlier section,
+        each text once; the text lists the first three of them, as Calute does). Reading
+        writes one batched access-count update.
 
         Example:
             >>> memory = CortexMemory(enable_short_term=False)
@@ -420,6 +452,7 @@ class CortexMemory:
             raise InvalidArgumentTypeError(
                 f"task_description must be a str, got {type(task_description).__name__}"
             )
+        check_optional_id(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
@@ -440,38 +473,67 @@ class CortexMemory:
                 hit.explanation if hit else None,
             )
 
-        if self.short_term is not None:
-            if agent_role:
-                found = self.short_term.retrieve(filters=agent_filter, limit=5)
-                recent = list(reversed(found)) if isinstance(found, list) else []
-            else:
-                recent = self.short_term.get_recent(n=5)
-            report.sections.append(
-                ContextSection("Recent context:", [entry(i, _RECENT, "short_term") for i in recent])
-            )
-        if self.long_term is not None and task_description.strip():
-            hits = self.long_term.search_hits(task_description, limit=5, filters=agent_filter)
-            report.sections.append(
-                ContextSection(
-                    "Relevant knowledge:",
-                    [
-                        entry(h.item, _KNOWLEDGE, "long_term", h)
-                        for h in hits
-                        if h.item.content not in shown
-                    ],
+        def fresh(item: MemoryItem) -> bool:
+            """Not shown yet (each text once in "Related memories")."""
+            if item.content in shown or item.content[:_RELATED] in shown:
+                return False
+            shown.add(item.content)
+            return True
+
+        searching = bool(task_description.strip())
+        read: list[Hit] = []  # recent items of one agent, and knowledge: accessed
+        related: list[Hit] = []
+        with self._space.database.read() as conn:
+            if self.short_term is not None:
+                if agent_role:
+                    rows = self.short_term._select(conn, agent_filter, 5, newest_first=True)
+                    recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
+                    read.extend(recent_hits)
+                    recent = [hit.item for hit in recent_hits]
+                else:
+                    recent = self.short_term.get_recent(n=5)
+                report.sections.append(
+                    ContextSection(
+                        "Recent context:", [entry(i, _RECENT, "short_term") for i in recent]
+                    )
                 )
-            )
-        if self.entity_memory is not None and task_description.strip():
-            known = [
-                ContextEntry(f"{name}: {frequency} mentions", 10**9, tier="entity")
-                for name, frequency in self.entity_memory.known_entities_in(task_description)[:5]
-            ]
-            report.sections.append(ContextSection("Known entities:", known))
-            report.entities = [e.content.rsplit(":", 1)[0] for e in known]
-            entity_memory = self.entity_memory
-            report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
-        if task_description.strip() and max_items > 0:
-            related = self._related_hits(task_description, max_items, agent_role, shown)
+            if searching:
+                ranking = self._ranking(conn, task_description, agent_role, 5 + max_items)
+            if self.long_term is not None and searching:
+                hits = ranking.take(conn, 5, namespaces={self.long_term.namespace})
+                read.extend(hits)
+                report.sections.append(
+                    ContextSection(
+                        "Relevant knowledge:",
+                        [
+                            entry(h.item, _KNOWLEDGE, "long_term", h)
+                            for h in hits
+                            if h.item.content not in shown
+                        ],
+                    )
+                )
+            if self.entity_memory is not None and searching:
+                entity_memory = self.entity_memory
+                counts = entity_memory.mention_counts(ranking.query.named)
+                known = [
+                    ContextEntry(
+                        f"{entity_memory.graph.name_of(key)}: {counts[key]} mentions",
+                        10**9,
+                        tier="entity",
+                    )
+                    for key in ranking.query.named
+                    if counts.get(key)
+                ][:5]
+                report.sections.append(ContextSection("Known entities:", known))
+                report.entities = [e.content.rsplit(":", 1)[0] for e in known]
+                report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
+            if searching and max_items > 0:
+                related = ranking.take(
+                    conn, max_items, namespaces=self._contextual_namespaces(), predicate=fresh
+                )
+        # One write: the access counts of what was read (and any promotion they bring).
+        related = self.contextual.shown(related, others=read)
+        if searching and max_items > 0:
             report.sections.append(
                 ContextSection(
                     "Related memories:",
@@ -493,25 +555,6 @@ class CortexMemory:
         return self.build_context_report(
             task_description, agent_role, additional_context, max_items
         ).text
-
-    def _related_hits(
-        self, task: str, max_items: int, agent_role: str | None, shown: set[str]
-    ) -> list[Hit]:
-        """The best ``max_items`` hits of :meth:`search` whose text is not shown yet (each
-        text once), searching deeper while shown or repeated texts take places."""
-        limit = max_items + len(shown)
-        while True:
-            hits = self.search_hits(task, limit, agent_role)
-            fresh: list[Hit] = []
-            texts = set(shown)
-            for hit in hits:
-                content = hit.item.content
-                if content not in texts and content[:_RELATED] not in texts:
-                    fresh.append(hit)
-                    texts.add(content)
-            if len(fresh) >= max_items or len(hits) < limit:
-                return fresh[:max_items]
-            limit *= 2
 
     # ------------------------------------------------------------------ reading
     def get_agent_history(self, agent_role: str, limit: int = 20) -> list[str]:

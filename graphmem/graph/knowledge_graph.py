@@ -90,6 +90,9 @@ class KnowledgeGraph:
         #: Word -> the node keys added that have it (stale keys linger after removals):
         #: the candidates of :meth:`of_short_name`.
         self.name_words: dict[str, set[str]] = {}
+        #: ``(namespace, key) -> items of that tier mentioning the entity``, filled on demand
+        #: and kept up to date by the writer (Calute's "Known entities: Alice: 3 mentions").
+        self.tier_counts: dict[tuple[str, str], int] = {}
         self._evidence_loader = evidence_loader
 
     # ------------------------------------------------------------------ building

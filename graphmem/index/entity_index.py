@@ -106,6 +106,9 @@ class IndexedMemory:
 
     text_id: int
     entity_names: list[str] = field(default_factory=list)
+    #: Entity keys in text order: all of them, and those of the text's body only.
+    keys: list[str] = field(default_factory=list)
+    body_keys: list[str] = field(default_factory=list)
 
 
 #: Relation columns that change after insertion; the view holds their current values.
@@ -422,6 +425,38 @@ class EntityIndex:
         with self.db.read() as conn:
             return dict(graph_rows.evidence_for(conn, relation_ids))
 
+    def tier_counts(self, tenant: str, namespace: str, keys: Sequence[str]) -> dict[str, int]:
+        """Entity key -> how many items of ``namespace`` mention it (keys with none left
+        out), kept in the tenant's graph view: counted in SQL once per key, then kept up to
+        date by :meth:`count_new_items` and dropped when items of the tier are deleted."""
+        with self.db.read() as conn, self._lock:
+            kg = self.graph(tenant)
+            missing = [key for key in keys if (namespace, key) not in kg.tier_counts]
+            if missing:
+                self._flush_deferred(conn)
+                found = graph_rows.tier_mention_counts(conn, tenant, namespace, missing)
+                for key in missing:
+                    kg.tier_counts[(namespace, key)] = found.get(key, 0)
+            counts = {key: kg.tier_counts[(namespace, key)] for key in keys}
+        return {key: n for key, n in counts.items() if n}
+
+    def count_new_items(self, tenant: str, namespace: str, keys: Sequence[str]) -> None:
+        """One more item of ``namespace`` mentions each of ``keys`` (in the counts already kept)."""
+        state = self._tenants.get(tenant)
+        if state is None:
+            return
+        counts = state.graph.tier_counts
+        for key in dict.fromkeys(keys):
+            if (namespace, key) in counts:
+                counts[(namespace, key)] += 1
+
+    def _forget_tier_counts(self, tenant: str, namespaces: set[str]) -> None:
+        state = self._tenants.get(tenant)
+        if state is not None and state.graph.tier_counts:
+            counts = state.graph.tier_counts
+            for entry in [e for e in counts if e[0] in namespaces]:
+                del counts[entry]
+
     def invalidate(self) -> None:
         """Drop every cached view (they are rebuilt on next use)."""
         with self._lock:
@@ -557,6 +592,8 @@ class EntityIndex:
         evidence, and what lost all its support goes too. The graph views are updated in
         place (no rebuild)."""
         with self._lock:
+            for tenant in {r.tenant for r in rows}:
+                self._forget_tier_counts(tenant, {r.namespace for r in rows if r.tenant == tenant})
             deleted, orphans = self.db.delete_items(conn, [r.seq for r in rows])
             if not orphans:
                 return deleted
@@ -653,6 +690,8 @@ class EntityIndex:
         """
         self._flush_deferred(conn)
         tenant = new.user_id or ""
+        for owner in {row.tenant, tenant}:
+            self._forget_tier_counts(owner, {row.namespace})
         if self.db.text_is_shared(conn, row.text_id):
             [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
             self.db.move_item(conn, row.seq, text_id)
@@ -760,7 +799,14 @@ class EntityIndex:
             self._add_typed_relations(
                 conn, state, tenant, text_id, doc, mentions, span_keys, seen, source, _author(item)
             )
-        return IndexedMemory(text_id, [state.graph.name_of(k) for k in keys_in_order])
+        body_keys = list(
+            dict.fromkeys(
+                span_keys[(m["start"], m["end"])] for m in mention_rows if not m["in_head"]
+            )
+        )
+        return IndexedMemory(
+            text_id, [state.graph.name_of(k) for k in keys_in_order], keys_in_order, body_keys
+        )
 
     def _with_author(self, item: MemoryItem, doc: Doc, mentions: list[Mention]) -> list[Mention]:
         """Link a memory to the person who said it (``speaker``/``author`` metadata)."""

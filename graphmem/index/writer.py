@@ -41,7 +41,7 @@ from ..errors import InvalidArgumentError
 from ..extract.texts import analyse_texts, whole_text
 from ..items import MemoryItem
 from ..store.database import Database, MemoryRow
-from .entity_index import EntityIndex
+from .entity_index import EntityIndex, IndexedMemory
 
 __all__ = ["NewItem", "NewText", "Writer"]
 
@@ -128,8 +128,7 @@ class Writer:
         with self.index.deferred_writes(conn):
             for text, doc in zip(texts, docs, strict=True):
                 [text_id] = self.db.insert_texts(conn, [(text.tenant, text.head, text.body)])
-                if text.index:
-                    self._index(conn, text, text_id, doc)
+                found = self._index(conn, text, text_id, doc) if text.index else None
                 out.append(
                     self.db.insert_items(
                         conn,
@@ -139,9 +138,23 @@ class Writer:
                         ],
                     )
                 )
+                if found is not None:
+                    for ni in text.items:
+                        keys = found.keys if ni.view == "full" else found.body_keys
+                        self.index.count_new_items(text.tenant, ni.namespace, keys)
         return out
 
-    def _index(self, conn: Connection, text: NewText, text_id: int, doc: Doc | None) -> None:
+    def add_items(
+        self, conn: Connection, text_id: int, items: Sequence[NewItem]
+    ) -> list[MemoryRow]:
+        """Give a stored text more items (a contextual item promoted to long-term memory)."""
+        return self.db.insert_items(
+            conn, [(ni.item, ni.namespace, ni.importance, text_id, ni.view) for ni in items]
+        )
+
+    def _index(
+        self, conn: Connection, text: NewText, text_id: int, doc: Doc | None
+    ) -> IndexedMemory:
         # The item the text is indexed as (its time, owner, speaker, conversation): the one
         # showing all of it, else the first.
         shown = next((ni for ni in text.items if ni.view == "full"), text.items[0])
@@ -159,3 +172,4 @@ class Writer:
         for ni in text.items:
             if ni.lists_entities:
                 ni.item.metadata["entities"] = found.entity_names
+        return found

@@ -323,7 +323,7 @@ class SQLMemory(Memory):
         if not query.strip():
             with self._space.database.read() as conn:
                 rows = self._select(conn, filters, limit, newest_first=True)
-            hits = [Hit(row.seq, item, 1.0) for row, item in rows]
+            hits = [Hit.listed(row, item) for row, item in rows]
         else:
             sql, rest = split_filters(filters)
             hits = rank(

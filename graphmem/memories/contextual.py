@@ -14,9 +14,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+from sqlalchemy import Connection
 
 from ..base import Memory
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -24,7 +26,6 @@ from ..filters import check_filters, item_matches
 from ..items import MemoryItem, check_importance, check_optional_id
 from ..retrieval.search import Hit, rank
 from ..storage import resolve_storage
-from ..store.database import MemoryRow
 from ._sql import SQLMemory, check_limit, split_filters
 from .long_term import LongTermMemory
 from .short_term import ShortTermMemory
@@ -193,7 +194,12 @@ class ContextualMemory(Memory):
         if limit == 0:
             return []
         if not query.strip():
-            hits = [h for part in parts for h in part.search_hits("", limit, filters)]
+            with self._space.database.read() as conn:
+                hits = [
+                    Hit.listed(row, item)
+                    for part in parts
+                    for row, item in part._select(conn, filters, limit, newest_first=True)
+                ]
             hits.sort(key=lambda h: h.item.timestamp, reverse=True)
             hits = hits[:limit]
         else:
@@ -207,23 +213,71 @@ class ContextualMemory(Memory):
                 predicate=lambda item: item_matches(item, rest),
                 limit=limit,
             )
-            self.short_term._touch([MemoryRow(h.seq, "", "") for h in hits], [h.item for h in hits])
-        short_ids = self._short_term_ids([h.item.memory_id for h in hits])
+        return self.shown(hits)
+
+    def shown(self, hits: list[Hit], others: Sequence[Hit] = ()) -> list[Hit]:
+        """Hits of this memory as its search returns them: each item's ``metadata["source"]``
+        says which part holds it, the context stack reorders them, and the access is
+        recorded (:meth:`record_access`, with ``others``: items of other tiers read in the
+        same step)."""
         for hit in hits:
             hit.item.metadata["source"] = (
-                "short_term" if hit.item.memory_id in short_ids else "long_term"
+                "short_term" if hit.namespace == self.short_term.namespace else "long_term"
             )
         if self.context_stack:
             hits = self._rerank_by_context(hits)
-        for hit in hits:
-            if hit.item.memory_id in short_ids:
-                self._check_promotion(hit.item)
+        self.record_access(hits, others)
         return hits
 
-    def _short_term_ids(self, memory_ids: list[str]) -> set[str]:
+    def record_access(self, hits: Sequence[Hit], others: Sequence[Hit] = ()) -> None:
+        """Count one access of each hit (and of ``others``, items of other tiers read in the
+        same step) in one batched update, and promote, in the same transaction, the
+        short-term items accessed ``promotion_threshold`` times."""
+        every = [*hits, *others]
+        if not every:
+            return
+        now = datetime.now()
+        for hit in every:
+            hit.item.access_count += 1
+            hit.item.last_accessed = now
+        due = [
+            h
+            for h in hits
+            if h.namespace == self.short_term.namespace
+            and h.item.access_count >= self.promotion_threshold
+            and not h.item.metadata.get("promoted")
+        ]
         db = self._space.database
-        with db.read() as conn:
-            return db.existing_ids(conn, memory_ids, [self.short_term.namespace])
+        # Access counts are bookkeeping (no disk flush); a promotion is data.
+        with db.write(durable=bool(due)) as conn:
+            db.touch(conn, [h.seq for h in every], now)
+            for hit in due:
+                self._promote(conn, hit)
+            if due:
+                self.long_term._enforce_capacity(conn)
+
+    def _promote(self, conn: Connection, hit: Hit) -> None:
+        """Give a short-term item's text a long-term item too (once): the text is not
+        stored or analysed again."""
+        item = hit.item
+        metadata = {
+            k: v for k, v in item.metadata.items() if k not in ("source", "importance", "promoted")
+        }
+        importance = item.metadata.get("importance", 0.6)
+        promoted = self.long_term._build(
+            item.content,
+            metadata=metadata,
+            agent_id=item.agent_id,
+            user_id=item.user_id,
+            conversation_id=item.conversation_id,
+            importance=importance if isinstance(importance, int | float) else 0.6,
+        )
+        self._space.writer.add_items(
+            conn, hit.text_id, [self.long_term._new_item(promoted, hit.view)]
+        )
+        item.metadata["promoted"] = True
+        stored = {k: v for k, v in item.metadata.items() if k != "source"}
+        self._space.database.update_metadata(conn, hit.seq, stored)
 
     def _rerank_by_context(self, hits: list[Hit]) -> list[Hit]:
         current = self.get_current_context() or {}
@@ -244,24 +298,6 @@ class ContextualMemory(Memory):
             hit.item.relevance_score = hit.score
         return sorted(hits, key=lambda h: -h.score)
 
-    def _check_promotion(self, item: MemoryItem) -> None:
-        """Copy a short-term item accessed often enough to long-term, once."""
-        if item.access_count < self.promotion_threshold or item.metadata.get("promoted"):
-            return
-        metadata = {k: v for k, v in item.metadata.items() if k not in ("source", "importance")}
-        importance = item.metadata.get("importance", 0.6)
-        self.long_term.save(
-            item.content,
-            metadata=metadata,
-            agent_id=item.agent_id,
-            user_id=item.user_id,
-            conversation_id=item.conversation_id,
-            importance=importance if isinstance(importance, int | float) else 0.6,
-        )
-        item.metadata["promoted"] = True
-        stored = {k: v for k, v in item.metadata.items() if k != "source"}
-        self.short_term.update(item.memory_id, {"metadata": stored})
-
     def retrieve(
         self,
         memory_id: str | None = None,
@@ -270,10 +306,17 @@ class ContextualMemory(Memory):
     ) -> MemoryItem | list[MemoryItem] | None:
         """By id from either part (promoting when due), or by filters: short-term first."""
         if memory_id is not None:
-            found = self.short_term.retrieve(memory_id)
-            if isinstance(found, MemoryItem):
-                self._check_promotion(found)
-                return found
+            if not isinstance(memory_id, str):
+                raise InvalidArgumentTypeError(
+                    f"memory_id must be a str, got {type(memory_id).__name__}"
+                )
+            db = self._space.database
+            with db.read() as conn:
+                found = self.short_term._find(conn, memory_id)
+            if found is not None:
+                [hit] = self.shown([Hit.listed(*found)])
+                hit.item.metadata.pop("source", None)
+                return hit.item
             return self.long_term.retrieve(memory_id)
         limit = check_limit(limit)
         short = self.short_term.retrieve(filters=filters, limit=limit)

@@ -23,7 +23,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import networkx as nx
 from spacy.tokens import Span
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
@@ -290,28 +290,14 @@ class EntityMemory(SQLMemory):
         return 0 if key is None else self.mention_counts([key]).get(key, 0)
 
     def mention_counts(self, keys: Iterable[str]) -> dict[str, int]:
-        """Entity key -> how many memories of this tier mention it (keys with none left out)."""
+        """Entity key -> how many memories of this tier mention it (keys with none left out).
+
+        The counts are kept in the graph view (counted once, then kept up to date by writes).
+        """
         keys = list(keys)
         if not keys:
             return {}
-        m, e, mem = schema.mentions, schema.entities, schema.memories
-        stmt = (
-            select(e.c.key, func.count(func.distinct(mem.c.seq)))
-            .select_from(m)
-            .join(e, e.c.id == m.c.entity_id)
-            .join(mem, mem.c.text_id == m.c.text_id)
-            .where(
-                e.c.tenant == self._graph_tenant,
-                e.c.key.in_(keys),
-                mem.c.namespace == self.namespace,
-                shows_mention(mem, m),
-            )
-            .group_by(e.c.key)
-        )
-        if self._tenant is not None:
-            stmt = stmt.where(mem.c.tenant == self._tenant)
-        with self.space.database.read() as conn:
-            return {str(key): int(count) for key, count in conn.execute(stmt)}
+        return self.space.entity_index.tier_counts(self._graph_tenant, self.namespace, keys)
 
     @property
     def entities(self) -> dict[str, dict[str, Any]]:

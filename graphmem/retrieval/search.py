@@ -24,27 +24,34 @@ import json
 import math
 import re
 import unicodedata
-import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import snowballstemmer
-from sqlalchemy import Integer, bindparam, select, union_all
+from sqlalchemy import Integer, bindparam, exists, func, or_, select, union_all
 
 from .._assets import asset_path
 from ..items import MemoryItem
 from ..store import schema
-from ..store.database import chunks, query_terms, shows_mention
+from ..store.database import LEXICAL_WINDOW, MemoryRow, chunks, query_terms, shows_mention
 from .query import named_keys
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..storage import SQLiteStorage
 
-__all__ = ["FUSION_WEIGHTS", "Explanation", "Hit", "rank"]
+__all__ = [
+    "FUSION_WEIGHTS",
+    "Explanation",
+    "Hit",
+    "QueryAnalysis",
+    "Ranking",
+    "analyse_query",
+    "rank",
+]
 
 #: Weights of the fused score. One ranking serves every workload.
 FUSION_WEIGHTS = {
@@ -87,18 +94,74 @@ class Explanation:
 
 @dataclass
 class Hit:
-    """One search result: the item, its score and the explanation."""
+    """One search result: the item, its score and the explanation (and where it is stored:
+    its tier's namespace and its text)."""
 
     seq: int
     item: MemoryItem
     score: float
     explanation: Explanation = field(default_factory=Explanation)
+    namespace: str = ""
+    text_id: int = 0
+    view: str = "full"
+
+    @classmethod
+    def listed(cls, row: MemoryRow, item: MemoryItem) -> Hit:
+        """An item listed without a query (score 1)."""
+        return cls(row.seq, item, 1.0, namespace=row.namespace, text_id=row.text_id, view=row.view)
+
+
+@dataclass
+class QueryAnalysis:
+    """A query analysed once: its words, the entities it names and those reached from them
+    in the graph, and the entity labels an answer usually holds. Every ranking of the same
+    query (all the tiers a context shows) reuses it.
+
+    Example:
+        >>> from graphmem import EntityMemory
+        >>> memory = EntityMemory()
+        >>> _ = memory.save("Alice Johnson joined Acme Corp in Berlin.")
+        >>> query = analyse_query(memory.space, "", "Where does Alice work?")
+        >>> query.terms, query.named
+        (['alice', 'work'], ['alice johnson'])
+    """
+
+    text: str
+    terms: list[str]
+    #: Entity keys the query names, in text order.
+    named: list[str]
+    #: Entity key -> weight, for the named entities and those reached from them.
+    weights: dict[str, float]
+    #: Entity key -> the key it was reached from (None for named ones).
+    parents: dict[str, str | None]
+    expected_labels: frozenset[str]
+    tenant: str
+
+
+def analyse_query(space: SQLiteStorage, tenant: str, query: str) -> QueryAnalysis:
+    """Analyse ``query`` against ``tenant``'s graph (call inside a database read, so the view
+    and its matcher are those of one snapshot)."""
+    index = space.entity_index
+    kg = index.graph(tenant)
+    named: list[str] = []
+    if len(kg) and query.strip():
+        named = named_keys(index, kg, index.matcher(tenant), query)
+    weights, parents = _expand(kg, named)
+    return QueryAnalysis(
+        text=query,
+        terms=query_terms(query),
+        named=named,
+        weights=weights,
+        parents=parents,
+        expected_labels=expected_answer_labels(query),
+        tenant=tenant,
+    )
 
 
 def rank(
     space: SQLiteStorage,
     namespaces: Sequence[str],
-    query: str,
+    query: str | QueryAnalysis,
     *,
     tenant: str | None = None,
     sql_filters: Mapping[str, Any] | None = None,
@@ -108,45 +171,116 @@ def rank(
     """Rank the items of ``namespaces`` for ``query``; best first, at most ``limit``."""
     if limit <= 0:
         return []
-    db = space.database
-    graph_tenant = tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
-    kg = space.entity_index.graph(graph_tenant)
-    entity_weights, parents = _query_entities(space, kg, graph_tenant, query)
-    named = {key for key, via in parents.items() if via is None}
-    expected = expected_answer_labels(query)
-    pool = max(limit * 10, 100)
-    while True:
-        with db.read() as conn:
-            lexical = dict(
-                db.search_text(
-                    conn, query, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool
-                )
-            )
-            graph = _graph_scores(
-                conn, space, kg, namespaces, tenant, sql_filters, entity_weights, parents, lexical
-            )
-            scores = _fuse(conn, namespaces, tenant, sql_filters, lexical, graph, named, expected)
-            order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
-            hits = _take(conn, db, order, scores, predicate, limit)
-        exhausted = len(lexical) < pool
-        if len(hits) >= limit or exhausted:
-            break
-        pool *= 4
-    top = hits[0].score if hits and hits[0].score > 0 else 1.0
-    terms = query_terms(query)
-    for hit in hits:
-        hit.score /= top
-        hit.item.relevance_score = hit.score
-        part = scores[hit.seq]
-        hit.explanation = Explanation(
-            matched_terms=_matched_terms(terms, hit.item.content) if part.lexical > 0 else [],
-            entity_path=_path_to(kg, parents, part.entity) if part.graph > 0 else [],
-            sources=part.sources(),
-            lexical=part.lexical,
-            graph=part.graph,
-            adjacency=part.adjacency,
+    with space.database.read() as conn:
+        ranking = Ranking.of(
+            conn,
+            space,
+            namespaces,
+            query,
+            tenant=tenant,
+            sql_filters=sql_filters,
+            pool=LEXICAL_WINDOW if predicate is not None else max(limit * 10, 100),
         )
-    return hits
+        return ranking.take(conn, limit, predicate=predicate)
+
+
+@dataclass
+class Ranking:
+    """Every candidate of one query over some tiers, best first: built once, then split into
+    as many result lists as needed (:meth:`take`), e.g. the sections of a context."""
+
+    space: SQLiteStorage
+    query: QueryAnalysis
+    order: list[int]
+    scores: dict[int, _Score]
+
+    @classmethod
+    def of(
+        cls,
+        conn: Any,
+        space: SQLiteStorage,
+        namespaces: Sequence[str],
+        query: str | QueryAnalysis,
+        *,
+        tenant: str | None = None,
+        sql_filters: Mapping[str, Any] | None = None,
+        pool: int = 100,
+    ) -> Ranking:
+        """Gather and score the candidates: the ``pool`` best lexical hits (the whole lexical
+        window when a caller filters further) and the graph's candidates."""
+        db = space.database
+        graph_tenant = (
+            tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
+        )
+        if isinstance(query, str):
+            query = analyse_query(space, graph_tenant, query)
+        kg = space.entity_index.graph(graph_tenant)
+        lexical = dict(
+            db.search_text(
+                conn, query.text, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool
+            )
+        )
+        graph = _graph_scores(
+            conn, space, kg, namespaces, tenant, sql_filters, query.weights, query.parents, lexical
+        )
+        named = {key for key, via in query.parents.items() if via is None}
+        scores = _fuse(
+            conn, namespaces, tenant, sql_filters, lexical, graph, named, query.expected_labels
+        )
+        order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
+        return cls(space, query, order, scores)
+
+    def take(
+        self,
+        conn: Any,
+        limit: int,
+        *,
+        namespaces: Set[str] | None = None,
+        predicate: Callable[[MemoryItem], bool] | None = None,
+    ) -> list[Hit]:
+        """The best ``limit`` hits (of ``namespaces`` when given, passing ``predicate``),
+        with scores relative to the first and explanations."""
+        hits: list[Hit] = []
+        order = (
+            self.order
+            if namespaces is None
+            else [seq for seq in self.order if self.scores[seq].namespace in namespaces]
+        )
+        chunk = max(limit, 10)
+        for start in range(0, len(order), chunk):
+            if len(hits) >= limit:
+                break
+            batch = order[start : start + chunk]
+            rows = self.space.database.fetch_rows(conn, batch)
+            for seq in batch:
+                found = rows.get(seq)
+                if found is None or (predicate is not None and not predicate(found[1])):
+                    continue
+                hit = Hit.listed(*found)
+                hit.score = self.scores[seq].total
+                hits.append(hit)
+                if len(hits) >= limit:
+                    break
+        self._explain(hits)
+        return hits
+
+    def _explain(self, hits: list[Hit]) -> None:
+        top = hits[0].score if hits and hits[0].score > 0 else 1.0
+        kg = self.space.entity_index.graph(self.query.tenant)
+        for hit in hits:
+            hit.score /= top
+            hit.item.relevance_score = hit.score
+            part = self.scores[hit.seq]
+            hit.explanation = Explanation(
+                matched_terms=_matched_terms(self.query.terms, hit.item.content)
+                if part.lexical > 0
+                else [],
+                entity_path=_path_to(kg, self.query.parents, part.entity) if part.graph > 0 else [],
+                sources=part.sources(),
+                lexical=part.lexical,
+                graph=part.graph,
+                adjacency=part.adjacency,
+            )
 
 
 @dataclass
@@ -158,6 +292,7 @@ class _Score:
     prior: float = 0.0
     authored: bool = False
     typed: bool = False
+    namespace: str = ""
 
     @property
     def total(self) -> float:
@@ -175,51 +310,15 @@ class _Score:
         return [name for name in ("lexical", "graph", "adjacency") if getattr(self, name) > 0]
 
 
-def _take(
-    conn: Any,
-    db: Any,
-    order: Sequence[int],
-    scores: Mapping[int, _Score],
-    predicate: Callable[[MemoryItem], bool] | None,
-    limit: int,
-) -> list[Hit]:
-    """Fetch items in rank order, skipping those the predicate rejects, until ``limit``."""
-    hits: list[Hit] = []
-    chunk = max(limit, 10)
-    for start in range(0, len(order), chunk):
-        batch = order[start : start + chunk]
-        items = db.fetch(conn, batch)
-        for seq in batch:
-            item = items.get(seq)
-            if item is None or (predicate is not None and not predicate(item)):
-                continue
-            hits.append(Hit(seq, item, scores[seq].total))
-            if len(hits) >= limit:
-                return hits
-    return hits
-
-
-def _query_entities(
-    space: SQLiteStorage, kg: KnowledgeGraph, tenant: str, query: str
+def _expand(
+    kg: KnowledgeGraph, starts: Sequence[str]
 ) -> tuple[dict[str, float], dict[str, str | None]]:
-    """The :data:`GRAPH_ENTITIES` strongest entity keys reached from the query -> weight, and
-    the entity each was reached from (None for those the query names; fewer, stronger entities
-    ranked better than 50 per hop on both benchmarks: docs/benchmarks.md).
-
-    Remembered per graph generation: a context build searches the same task several times.
-    """
-    index = space.entity_index
-    if len(kg) == 0 or not query.strip():
-        return {}, {}
-    state = index._tenants.get(tenant)
-    cache_key = (id(space), tenant, state.generation if state else -1, query)
-    cached = _EXPANSIONS.get(cache_key)
-    if cached is not None:
-        return cached
-    starts = named_keys(index, kg, state.matcher if state is not None else None, query)
+    """The :data:`GRAPH_ENTITIES` strongest entity keys reached from ``starts`` (the keys a
+    query names) -> weight, and the entity each was reached from (None for the named ones;
+    fewer, stronger entities ranked better than 50 per hop on both benchmarks:
+    docs/benchmarks.md)."""
     weights: dict[str, float] = {}
     parent: dict[str, str | None] = {}
-    supports = _supports_of(kg, state.generation if state else -1)
     for start in starts:
         weights[start] = HOP_DECAY[0]
         parent[start] = None
@@ -228,33 +327,24 @@ def _query_entities(
         room = GRAPH_ENTITIES - len(weights)
         if room <= 0:
             break  # a further hop weighs less than every entity kept so far: none would be used
-        # The frontier's neighbours by strongest support first (each list is kept sorted), so
-        # only as many are read as there is room for, even around a hub.
-        reached: list[str] = []
-        for negative_support, nbr, via in heapq.merge(
-            *(
-                ((-support, nbr, node) for support, nbr in supports.ranked(node))
-                for node in frontier
-            )
-        ):
-            if nbr in weights:
-                continue  # found at an earlier hop (or earlier in this one): that weight stays
-            weights[nbr] = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * -negative_support)
+        # The frontier's strongest neighbours (ties by name), only as many as there is room
+        # for, even around a hub.
+        candidates: dict[str, tuple[int, str]] = {}
+        for node in frontier:
+            for nbr, support in _neighbour_support(kg.graph, node).items():
+                best = candidates.get(nbr)
+                if nbr not in weights and (best is None or (-support, node) < (-best[0], best[1])):
+                    candidates[nbr] = (support, node)
+        reached = heapq.nsmallest(room, candidates, key=lambda n: (-candidates[n][0], n))
+        for nbr in reached:
+            support, via = candidates[nbr]
+            weights[nbr] = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * support)
             parent[nbr] = via
-            reached.append(nbr)
-            if len(reached) >= room:
-                break
         frontier = reached[:_HOP2_FRONTIER]
     strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
-    weights = {key: weights[key] for key in strongest}
-    parents = {key: parent[key] for key in strongest}
-    if len(_EXPANSIONS) >= 256:
-        _EXPANSIONS.pop(next(iter(_EXPANSIONS)))
-    _EXPANSIONS[cache_key] = (weights, parents)
-    return weights, parents
+    return {key: weights[key] for key in strongest}, {key: parent[key] for key in strongest}
 
 
-_EXPANSIONS: dict[tuple[int, str, int, str], tuple[dict[str, float], dict[str, str | None]]] = {}
 #: Second-hop expansion starts from this many of the strongest first-hop entities.
 _HOP2_FRONTIER = 10
 
@@ -281,37 +371,6 @@ def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
         (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels))
         for cue, labels in data["cues"].items()
     ]
-
-
-class _NeighbourSupports:
-    """Neighbour supports of a graph view's nodes, computed on demand and kept while the
-    view's generation lasts (hubs are reached by many queries)."""
-
-    def __init__(self, kg: KnowledgeGraph, generation: int) -> None:
-        self.graph = kg.graph
-        self.generation = generation
-        self._by_node: dict[str, list[tuple[int, str]]] = {}
-
-    def ranked(self, node: str) -> list[tuple[int, str]]:
-        """``(support, neighbour)`` pairs, strongest support first (ties by name)."""
-        found = self._by_node.get(node)
-        if found is None:
-            supports = _neighbour_support(self.graph, node)
-            found = sorted(((n, nbr) for nbr, n in supports.items()), key=lambda p: (-p[0], p[1]))
-            self._by_node[node] = found
-        return found
-
-
-_SUPPORTS: weakref.WeakKeyDictionary[KnowledgeGraph, _NeighbourSupports] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _supports_of(kg: KnowledgeGraph, generation: int) -> _NeighbourSupports:
-    cached = _SUPPORTS.get(kg)
-    if cached is None or cached.generation != generation:
-        cached = _SUPPORTS[kg] = _NeighbourSupports(kg, generation)
-    return cached
 
 
 def _neighbour_support(g: Any, node: str) -> dict[str, int]:
@@ -417,30 +476,38 @@ _CANDIDATE_MENTIONS = (
 def _newest_mentions_statement(
     entities: int, namespaces: int, by_tenant: bool, filters: tuple[tuple[str, bool], ...]
 ) -> Any:
-    """``(seq, entity_id)`` of the newest ``:window`` memories mentioning each of the entities
-    ``:e0``... that lie in namespaces ``:ns0``... and pass the filters (built once per shape).
+    """``(seq, entity_id)`` of the items showing the newest ``:window`` texts that mention
+    each of the entities ``:e0``... and that an item of namespaces ``:ns0``... passing the
+    filters shows (built once per shape).
 
-    The window counts only memories the search can return, so other tiers' copies of the
-    same text (a facade saves a result to several) do not push these out of it."""
+    The window counts texts, not items: a task result the facade keeps in long-term and
+    contextual memory is one text, so the tiers searched together do not halve it."""
     m, mem = schema.mentions, schema.memories
     conditions: list[Any] = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
     if by_tenant:
         conditions.append(mem.c.tenant == bindparam("tenant"))
     for key, is_none in filters:
         conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
-    conditions.append(shows_mention(mem, m))
-    return union_all(
-        *(
-            select(mem.c.seq, m.c.entity_id)
-            .join(mem, mem.c.text_id == m.c.text_id)
-            .where(m.c.entity_id == bindparam(f"e{i}"), *conditions)
+    selects = []
+    for i in range(entities):
+        # The entity's newest texts with an item that shows one of its mentions there.
+        newest = (
+            select(m.c.text_id, func.min(m.c.in_head).label("head_only"))
+            .where(
+                m.c.entity_id == bindparam(f"e{i}"),
+                exists().where(mem.c.text_id == m.c.text_id, shows_mention(mem, m), *conditions),
+            )
+            .group_by(m.c.text_id)
             .order_by(m.c.text_id.desc())
             .limit(bindparam("window", type_=Integer))
             .subquery()
-            .select()
-            for i in range(entities)
         )
-    )
+        selects.append(
+            select(mem.c.seq, bindparam(f"e{i}", type_=Integer).label("entity_id"))
+            .join(newest, newest.c.text_id == mem.c.text_id)
+            .where(*conditions, or_(newest.c.head_only == 0, mem.c.view == "full"))
+        )
+    return union_all(*selects)
 
 
 def _fuse(
@@ -539,11 +606,13 @@ def _add_priors(
                 mem.c.created_at,
                 mem.c.author_key,
                 schema.texts.c.entity_labels,
+                mem.c.namespace,
             )
             .join(schema.texts, schema.texts.c.id == mem.c.text_id)
             .where(mem.c.seq.in_(seqs[start : start + 500]))
         )
-        for seq, importance, created, author, labels in rows:
+        for seq, importance, created, author, labels, namespace in rows:
+            scores[seq].namespace = namespace
             scores[seq].authored = author is not None and author in named
             scores[seq].typed = bool(expected and labels and expected & set(labels.split(",")))
             when = datetime.fromisoformat(created).replace(tzinfo=None)

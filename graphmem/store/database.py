@@ -95,6 +95,8 @@ class MemoryRow:
     namespace: str
     tenant: str
     text_id: int = 0
+    #: What the item shows of its text: "full", or "body" (the text without its head).
+    view: str = "full"
 
 
 #: Full-text search scores at most this many rows (the newest matching any query term, of the
@@ -381,7 +383,7 @@ class Database:
             result = conn.execute(_INSERT_MEMORY, values)
             pk = result.inserted_primary_key
             assert pk is not None
-            out.append(MemoryRow(int(pk[0]), namespace, item.user_id or "", text_id))
+            out.append(MemoryRow(int(pk[0]), namespace, item.user_id or "", text_id, view))
         return out
 
     def find(
@@ -408,10 +410,16 @@ class Database:
 
     def fetch(self, conn: Connection, seqs: Sequence[int]) -> dict[int, MemoryItem]:
         """Items by ``seq`` (missing ones left out)."""
-        out: dict[int, MemoryItem] = {}
+        return {seq: item for seq, (_, item) in self.fetch_rows(conn, seqs).items()}
+
+    def fetch_rows(
+        self, conn: Connection, seqs: Sequence[int]
+    ) -> dict[int, tuple[MemoryRow, MemoryItem]]:
+        """Rows and items by ``seq`` (missing ones left out)."""
+        out: dict[int, tuple[MemoryRow, MemoryItem]] = {}
         for chunk in chunks(list(seqs), 500):
             for row in conn.execute(_ITEMS.where(_M.c.seq.in_(chunk))):
-                out[row.seq] = _row_to_item(row)
+                out[row.seq] = (_row_key(row), _row_to_item(row))
         return out
 
     def list_items(
@@ -578,11 +586,12 @@ class Database:
             fts_table = text("texts_fts")
             matching = text("texts_fts MATCH :fts")
             # The window counts only rows the search can return.
+            # The window counts texts (the facade's task result is one text shown by
+            # several tiers searched together), among those an item of the search shows.
             oldest = conn.execute(
                 select(text("texts_fts.rowid"))
                 .select_from(fts_table)
-                .join(_M, _M.c.text_id == text("texts_fts.rowid"))
-                .where(matching, *conds)
+                .where(matching, exists().where(_M.c.text_id == text("texts_fts.rowid"), *conds))
                 .order_by(text("texts_fts.rowid DESC"))
                 .offset(LEXICAL_WINDOW)
                 .limit(1),
@@ -725,7 +734,11 @@ def _author_key(item: MemoryItem) -> str | None:
 
 def _row_key(row: Any) -> MemoryRow:
     return MemoryRow(
-        seq=int(row.seq), namespace=row.namespace, tenant=row.tenant, text_id=int(row.text_id)
+        seq=int(row.seq),
+        namespace=row.namespace,
+        tenant=row.tenant,
+        text_id=int(row.text_id),
+        view=getattr(row, "view", "full"),
     )
 
 

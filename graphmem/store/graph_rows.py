@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select, update
 
 from ..errors import InvalidArgumentError
-from .database import shown_content
+from .database import shown_content, shows_mention
 from .schema import (
     aliases,
     entities,
@@ -54,6 +54,7 @@ __all__ = [
     "prune_unsupported",
     "recount",
     "subtract_counts",
+    "tier_mention_counts",
     "vote_labels",
 ]
 
@@ -219,6 +220,28 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
         for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to, support in rows
     ]
     return ents, rels
+
+
+def tier_mention_counts(
+    conn: Connection, tenant: str, namespace: str, keys: Sequence[str]
+) -> dict[str, int]:
+    """Entity key -> how many items of ``namespace`` (of ``tenant``) mention it: keys with
+    none are left out; a "body" item counts the mentions of its text's body only."""
+    stmt = (
+        select(entities.c.key, func.count(func.distinct(memories.c.seq)))
+        .select_from(mentions)
+        .join(entities, entities.c.id == mentions.c.entity_id)
+        .join(memories, memories.c.text_id == mentions.c.text_id)
+        .where(
+            entities.c.tenant == tenant,
+            entities.c.key.in_(list(keys)),
+            memories.c.namespace == namespace,
+            memories.c.tenant == tenant,
+            shows_mention(memories, mentions),
+        )
+        .group_by(entities.c.key)
+    )
+    return {str(key): int(count) for key, count in conn.execute(stmt)}
 
 
 def recount(
