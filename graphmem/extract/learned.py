@@ -37,7 +37,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -1111,9 +1111,13 @@ class CombinedRelationSource:
         """Functional predicates of both sources."""
         return frozenset(self.rules.functional_predicates()) | self.learned.functional_predicates()
 
-    def closing_predicates(self) -> Mapping[str, str]:
-        """Predicates that end another one (``left`` closes ``works_at``): the rules' only."""
+    def closing_predicates(self) -> Mapping[str, Container[str]]:
+        """Predicates that end others (``left`` closes ``works_at``): the rules' only."""
         return dict(self.rules.closing_predicates())
+
+    def closes_on_end(self) -> Mapping[str, Container[str]]:
+        """Predicates ending with another's relations (a job's roles): the rules' only."""
+        return dict(self.rules.closes_on_end())
 
     def extract(
         self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None

@@ -17,9 +17,14 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
 
-A predicate may close another: ``left`` declares ``"closes": "works_at"``, so "Bob left Initech"
-ends Bob's open ``works_at`` Initech (the graph layer applies it, see
-:meth:`RelationExtractor.closing_predicates`).
+A predicate may close others: ``left`` declares ``"closes": ["works_at", "{role}_of"]``, so
+"Bob left Initech" ends Bob's open ``works_at`` Initech and every role he held there
+(``cto_of`` ...; the graph layer applies it, see :meth:`RelationExtractor.closing_predicates`).
+A rule may state that a relation *ended* (``"ends": true``): "Lumen moved its headquarters from
+Oslo to Bergen" gives ``located_in`` Bergen and an ending ``located_in`` Oslo
+(:attr:`RelationCandidate.ends`). A past modifier on a state ("Erik previously worked at
+Kestrel", "the former CEO of Acme") makes the statement an ending one too: the relation held
+and no longer does.
 
 Near-misses rejected on purpose (precision over recall):
 
@@ -28,7 +33,7 @@ Near-misses rejected on purpose (precision over recall):
 - hypothetical, conditional or future statements: "Alice might work at Acme", "If Alice works
   at Acme", "Alice will leave Acme";
 - questions (the sentence ends with "?"): "Does Alice work at Acme?";
-- past or future roles: "the former CEO of Acme", "Alice previously worked at Acme";
+- future or merely possible roles: "the future CEO of Acme", "a prospective partner";
 - objects that are not entities: "Alice met the deadline", "Alice works at home", "Bob left the
   meeting";
 - verbs with no subject of their own: "Alice talked about working at Acme someday", "the Acme
@@ -64,6 +69,7 @@ from graphmem._assets import asset_path
 from graphmem.errors import GraphmemError
 
 __all__ = [
+    "ClosedPredicates",
     "PredicateInfo",
     "RelationCandidate",
     "RelationExtractor",
@@ -73,6 +79,7 @@ __all__ = [
     "default_rules_path",
     "functional_predicates",
     "is_blocked",
+    "is_past",
     "load_relation_rules",
 ]
 
@@ -82,13 +89,22 @@ _TOP_KEYS = frozenset(
     {"version", "description", "predicates", "vocabularies", "role_aliases", "filters", "rules"}
 )
 _RULE_REQUIRED = ("id", "predicate", "confidence", "pattern")
-_RULE_KEYS = frozenset(_RULE_REQUIRED) | {"subject_labels", "object_labels", "description"}
-_PREDICATE_KEYS = frozenset({"functional", "symmetric", "closes", "description"})
+_RULE_KEYS = frozenset(_RULE_REQUIRED) | {
+    "subject_labels",
+    "object_labels",
+    "description",
+    "ends",
+    "without",
+}
+_PREDICATE_KEYS = frozenset(
+    {"functional", "symmetric", "state", "closes", "closes_on_end", "description"}
+)
 _FILTER_LISTS = (
     "negation_deps",
     "hypothetical_aux",
     "conditional_marks",
     "blocking_modifiers",
+    "past_modifiers",
 )
 _FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
@@ -125,15 +141,49 @@ class PredicateInfo:
 
     ``functional`` predicates hold one value at a time per subject (a new ``lives_in`` closes
     the previous one); ``symmetric`` ones read the same in both directions (``met``);
-    ``closes`` names the predicate a statement of this one ends for the same subject and
-    object (``left`` closes ``works_at``).
+    ``state`` ones hold over a time (``works_at``, a role) rather than happen once (``met``),
+    so a past statement of them ("previously worked at") is an ending one; ``closes`` names the
+    predicates a statement of this one ends for the same subject and object (``left`` closes
+    ``works_at`` and ``{role}_of``); ``closes_on_end`` those that end with a relation of this
+    one, however it ends (a job's roles end with it, also when a new ``works_at`` replaces it).
     """
 
     name: str
     functional: bool = False
     symmetric: bool = False
-    closes: str | None = None
+    state: bool = False
+    closes: tuple[str, ...] = ()
+    closes_on_end: tuple[str, ...] = ()
     description: str = ""
+
+
+@dataclass(frozen=True)
+class ClosedPredicates:
+    """The predicates one statement ends, ``"{role}_of"`` standing for every role predicate.
+
+    Example:
+        >>> closed = ClosedPredicates(("works_at", "{role}_of"))
+        >>> "works_at" in closed, "head_of_logistics_of" in closed, "left" in closed
+        (True, True, False)
+    """
+
+    names: tuple[str, ...]
+
+    def __contains__(self, predicate: object) -> bool:
+        return isinstance(predicate, str) and any(
+            predicate == name or _is_role_form(predicate, name) for name in self.names
+        )
+
+
+def _is_role_form(predicate: str, template: str) -> bool:
+    """Whether ``predicate`` is ``template`` ("{role}_of") with a role name in place."""
+    prefix, placeholder, suffix = template.partition(ROLE_PLACEHOLDER)
+    return (
+        bool(placeholder)
+        and len(predicate) > len(prefix) + len(suffix)
+        and predicate.startswith(prefix)
+        and predicate.endswith(suffix)
+    )
 
 
 @dataclass(frozen=True)
@@ -147,6 +197,11 @@ class RelationRule:
     subject_labels: frozenset[str] = frozenset()
     object_labels: frozenset[str] = frozenset()
     description: str = ""
+    #: The rule states that the relation ended ("moved its headquarters *from* Oslo").
+    ends: bool = False
+    #: Pattern node -> dependency labels or words none of its children may have ("X and Y
+    #: met" reads no ``met`` between X and Y when the verb has a ``with`` or an object).
+    without: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -162,12 +217,18 @@ class RelationRules:
     predicates: Mapping[str, PredicateInfo]
     roles: frozenset[str] = frozenset()
     role_prefixes: frozenset[str] = frozenset()
+    #: Words that are part of a title before its role noun ("product" manager, "backend"
+    #: engineer), beside the role prefixes ("vice", "chief").
+    title_words: frozenset[str] = frozenset()
+    #: Functions a role heads ("head of *logistics*", "VP of *Operations*"): part of the title.
+    department_nouns: frozenset[str] = frozenset()
     role_aliases: Mapping[str, str] = field(default_factory=dict)
     reject_questions: bool = True
     negation_deps: frozenset[str] = frozenset()
     hypothetical_aux: frozenset[str] = frozenset()
     conditional_marks: frozenset[str] = frozenset()
     blocking_modifiers: frozenset[str] = frozenset()
+    past_modifiers: frozenset[str] = frozenset()
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject, e.g. ``works_at``."""
@@ -177,9 +238,27 @@ class RelationRules:
         """Predicates that read the same both ways, e.g. ``met``."""
         return frozenset(p.name for p in self.predicates.values() if p.symmetric)
 
-    def closing_predicates(self) -> dict[str, str]:
-        """Predicate -> the predicate it closes, e.g. ``{"left": "works_at"}``."""
-        return {p.name: p.closes for p in self.predicates.values() if p.closes}
+    def state_predicates(self) -> frozenset[str]:
+        """Predicates that hold over a time, e.g. ``works_at`` (``{role}_of`` as written)."""
+        return frozenset(p.name for p in self.predicates.values() if p.state)
+
+    def is_state(self, predicate: str) -> bool:
+        """Whether ``predicate`` (a role predicate such as ``cto_of`` included) is a state."""
+        return predicate in ClosedPredicates(tuple(self.state_predicates()))
+
+    def closing_predicates(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates its statements end for the same subject and object,
+        e.g. ``{"left": ClosedPredicates(("works_at", "{role}_of"))}``."""
+        return {p.name: ClosedPredicates(p.closes) for p in self.predicates.values() if p.closes}
+
+    def closes_on_end(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates that end with a relation of it between the same ends,
+        e.g. ``{"works_at": ClosedPredicates(("{role}_of",))}``: a job's roles end with it."""
+        return {
+            p.name: ClosedPredicates(p.closes_on_end)
+            for p in self.predicates.values()
+            if p.closes_on_end
+        }
 
 
 @dataclass(frozen=True)
@@ -187,7 +266,10 @@ class RelationCandidate:
     """A typed relation found in a doc, with its evidence.
 
     ``sentence`` is the evidence sentence (from the sentence before when a pronoun's antecedent
-    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
+    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text.
+    ``rule`` is the id of the rule that fired; ``confidence`` its prior. ``ends`` marks a
+    statement that the relation held and has ended ("moved its headquarters from Oslo",
+    "previously worked at Kestrel"): the graph records it closed, and closes it if open.
     """
 
     subject: Span
@@ -196,6 +278,7 @@ class RelationCandidate:
     sentence: Span
     rule: str
     confidence: float
+    ends: bool = False
 
     @property
     def triple(self) -> tuple[str, str, str]:
@@ -247,20 +330,33 @@ def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
             raise _fail(source, where, f"unknown key(s) {', '.join(map(repr, unknown))}")
         if not re.fullmatch(r"[a-z][a-z0-9_]*|\{role\}_[a-z0-9_]+", name):
             raise _fail(source, where, "names are snake_case (or '{role}_of')")
-        for flag in ("functional", "symmetric"):
+        for flag in ("functional", "symmetric", "state"):
             if not isinstance(spec.get(flag, False), bool):
                 raise _fail(source, where, f"{flag!r} must be true or false")
-        closes = spec.get("closes")
-        if closes is not None and (not isinstance(closes, str) or closes not in raw):
-            raise _fail(source, where, f"'closes' must name a declared predicate, got {closes!r}")
+        closed = {key: _declared_names(spec, key, raw, source, where) for key in _CLOSING_KEYS}
         predicates[name] = PredicateInfo(
             name=name,
             functional=spec.get("functional", False),
             symmetric=spec.get("symmetric", False),
-            closes=closes,
+            state=spec.get("state", False),
             description=str(spec.get("description", "")),
+            **closed,
         )
     return predicates
+
+
+_CLOSING_KEYS = ("closes", "closes_on_end")
+
+
+def _declared_names(
+    spec: Mapping[str, Any], key: str, declared: Mapping[str, Any], source: str, where: str
+) -> tuple[str, ...]:
+    """``spec[key]``, one predicate name or a list of them, each declared."""
+    names = spec.get(key, [])
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not all(isinstance(n, str) and n in declared for n in names):
+        raise _fail(source, where, f"{key!r} must name declared predicates, got {spec[key]!r}")
+    return tuple(names)
 
 
 def _parse_rule(
@@ -301,6 +397,11 @@ def _parse_rule(
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
+    if not isinstance(raw.get("ends", False), bool):
+        raise _fail(source, where, "'ends' must be true or false")
+    without = raw.get("without", {})
+    if not isinstance(without, dict) or not set(without) <= set(node_ids):
+        raise _fail(source, where, "'without' must map pattern node ids to lists")
     return RelationRule(
         id=rule_id,
         predicate=predicate,
@@ -313,6 +414,11 @@ def _parse_rule(
             _string_list(raw.get("object_labels", []), source, f"{where}: object_labels")
         ),
         description=str(raw.get("description", "")),
+        ends=raw.get("ends", False),
+        without={
+            node: frozenset(_string_list(words, source, f"{where}: without"))
+            for node, words in without.items()
+        },
     )
 
 
@@ -376,6 +482,8 @@ def parse_relation_rules(data: object, source: str = "<rules>") -> RelationRules
         predicates=predicates,
         roles=frozenset(vocabularies.get("roles", [])),
         role_prefixes=frozenset(vocabularies.get("role_prefixes", [])),
+        title_words=frozenset(vocabularies.get("title_words", [])),
+        department_nouns=frozenset(vocabularies.get("department_nouns", [])),
         role_aliases=dict(aliases),
         reject_questions=reject_questions,
         **filter_sets,
@@ -412,10 +520,13 @@ def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str
     return load_relation_rules(rules_path).functional_predicates()
 
 
-def is_blocked(rules: RelationRules, sentence: Span, cues: Iterable[Token]) -> bool:
+def is_blocked(
+    rules: RelationRules, sentence: Span, cues: Iterable[Token], past_ok: bool = False
+) -> bool:
     """Whether the ``filters`` of ``rules`` reject a relation stated through the ``cues`` (the
     verb, preposition, role noun ... between its ends) of ``sentence``: a question, or a cue
-    negated, hypothetical, conditional or qualified as past/future ("former")."""
+    negated, hypothetical, conditional or qualified as future ("upcoming") or, unless
+    ``past_ok`` (the caller records it as ended: :func:`is_past`), as past ("former")."""
     if rules.reject_questions and sentence.text.rstrip().endswith("?"):
         return True
     for token in cues:
@@ -427,9 +538,20 @@ def is_blocked(rules: RelationRules, sentence: Span, cues: Iterable[Token]) -> b
                 return True
             if child.dep_ == "mark" and lower in rules.conditional_marks:
                 return True
-            if child.dep_ in _MODIFIER_DEPS and lower in rules.blocking_modifiers:
+            if child.dep_ in _MODIFIER_DEPS and (
+                lower in rules.blocking_modifiers or (not past_ok and lower in rules.past_modifiers)
+            ):
                 return True
     return False
+
+
+def is_past(rules: RelationRules, cues: Iterable[Token]) -> bool:
+    """Whether a cue is qualified as past: "*previously* worked at", "the *former* CEO of"."""
+    return any(
+        child.dep_ in _MODIFIER_DEPS and child.lower_ in rules.past_modifiers
+        for token in cues
+        for child in token.children
+    )
 
 
 def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -587,6 +709,15 @@ class RelationExtractor:
             }
             self._matchers.append((_requirements(rule.pattern), matcher))
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
+        self._states = ClosedPredicates(tuple(self.rules.state_predicates()))
+        self._symmetric = self.rules.symmetric_predicates()
+        self._role_words = (
+            self.rules.roles
+            | self.rules.role_prefixes
+            | self.rules.title_words
+            | self.rules.department_nouns
+            | {"the", "a", "an", "of"}
+        )
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject (``works_at``, ``lives_in`` ...)."""
@@ -596,9 +727,15 @@ class RelationExtractor:
         """Predicates that read the same both ways (``met``, ``married`` ...)."""
         return self.rules.symmetric_predicates()
 
-    def closing_predicates(self) -> dict[str, str]:
-        """Predicate -> the predicate its statements close (``{"left": "works_at"}``)."""
+    def closing_predicates(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates its statements end for the same subject and object
+        (``"works_at" in extractor.closing_predicates()["left"]``)."""
         return self.rules.closing_predicates()
+
+    def closes_on_end(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates ending with its relations (a job's roles end with it:
+        ``"cto_of" in extractor.closes_on_end()["works_at"]``)."""
+        return self.rules.closes_on_end()
 
     def extract(
         self,
@@ -632,25 +769,42 @@ class RelationExtractor:
             nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
             if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
                 continue
-            if self._blocked(nodes) or any(
-                self._inside_name(token, ends.by_token)
-                for name, token in nodes.items()
-                if name not in _ENDS
+            if any(
+                child.dep_ in words or child.lower_ in words
+                for node, words in rule.without.items()
+                for child in nodes[node].children
             ):
                 continue
             predicate = rule.predicate
             if ROLE_PLACEHOLDER in predicate:
-                predicate = predicate.replace(ROLE_PLACEHOLDER, self._role_name(nodes["role"]))
+                predicate = predicate.replace(
+                    ROLE_PLACEHOLDER, self._role_name(nodes["role"], ends.by_token)
+                )
+            cues = [token for name, token in nodes.items() if name not in _ENDS]
+            state = predicate in self._states
+            if is_blocked(
+                self.rules, cues[0].sent if cues else doc[token_ids[0]].sent, cues, past_ok=state
+            ) or any(self._inside_name(token, ends.by_token) for token in cues):
+                continue
+            ended = rule.ends or (state and is_past(self.rules, cues))
+            symmetric = predicate in self._symmetric
             sentence = doc[token_ids[0]].sent
             for subject in self._resolve(nodes["subject"], ends):
                 if rule.subject_labels and subject.label_ not in rule.subject_labels:
+                    continue
+                if self._is_department(subject):
                     continue
                 for obj in self._resolve(nodes["object"], ends):
                     if rule.object_labels and obj.label_ not in rule.object_labels:
                         continue
                     if subject.start < obj.end and obj.start < subject.end:
                         continue  # overlapping ends: not a relation between two things
-                    key = (subject.start, subject.end, predicate, obj.start, obj.end)
+                    if self._is_department(obj):
+                        continue  # "VP of Operations": a function, not an organisation
+                    ends_key = sorted([(subject.start, subject.end), (obj.start, obj.end)])
+                    if not symmetric:
+                        ends_key = [(subject.start, subject.end), (obj.start, obj.end)]
+                    key = (*ends_key[0], predicate, *ends_key[1])
                     candidate = RelationCandidate(
                         subject,
                         predicate,
@@ -658,6 +812,7 @@ class RelationExtractor:
                         _evidence(sentence, subject, obj),
                         rule.id,
                         rule.confidence,
+                        ended,
                     )
                     kept = best.get(key)
                     if kept is None or (-candidate.confidence, index) < (
@@ -689,35 +844,84 @@ class RelationExtractor:
             for match in matcher(doc)
         ]
 
-    def _blocked(self, nodes: Mapping[str, Token]) -> bool:
-        """Negated, hypothetical, conditional, past/future or interrogative matches."""
-        first = next(iter(nodes.values()))
-        cues = [token for name, token in nodes.items() if name not in _ENDS]
-        return is_blocked(self.rules, first.sent, cues)
-
     def _inside_name(self, token: Token, by_token: Mapping[int, Span]) -> bool:
         """A cue word inside a name ("the Kansas City Chiefs") is no cue.
 
-        A span made only of role words ("the CTO", which the small model tags ORG) is a
-        mislabelled role, not a name.
+        A span made only of role words ("the CTO", "Head of Logistics", which the small model
+        tags ORG) is a mislabelled role, not a name.
         """
         span = by_token.get(token.i)
-        if span is None:
-            return False
-        role_words = self.rules.roles | self.rules.role_prefixes | {"the", "a", "an"}
-        return any(t.lower_ not in role_words and not t.is_punct for t in span)
+        return span is not None and not self._only_role_words(span)
 
-    def _role_name(self, role: Token) -> str:
-        """``cto`` for "the CTO", ``vice_president`` for "the vice president", ``coo`` for
-        "chief operating officer" (a whole title listed in the role aliases)."""
-        modifiers = [c for c in role.lefts if c.dep_ in ("compound", "amod")]
+    def _only_role_words(self, span: Span) -> bool:
+        return all(t.lower_ in self._role_words or t.is_punct for t in span)
+
+    def _is_department(self, span: Span) -> bool:
+        """A span naming a function ("Operations", "Logistics"), not an organisation."""
+        return len(span) > 0 and all(
+            t.lower_ in self.rules.department_nouns or t.lower_ in ("the", "of") or t.is_punct
+            for t in span
+        )
+
+    def _role_name(self, role: Token, by_token: Mapping[int, Span]) -> str:
+        """The title as stated, in snake case: ``cto`` for "the CTO", ``product_manager`` for
+        "a product manager", ``head_of_logistics`` for "head of logistics", ``coo`` for "chief
+        operating officer" (a whole title listed in the role aliases).
+
+        The words before the role noun that are part of a title (``title_words``, role
+        prefixes) are kept, others ("its new CFO", "a Republican member") are not; a function
+        the role heads ("of logistics", ``department_nouns``) is part of the title.
+        """
+        aliases = self.rules.role_aliases
+        before = self._title_before(role)
         head = role.lemma_.lower() or role.lower_
-        whole = _snake([*(c.lower_ for c in modifiers), head])
-        if whole in self.rules.role_aliases:
-            return self.rules.role_aliases[whole]
-        prefixes = [c.lower_ for c in modifiers if c.lower_ in self.rules.role_prefixes]
-        name = _snake([*prefixes, head])
-        return self.rules.role_aliases.get(name, name)
+        whole = _snake([*(t.lower_ for t in before), head])
+        if whole in aliases:
+            return aliases[whole]
+        title = self.rules.title_words | self.rules.role_prefixes
+        kept: list[str] = []
+        for token in reversed(before):
+            if token.lower_ not in title:
+                break
+            kept.insert(0, token.lower_)
+        name = _snake([*kept, head, *self._department_of(role, by_token)])
+        return aliases.get(name, name)
+
+    @staticmethod
+    def _title_before(role: Token) -> list[Token]:
+        """The modifiers written right before ``role`` and attached inside it ("chief
+        operating" officer, "machine learning" lead), in text order."""
+        words: list[Token] = []
+        i = role.i - 1
+        while i >= role.sent.start:
+            token = role.doc[i]
+            if token.dep_ not in ("compound", "amod", "nmod") or not (
+                token.i < token.head.i <= role.i
+            ):
+                break
+            words.insert(0, token)
+            i -= 1
+        return words
+
+    def _department_of(self, role: Token, by_token: Mapping[int, Span]) -> list[str]:
+        """``["of", "logistics"]`` for "head of logistics": the function a role heads, when
+        it names no organisation (a lone "Logistics" tagged ORG is still a function)."""
+        for prep in role.rights:
+            if prep.dep_ != "prep" or prep.lower_ != "of":
+                continue
+            for noun in prep.children:
+                span = by_token.get(noun.i)
+                if noun.dep_ != "pobj" or noun.lower_ not in self.rules.department_nouns:
+                    continue
+                if span is not None and not self._is_department(span):
+                    continue
+                before = [
+                    t.lower_
+                    for t in self._title_before(noun)
+                    if t.lower_ in self.rules.department_nouns | self.rules.title_words
+                ]
+                return ["of", *before, noun.lower_]
+        return []
 
     @staticmethod
     def _resolve_one(token: Token, ends: _Ends) -> tuple[Span | None, bool]:
