@@ -37,7 +37,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Collection, Container, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -1115,9 +1115,16 @@ class CombinedRelationSource:
         """Predicates that end others (``left`` closes ``works_at``): the rules' only."""
         return dict(self.rules.closing_predicates())
 
-    def closes_on_end(self) -> Mapping[str, Container[str]]:
-        """Predicates ending with another's relations (a job's roles): the rules' only."""
-        return dict(self.rules.closes_on_end())
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """The subject's open relations a statement ends (a departure ends the job and its
+        roles): the rules' decision."""
+        return list(self.rules.ended_by(predicate, obj, open_relations, ends))
 
     def extract(
         self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None

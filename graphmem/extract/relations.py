@@ -95,9 +95,20 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "description",
     "ends",
     "without",
+    "object_preps",
+    "names",
 }
 _PREDICATE_KEYS = frozenset(
-    {"functional", "symmetric", "state", "closes", "closes_on_end", "description"}
+    {
+        "functional",
+        "symmetric",
+        "state",
+        "closes",
+        "closes_except",
+        "closes_on_end",
+        "closes_all_on_end",
+        "description",
+    }
 )
 _FILTER_LISTS = (
     "negation_deps",
@@ -144,8 +155,11 @@ class PredicateInfo:
     ``state`` ones hold over a time (``works_at``, a role) rather than happen once (``met``),
     so a past statement of them ("previously worked at") is an ending one; ``closes`` names the
     predicates a statement of this one ends for the same subject and object (``left`` closes
-    ``works_at`` and ``{role}_of``); ``closes_on_end`` those that end with a relation of this
-    one, however it ends (a job's roles end with it, also when a new ``works_at`` replaces it).
+    ``works_at`` and ``{role}_of``; a new role closes the one held there before, except the
+    lasting ones in ``closes_except`` such as ``founder_of``); ``closes_on_end`` those that end
+    with a relation of this one between the same ends, however it ends (a job's roles end with
+    it, also when a new ``works_at`` replaces it), ``closes_all_on_end`` the subject's relations
+    of those predicates whatever their object (the reporting line ends with the job).
     """
 
     name: str
@@ -153,7 +167,9 @@ class PredicateInfo:
     symmetric: bool = False
     state: bool = False
     closes: tuple[str, ...] = ()
+    closes_except: tuple[str, ...] = ()
     closes_on_end: tuple[str, ...] = ()
+    closes_all_on_end: tuple[str, ...] = ()
     description: str = ""
 
 
@@ -162,16 +178,20 @@ class ClosedPredicates:
     """The predicates one statement ends, ``"{role}_of"`` standing for every role predicate.
 
     Example:
-        >>> closed = ClosedPredicates(("works_at", "{role}_of"))
-        >>> "works_at" in closed, "head_of_logistics_of" in closed, "left" in closed
+        >>> closed = ClosedPredicates(("works_at", "{role}_of"), exempt=("founder_of",))
+        >>> "works_at" in closed, "head_of_logistics_of" in closed, "founder_of" in closed
         (True, True, False)
     """
 
     names: tuple[str, ...]
+    #: Predicates never ended this way (a lasting role: ``founder_of``).
+    exempt: tuple[str, ...] = ()
 
     def __contains__(self, predicate: object) -> bool:
-        return isinstance(predicate, str) and any(
-            predicate == name or _is_role_form(predicate, name) for name in self.names
+        return (
+            isinstance(predicate, str)
+            and predicate not in self.exempt
+            and any(predicate == name or _is_role_form(predicate, name) for name in self.names)
         )
 
 
@@ -202,6 +222,14 @@ class RelationRule:
     #: Pattern node -> dependency labels or words none of its children may have ("X and Y
     #: met" reads no ``met`` between X and Y when the verb has a ``with`` or an object).
     without: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: For a pattern with a ``role`` node and no ``object``: the prepositions (and ``"poss"``
+    #: for a possessive) through which the role names its organisation, also by way of the
+    #: function it heads ("VP *of* delivery *at* Vantor"); see
+    #: :meth:`RelationExtractor._role_organisations`.
+    object_preps: frozenset[str] = frozenset()
+    #: Pattern nodes besides the ends that may lie inside a name ("joined the *Data Platform
+    #: Team* at Vantor"); any other node inside a name is no cue ("the Kansas City Chiefs").
+    names: frozenset[str] = frozenset()
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -222,6 +250,10 @@ class RelationRules:
     title_words: frozenset[str] = frozenset()
     #: Functions a role heads ("head of *logistics*", "VP of *Operations*"): part of the title.
     department_nouns: frozenset[str] = frozenset()
+    #: Prepositions a role takes its organisation with ("CTO *of*", "consultant *at*").
+    role_prep_words: frozenset[str] = frozenset()
+    #: Nouns that, after "the", stand for an organisation named before ("the company").
+    org_descriptions: frozenset[str] = frozenset()
     role_aliases: Mapping[str, str] = field(default_factory=dict)
     reject_questions: bool = True
     negation_deps: frozenset[str] = frozenset()
@@ -249,16 +281,73 @@ class RelationRules:
     def closing_predicates(self) -> dict[str, ClosedPredicates]:
         """Predicate -> the predicates its statements end for the same subject and object,
         e.g. ``{"left": ClosedPredicates(("works_at", "{role}_of"))}``."""
-        return {p.name: ClosedPredicates(p.closes) for p in self.predicates.values() if p.closes}
-
-    def closes_on_end(self) -> dict[str, ClosedPredicates]:
-        """Predicate -> the predicates that end with a relation of it between the same ends,
-        e.g. ``{"works_at": ClosedPredicates(("{role}_of",))}``: a job's roles end with it."""
         return {
-            p.name: ClosedPredicates(p.closes_on_end)
+            p.name: ClosedPredicates(p.closes, p.closes_except)
             for p in self.predicates.values()
-            if p.closes_on_end
+            if p.closes
         }
+
+    def predicate_info(self, predicate: str) -> PredicateInfo | None:
+        """The declaration of ``predicate``, a role predicate's being ``{role}_of``'s."""
+        info = self.predicates.get(predicate)
+        if info is None:
+            info = next(
+                (p for p in self.predicates.values() if _is_role_form(predicate, p.name)), None
+            )
+        return info
+
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """Which of a subject's open ``(predicate, object)`` relations a statement of
+        ``predicate`` about ``obj`` ends (``ends``: the statement says that relation ended).
+
+        A departure ends the job and the roles held there, a new value of a functional
+        predicate the older one, a new role the one it replaces; and what ends with each
+        (a job's roles; its reporting line, unless the statement only says the job is over).
+
+        Example:
+            >>> rules = load_relation_rules()
+            >>> held = [("works_at", "Acme"), ("cto_of", "Acme"), ("reports_to", "Dana"),
+            ...         ("lives_in", "Oslo")]
+            >>> rules.ended_by("left", "Acme", held)
+            [('cto_of', 'Acme'), ('reports_to', 'Dana'), ('works_at', 'Acme')]
+            >>> rules.ended_by("works_at", "Initech", held, ends=True)
+            [('works_at', 'Initech')]
+            >>> rules.ended_by("ceo_of", "Acme", held)  # a new role replaces the old one
+            [('cto_of', 'Acme')]
+        """
+        held = list(open_relations)
+        info = self.predicate_info(predicate)
+        ended: set[tuple[str, str]] = set()
+        if ends:
+            ended.add((predicate, obj))
+        elif info is not None:
+            closes = ClosedPredicates(info.closes, (predicate, *info.closes_except))
+            ended.update(
+                (p, o)
+                for p, o in held
+                if (o == obj and p in closes) or (info.functional and p == predicate and o != obj)
+            )
+        # A departure ends the job it names even when none was recorded: what ends with a
+        # job ends too (the reporting line of someone known only as "the CTO").
+        implied = (
+            [] if ends or info is None else [(p, obj) for p in info.closes if p in self.predicates]
+        )
+        for p, o in [*ended, *implied]:
+            p_info = self.predicate_info(p)
+            if p_info is None:
+                continue
+            with_it = ClosedPredicates(p_info.closes_on_end)
+            everywhere = ClosedPredicates(() if ends else p_info.closes_all_on_end)
+            ended.update(
+                (q, other) for q, other in held if (other == o and q in with_it) or q in everywhere
+            )
+        return sorted(ended)
 
 
 @dataclass(frozen=True)
@@ -304,9 +393,13 @@ def _string_list(value: object, source: str, where: str) -> list[str]:
 def _expand_vocabularies(
     value: Any, vocabularies: Mapping[str, list[str]], source: str, where: str
 ) -> Any:
-    """Replace ``"$name"`` strings (as IN / NOT_IN values) by ``vocabularies[name]``."""
+    """Replace ``"$name"`` strings (as IN / NOT_IN values) by ``vocabularies[name]``; a
+    ``REL_OP`` such as ``"$--"`` (a sibling before) is an operator, not a vocabulary."""
     if isinstance(value, dict):
-        return {k: _expand_vocabularies(v, vocabularies, source, where) for k, v in value.items()}
+        return {
+            k: v if k == "REL_OP" else _expand_vocabularies(v, vocabularies, source, where)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_expand_vocabularies(v, vocabularies, source, where) for v in value]
     if isinstance(value, str) and value.startswith("$"):
@@ -345,16 +438,20 @@ def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
     return predicates
 
 
-_CLOSING_KEYS = ("closes", "closes_on_end")
+_CLOSING_KEYS = ("closes", "closes_except", "closes_on_end", "closes_all_on_end")
 
 
 def _declared_names(
     spec: Mapping[str, Any], key: str, declared: Mapping[str, Any], source: str, where: str
 ) -> tuple[str, ...]:
-    """``spec[key]``, one predicate name or a list of them, each declared."""
+    """``spec[key]``, one predicate name or a list of them, each declared (or a role
+    predicate: ``founder_of``)."""
     names = spec.get(key, [])
     names = [names] if isinstance(names, str) else names
-    if not isinstance(names, list) or not all(isinstance(n, str) and n in declared for n in names):
+    roles = ClosedPredicates(tuple(n for n in declared if ROLE_PLACEHOLDER in n))
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and (n in declared or n in roles) for n in names
+    ):
         raise _fail(source, where, f"{key!r} must name declared predicates, got {spec[key]!r}")
     return tuple(names)
 
@@ -379,7 +476,8 @@ def _parse_rule(
     if not isinstance(rule_id, str) or not rule_id:
         raise _fail(source, where, "'id' must be a non-empty string")
     predicate = raw["predicate"]
-    if predicate not in predicates:
+    roles = ClosedPredicates(tuple(name for name in predicates if ROLE_PLACEHOLDER in name))
+    if predicate not in predicates and predicate not in roles:
         raise _fail(source, where, f"predicate {predicate!r} is not declared in 'predicates'")
     confidence = raw["confidence"]
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
@@ -390,8 +488,14 @@ def _parse_rule(
     if not (isinstance(pattern, list) and pattern and all(isinstance(n, dict) for n in pattern)):
         raise _fail(source, where, "'pattern' must be a non-empty list of objects")
     node_ids = [node.get("RIGHT_ID") for node in pattern]
-    required_nodes = ["subject", "object"]
-    if ROLE_PLACEHOLDER in predicate:
+    object_preps = _string_list(
+        _expand_vocabularies(raw.get("object_preps", []), vocabularies, source, where),
+        source,
+        f"{where}: object_preps",
+    )
+    # The object is a node, or (object_preps) what the role node names.
+    required_nodes = ["subject", "role" if object_preps else "object"]
+    if ROLE_PLACEHOLDER in predicate and "role" not in required_nodes:
         required_nodes.append("role")
     for node_id in required_nodes:
         if node_id not in node_ids:
@@ -419,6 +523,8 @@ def _parse_rule(
             node: frozenset(_string_list(words, source, f"{where}: without"))
             for node, words in without.items()
         },
+        object_preps=frozenset(object_preps),
+        names=frozenset(_string_list(raw.get("names", []), source, f"{where}: names")),
     )
 
 
@@ -484,6 +590,8 @@ def parse_relation_rules(data: object, source: str = "<rules>") -> RelationRules
         role_prefixes=frozenset(vocabularies.get("role_prefixes", [])),
         title_words=frozenset(vocabularies.get("title_words", [])),
         department_nouns=frozenset(vocabularies.get("department_nouns", [])),
+        role_prep_words=frozenset(vocabularies.get("role_preps", [])),
+        org_descriptions=frozenset(vocabularies.get("org_nouns", [])),
         role_aliases=dict(aliases),
         reject_questions=reject_questions,
         **filter_sets,
@@ -584,7 +692,7 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
             node["RIGHT_ID"] == "subject"
             and node.get("LEFT_ID") == anchor["RIGHT_ID"]
             and node.get("REL_OP") == ">"
-            and node["RIGHT_ATTRS"].get("DEP") in _SUBJECT_DEPS
+            and node["RIGHT_ATTRS"].get("DEP") in ("nsubj", "nsubjpass")
         ):
             verb = {**anchor, "RIGHT_ATTRS": {**anchor["RIGHT_ATTRS"], "DEP": "conj"}}
             head = {
@@ -593,7 +701,9 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
                 "RIGHT_ID": _SHARED_HEAD,
                 "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
             }
-            subject = {**node, "LEFT_ID": _SHARED_HEAD}
+            # The head may be passive: "was promoted ... and now *reports* to Ingrid".
+            attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(_SUBJECT_DEPS)}}
+            subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
             return (verb, *rest[:i], head, subject, *rest[i + 1 :])
     return None
 
@@ -639,19 +749,33 @@ class _Ends:
         referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
         return cls(by_token, referents, tuple(line_speakers), speaker)
 
-    def antecedent(self, pronoun: Token, label: str) -> Span | None:
+    def antecedent(self, pronoun: Token, label: str, described: bool = False) -> Span | None:
         """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
         to the start of the sentence before, provided it is a subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
         pronoun ambiguous (None). A lone candidate that is never a subject is not taken
-        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
+        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed;
+        but a description that says what it stands for ("*the company*'s CTO", ``described``)
+        takes it. An object pronoun is not the subject of its own clause ("Henrik reports to
+        *her*").
         """
         sentence = pronoun.sent
         starts = [sentence.start]
         if sentence.start > 0:
             starts.append(pronoun.doc[sentence.start - 1].sent.start)
-        named = [s for s in self.referents if s.label_ == label and s.end <= pronoun.i]
+        clause = _clause_verb(pronoun)
+        named = [
+            s
+            for s in self.referents
+            if s.label_ == label
+            and s.end <= pronoun.i
+            and not (
+                pronoun.dep_ in ("pobj", "dobj")
+                and s.root.dep_ in _SUBJECT_DEPS
+                and s.root.head == clause
+            )
+        ]
         for start in starts:
             candidates = [s for s in named if s.start >= start]
             if not candidates:
@@ -663,6 +787,8 @@ class _Ends:
             subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
             if subjects:
                 return max(subjects, key=len)
+            if described:
+                return fullest
         return None
 
     def speaker_of(self, token: Token) -> Span | None:
@@ -671,6 +797,14 @@ class _Ends:
             if start <= token.idx < end:
                 return span
         return self.speaker
+
+
+def _clause_verb(token: Token) -> Token | None:
+    """The nearest verb above ``token`` (the one whose clause it is in)."""
+    head = token.head
+    while head.i != head.head.i and head.pos_ not in ("VERB", "AUX"):
+        head = head.head
+    return head if head.pos_ in ("VERB", "AUX") else None
 
 
 class RelationExtractor:
@@ -694,7 +828,7 @@ class RelationExtractor:
         self._node_ids: dict[str, dict[int, tuple[str, ...]]] = {}
         # One matcher per rule, run only on docs that have what the rule asks for: a matcher
         # costs time per pattern node and token, and most rules cannot match most docs. (The
-        # variant asks for all the rule's pattern does, so the rule's requirements hold for it.)
+        # variant asks for all the rule's pattern does but its subject's dependency label.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
             variant = _shared_subject_variant(rule)
@@ -707,7 +841,12 @@ class RelationExtractor:
             self._node_ids[rule.id] = {
                 len(pattern): tuple(node["RIGHT_ID"] for node in pattern) for pattern in patterns
             }
-            self._matchers.append((_requirements(rule.pattern), matcher))
+            # The variant's subject may be passive where the rule's is not: its node is no
+            # requirement then.
+            needs = _requirements(
+                [n for n in rule.pattern if variant is None or n["RIGHT_ID"] != "subject"]
+            )
+            self._matchers.append((needs, matcher))
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
         self._states = ClosedPredicates(tuple(self.rules.state_predicates()))
         self._symmetric = self.rules.symmetric_predicates()
@@ -732,10 +871,15 @@ class RelationExtractor:
         (``"works_at" in extractor.closing_predicates()["left"]``)."""
         return self.rules.closing_predicates()
 
-    def closes_on_end(self) -> dict[str, ClosedPredicates]:
-        """Predicate -> the predicates ending with its relations (a job's roles end with it:
-        ``"cto_of" in extractor.closes_on_end()["works_at"]``)."""
-        return self.rules.closes_on_end()
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """The subject's open relations a statement ends: see :meth:`RelationRules.ended_by`."""
+        return self.rules.ended_by(predicate, obj, open_relations, ends)
 
     def extract(
         self,
@@ -781,10 +925,11 @@ class RelationExtractor:
                     ROLE_PLACEHOLDER, self._role_name(nodes["role"], ends.by_token)
                 )
             cues = [token for name, token in nodes.items() if name not in _ENDS]
+            named = [token for name, token in nodes.items() if name not in _ENDS | rule.names]
             state = predicate in self._states
             if is_blocked(
                 self.rules, cues[0].sent if cues else doc[token_ids[0]].sent, cues, past_ok=state
-            ) or any(self._inside_name(token, ends.by_token) for token in cues):
+            ) or any(self._inside_name(token, ends.by_token) for token in named):
                 continue
             ended = rule.ends or (state and is_past(self.rules, cues))
             symmetric = predicate in self._symmetric
@@ -794,7 +939,12 @@ class RelationExtractor:
                     continue
                 if self._is_department(subject):
                     continue
-                for obj in self._resolve(nodes["object"], ends):
+                objects = (
+                    self._resolve(nodes["object"], ends)
+                    if "object" in nodes
+                    else self._role_organisations(nodes["role"], ends, rule.object_preps)
+                )
+                for obj in objects:
                     if rule.object_labels and obj.label_ not in rule.object_labels:
                         continue
                     if subject.start < obj.end and obj.start < subject.end:
@@ -903,6 +1053,28 @@ class RelationExtractor:
             i -= 1
         return words
 
+    def _role_organisations(
+        self, role: Token, ends: _Ends, preps: frozenset[str], depth: int = 0
+    ) -> list[Span]:
+        """The entities ``role`` names as where it is held: "CTO *of Initech*", "consultant *at
+        Kobold*", "*its* CFO" (``"poss"`` in ``preps``), also through the function the role
+        heads ("VP of delivery *at Vantor*")."""
+        found: list[Span] = []
+        for child in role.children:
+            if child.dep_ == "poss" and "poss" in preps:
+                found += self._resolve(child, ends)
+            if child.dep_ != "prep" or child.lower_ not in self.rules.role_prep_words:
+                continue
+            for noun in child.children:
+                if noun.dep_ != "pobj":
+                    continue
+                spans = [s for s in self._resolve(noun, ends) if not self._is_department(s)]
+                if spans and child.lower_ in preps:
+                    found += spans
+                elif not spans and depth < 2 and self._is_function(noun, ends.by_token):
+                    found += self._role_organisations(noun, ends, preps, depth + 1)
+        return found
+
     def _department_of(self, role: Token, by_token: Mapping[int, Span]) -> list[str]:
         """``["of", "logistics"]`` for "head of logistics": the function a role heads, when
         it names no organisation (a lone "Logistics" tagged ORG is still a function)."""
@@ -910,23 +1082,24 @@ class RelationExtractor:
             if prep.dep_ != "prep" or prep.lower_ != "of":
                 continue
             for noun in prep.children:
-                span = by_token.get(noun.i)
-                if noun.dep_ != "pobj" or noun.lower_ not in self.rules.department_nouns:
-                    continue
-                if span is not None and not self._is_department(span):
-                    continue
-                before = [
-                    t.lower_
-                    for t in self._title_before(noun)
-                    if t.lower_ in self.rules.department_nouns | self.rules.title_words
-                ]
-                return ["of", *before, noun.lower_]
+                if noun.dep_ == "pobj" and self._is_function(noun, by_token):
+                    return ["of", *(t.lower_ for t in self._title_before(noun)), noun.lower_]
         return []
 
-    @staticmethod
-    def _resolve_one(token: Token, ends: _Ends) -> tuple[Span | None, bool]:
+    def _is_function(self, noun: Token, by_token: Mapping[int, Span]) -> bool:
+        """Whether ``noun`` (after "head of") names a function: a known one ("Operations",
+        also when tagged as a name), or a bare common noun that is no name ("computer
+        vision"; "the board" with its article is a thing, not part of a title)."""
+        span = by_token.get(noun.i)
+        if span is not None:
+            return self._is_department(span)
+        if noun.lower_ in self.rules.department_nouns:
+            return True
+        return noun.pos_ == "NOUN" and not any(c.dep_ in ("det", "poss") for c in noun.children)
+
+    def _resolve_one(self, token: Token, ends: _Ends) -> tuple[Span | None, bool]:
         """The entity span ``token`` stands for, and whether the token is (part of) a name or
-        points at one grammatically (not a pronoun resolved by context)."""
+        points at one grammatically (not a pronoun or description resolved by context)."""
         by_token = ends.by_token
         if token.i in by_token:
             return by_token[token.i], True
@@ -943,6 +1116,11 @@ class RelationExtractor:
             return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
+        if token.lower_ in self.rules.org_descriptions and any(
+            c.dep_ == "det" and c.lower_ == "the" for c in token.children
+        ):
+            # "the company's CTO", "founded the company": the one organisation named before.
+            return ends.antecedent(token, "ORG", described=True), False
         return None, False
 
     def _resolve(self, token: Token, ends: _Ends) -> list[Span]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -96,9 +96,13 @@ class RelationSource(Protocol):
 
     def functional_predicates(self) -> frozenset[str]: ...
 
-    def closing_predicates(self) -> Mapping[str, Container[str]]: ...
-
-    def closes_on_end(self) -> Mapping[str, Container[str]]: ...
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> Sequence[tuple[str, str]]: ...
 
 
 @dataclass
@@ -1003,27 +1007,22 @@ class EntityIndex:
             if m.key == author_key and speaker is None:
                 speaker = span if span is not None else Span(doc, 0, 0, label=label)
         functional = source.functional_predicates()
-        closing = source.closing_predicates()
-        on_end = source.closes_on_end()
         g = state.graph.graph
         for cand in source.extract(doc, spans, speaker=speaker):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
             obj = span_keys.get((cand.object.start_char, cand.object.end_char))
             if subject is None or obj is None or subject == obj:
                 continue
-            # Relations this statement ends: a departure's (left: works_at and the roles held
-            # there), an older value's (a new works_at), its own when it says the relation
-            # ended ("moved its headquarters from Oslo"); each with what ends with it.
-            ended: list[tuple[str, Container[str]]] = []
+            # What the statement ends (a departure: the job and its roles; "previously worked
+            # at": itself) is the source's call; relations of this same text end none another.
+            held = [
+                (key, other)
+                for _, other, key, data in g.out_edges(subject, keys=True, data=True)
+                if data["valid_to"] is None and (data["valid_from"] or "") < seen
+            ]
+            ended = source.ended_by(cand.predicate, obj, held, ends=cand.ends)
             if cand.predicate in functional and not cand.ends:
-                ended += [
-                    (other, (key,))
-                    for _, other, key, data in g.out_edges(subject, keys=True, data=True)
-                    if key == cand.predicate and other != obj and data["valid_to"] is None
-                ]
                 self._close_older_values(conn, state, subject, cand.predicate, obj, seen)
-            if cand.predicate in closing:
-                ended.append((obj, closing[cand.predicate]))
             self._link(
                 conn,
                 state,
@@ -1035,27 +1034,8 @@ class EntityIndex:
                 seen,
                 (seq, cand.sentence.start_char, cand.sentence.end_char, cand.rule),
             )
-            if cand.ends:
-                ended.append((obj, (cand.predicate,)))
-            for other, closed in ended:
-                self._close_ended(state, subject, other, closed, on_end, seen)
-
-    def _close_ended(
-        self,
-        state: _TenantState,
-        subject: str,
-        obj: str,
-        closed: Container[str],
-        on_end: Mapping[str, Container[str]],
-        seen: str,
-    ) -> None:
-        """End the open ``subject -> obj`` relations whose predicate is in ``closed``, and those
-        that end with them (``on_end``: a job's roles end with it)."""
-        keys = list(state.graph.graph.get_edge_data(subject, obj, default={}))
-        ending = [k for k in keys if k in closed]
-        ending += [k for k in keys if any(k in on_end[e] for e in ending if e in on_end)]
-        for key in dict.fromkeys(ending):
-            self._close_value(state, subject, key, obj, seen)
+            for key, other in ended:
+                self._close_value(state, subject, key, other, seen)
 
     def _close_value(
         self, state: _TenantState, subject: str, predicate: str, obj: str, seen: str
