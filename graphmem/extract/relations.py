@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -326,7 +326,7 @@ class RelationRules:
         ended: set[tuple[str, str]] = set()
         if ends:
             ended.add((predicate, obj))
-        elif info is not None:
+        elif info is not None and predicate not in info.closes_except:
             closes = ClosedPredicates(info.closes, (predicate, *info.closes_except))
             ended.update(
                 (p, o)
@@ -911,29 +911,60 @@ class RelationExtractor:
             index, rule = self._by_id[doc.vocab.strings[match_id]]
             node_ids = self._node_ids[rule.id][len(token_ids)]
             nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
-            if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
-                continue
-            if any(
-                child.dep_ in words or child.lower_ in words
-                for node, words in rule.without.items()
-                for child in nodes[node].children
-            ):
-                continue
-            predicate = rule.predicate
-            if ROLE_PLACEHOLDER in predicate:
-                predicate = predicate.replace(
-                    ROLE_PLACEHOLDER, self._role_name(nodes["role"], ends.by_token)
-                )
-            cues = [token for name, token in nodes.items() if name not in _ENDS]
-            named = [token for name, token in nodes.items() if name not in _ENDS | rule.names]
+            for candidate in self._candidates(rule, nodes, ends):
+                subject, obj = candidate.subject, candidate.object
+                ends_key = [(subject.start, subject.end), (obj.start, obj.end)]
+                if candidate.predicate in self._symmetric:
+                    ends_key.sort()
+                key = (*ends_key[0], candidate.predicate, *ends_key[1])
+                kept = best.get(key)
+                if kept is None or (-candidate.confidence, index) < (-kept[1].confidence, kept[0]):
+                    best[key] = (index, candidate)
+        return sorted(
+            (candidate for _, candidate in best.values()),
+            key=lambda c: (
+                c.sentence.start,
+                c.subject.start,
+                c.object.start,
+                c.predicate,
+                c.rule,
+            ),
+        )
+
+    def _candidates(
+        self, rule: RelationRule, nodes: Mapping[str, Token], ends: _Ends
+    ) -> Iterator[RelationCandidate]:
+        """The relations one match of ``rule`` states, unless a filter rejects it."""
+        anchor = next(iter(nodes.values()))
+        if _SHARED_HEAD in nodes and not _shares_subject(anchor):
+            return
+        if any(
+            child.dep_ in words or child.lower_ in words
+            for node, words in rule.without.items()
+            for child in nodes[node].children
+        ):
+            return
+        cues = [token for name, token in nodes.items() if name not in _ENDS]
+        named = [token for name, token in nodes.items() if name not in _ENDS | rule.names]
+        if any(self._inside_name(token, ends.by_token) for token in named):
+            return
+        predicates = [rule.predicate]
+        if ROLE_PLACEHOLDER in rule.predicate:
+            # "the founder and CEO of Google": each coordinated role.
+            roles = [
+                nodes["role"],
+                *(c for c in nodes["role"].conjuncts if c.lower_ in self.rules.roles),
+            ]
+            predicates = [
+                rule.predicate.replace(ROLE_PLACEHOLDER, self._role_name(role, ends.by_token))
+                for role in roles
+            ]
+        sentence = anchor.sent
+        for predicate in predicates:
             state = predicate in self._states
-            if is_blocked(
-                self.rules, cues[0].sent if cues else doc[token_ids[0]].sent, cues, past_ok=state
-            ) or any(self._inside_name(token, ends.by_token) for token in named):
+            if is_blocked(self.rules, sentence, cues, past_ok=state):
                 continue
             ended = rule.ends or (state and is_past(self.rules, cues))
-            symmetric = predicate in self._symmetric
-            sentence = doc[token_ids[0]].sent
             for subject in self._resolve(nodes["subject"], ends):
                 if rule.subject_labels and subject.label_ not in rule.subject_labels:
                     continue
@@ -951,11 +982,7 @@ class RelationExtractor:
                         continue  # overlapping ends: not a relation between two things
                     if self._is_department(obj):
                         continue  # "VP of Operations": a function, not an organisation
-                    ends_key = sorted([(subject.start, subject.end), (obj.start, obj.end)])
-                    if not symmetric:
-                        ends_key = [(subject.start, subject.end), (obj.start, obj.end)]
-                    key = (*ends_key[0], predicate, *ends_key[1])
-                    candidate = RelationCandidate(
+                    yield RelationCandidate(
                         subject,
                         predicate,
                         obj,
@@ -964,22 +991,6 @@ class RelationExtractor:
                         rule.confidence,
                         ended,
                     )
-                    kept = best.get(key)
-                    if kept is None or (-candidate.confidence, index) < (
-                        -kept[1].confidence,
-                        kept[0],
-                    ):
-                        best[key] = (index, candidate)
-        return sorted(
-            (candidate for _, candidate in best.values()),
-            key=lambda c: (
-                c.sentence.start,
-                c.subject.start,
-                c.object.start,
-                c.predicate,
-                c.rule,
-            ),
-        )
 
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
         """The dependency matches of every pattern whose requirements ``doc`` meets."""
