@@ -709,7 +709,9 @@ class TestAgentLogParagraph:
     """A hand-written paragraph of joining, leaving, founding, moving and promotions, with the
     21 relations a reader takes from it (tests/data/agent_log_paragraph.json)."""
 
-    def test_all_twenty_one_and_nothing_else(self, nlp: Language, extractor: RelationExtractor) -> None:
+    def test_all_twenty_one_and_nothing_else(
+        self, nlp: Language, extractor: RelationExtractor
+    ) -> None:
         text = PARAGRAPH["text"]
         doc = nlp(text)
         spans = []
