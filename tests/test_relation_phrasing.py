@@ -500,6 +500,8 @@ class TestRulesFileKeys:
         ("change", "message"),
         [
             ({"ends": "yes"}, r"'ends' must be true or false"),
+            ({"employer": 1}, r"'employer' must be true or false"),
+            ({"requires": "("}, r"requires: expected a list of strings"),
             ({"without": {"nowhere": ["dobj"]}}, r"'without' must map pattern node ids"),
             ({"object_preps": "at"}, r"object_preps: expected a list of strings"),
             ({"names": [3]}, r"names: expected a list of strings"),

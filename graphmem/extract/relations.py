@@ -63,6 +63,7 @@ from typing import Any
 
 from spacy.language import Language
 from spacy.matcher import DependencyMatcher
+from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.tokens import Doc, Span, Token
 
 from graphmem._assets import asset_path
@@ -84,6 +85,8 @@ __all__ = [
 ]
 
 ROLE_PLACEHOLDER = "{role}"
+#: The predicate a role rule with ``employer`` also gives.
+EMPLOYMENT = "works_at"
 
 _TOP_KEYS = frozenset(
     {"version", "description", "predicates", "vocabularies", "role_aliases", "filters", "rules"}
@@ -97,6 +100,8 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "without",
     "object_preps",
     "names",
+    "employer",
+    "requires",
 }
 _PREDICATE_KEYS = frozenset(
     {
@@ -130,15 +135,16 @@ _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
 #: conjoined to, whose subject it borrows.
 _SHARED_HEAD = "shared_head"
-#: Token attributes of patterns that :func:`_requirements` checks against a doc, by spaCy name.
+#: Token attributes of patterns that :func:`_requirements` checks against a doc: pattern key ->
+#: the attribute ``Doc.to_array`` reads.
 _TOKEN_ATTRS = {
-    "LEMMA": "lemma_",
-    "LOWER": "lower_",
-    "DEP": "dep_",
-    "POS": "pos_",
-    "TAG": "tag_",
-    "ORTH": "orth_",
-    "TEXT": "text",
+    "LEMMA": "LEMMA",
+    "LOWER": "LOWER",
+    "DEP": "DEP",
+    "POS": "POS",
+    "TAG": "TAG",
+    "ORTH": "ORTH",
+    "TEXT": "ORTH",
 }
 
 
@@ -230,6 +236,13 @@ class RelationRule:
     #: Pattern nodes besides the ends that may lie inside a name ("joined the *Data Platform
     #: Team* at Vantor"); any other node inside a name is no cue ("the Kansas City Chiefs").
     names: frozenset[str] = frozenset()
+    #: A role rule whose organisation is also the subject's employer when the role is held
+    #: *at* it ("a consultant at Kobold") or the organisation stands beside the role in
+    #: parentheses ("(procurement lead, Halden)"): it gives the employment predicate too.
+    employer: bool = False
+    #: Words one of which the doc must hold for the rule to run at all ("(" for a
+    #: parenthesis, wherever the parser hangs it): a cheap test before the matcher.
+    requires: frozenset[str] = frozenset()
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -254,6 +267,8 @@ class RelationRules:
     role_prep_words: frozenset[str] = frozenset()
     #: Nouns that, after "the", stand for an organisation named before ("the company").
     org_descriptions: frozenset[str] = frozenset()
+    #: The prepositions by which a role is held at an employer ("consultant *at* Kobold").
+    employer_preps: frozenset[str] = frozenset()
     role_aliases: Mapping[str, str] = field(default_factory=dict)
     reject_questions: bool = True
     negation_deps: frozenset[str] = frozenset()
@@ -501,8 +516,9 @@ def _parse_rule(
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
-    if not isinstance(raw.get("ends", False), bool):
-        raise _fail(source, where, "'ends' must be true or false")
+    for flag in ("ends", "employer"):
+        if not isinstance(raw.get(flag, False), bool):
+            raise _fail(source, where, f"{flag!r} must be true or false")
     without = raw.get("without", {})
     if not isinstance(without, dict) or not set(without) <= set(node_ids):
         raise _fail(source, where, "'without' must map pattern node ids to lists")
@@ -525,6 +541,8 @@ def _parse_rule(
         },
         object_preps=frozenset(object_preps),
         names=frozenset(_string_list(raw.get("names", []), source, f"{where}: names")),
+        employer=raw.get("employer", False),
+        requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
     )
 
 
@@ -592,6 +610,7 @@ def parse_relation_rules(data: object, source: str = "<rules>") -> RelationRules
         department_nouns=frozenset(vocabularies.get("department_nouns", [])),
         role_prep_words=frozenset(vocabularies.get("role_preps", [])),
         org_descriptions=frozenset(vocabularies.get("org_nouns", [])),
+        employer_preps=frozenset(vocabularies.get("employer_preps", [])),
         role_aliases=dict(aliases),
         reject_questions=reject_questions,
         **filter_sets,
@@ -677,6 +696,14 @@ def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, froz
     return tuple(needs)
 
 
+def _attr_value(nlp: Language, attr: str, value: str) -> int:
+    """The integer ``Doc.to_array(attr)`` holds for ``value``: a part-of-speech id, else the
+    string's hash."""
+    if attr == "POS":
+        return int(UNIVERSAL_POS.get(value, -1))
+    return int(nlp.vocab.strings[value])
+
+
 def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
     """``rule``'s pattern for a verb conjoined to another verb that holds the subject ("Bob
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
@@ -737,14 +764,15 @@ class _Ends:
         for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
             for i in range(span.start, span.end):
                 by_token.setdefault(i, span)
-        text = doc.text
         line_speakers = []
+        text = ""  # the doc's text, built only for a "Name:" (it costs a pass over the doc)
         for span in sorted(spans, key=lambda s: s.start):
-            opens_line = not text[: span.start_char].rpartition("\n")[2].strip()
-            if span.label_ == "PERSON" and opens_line and span.end < len(doc):
-                if doc[span.end].text == ":":
-                    end = text.find("\n", span.end_char)
-                    line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
+            if span.label_ != "PERSON" or span.end >= len(doc) or doc[span.end].text != ":":
+                continue
+            text = text or doc.text
+            if not text[: span.start_char].rpartition("\n")[2].strip():
+                end = text.find("\n", span.end_char)
+                line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
         speakers = {s for _, _, s in line_speakers} | ({speaker} if speaker is not None else set())
         referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
         return cls(by_token, referents, tuple(line_speakers), speaker)
@@ -845,10 +873,30 @@ class RelationExtractor:
             # requirement then.
             needs = _requirements(
                 [n for n in rule.pattern if variant is None or n["RIGHT_ID"] != "subject"]
-            )
+            ) + ((("ORTH", rule.requires),) if rule.requires else ())
             self._matchers.append((needs, matcher))
+        # Requirements as columns of Doc.to_array and the integer values they hold there.
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
+        self._attr_ids: list[int | str] = list(self._attrs)
+        self._needs = [
+            tuple(
+                (self._attrs.index(attr), frozenset(_attr_value(nlp, attr, v) for v in values))
+                for attr, values in needs
+            )
+            for needs, _ in self._matchers
+        ]
+        # Each rule under the values of its first requirement, so that a doc checks only the
+        # rules one of whose key values it holds.
+        self._always: list[int] = []
+        self._by_key: dict[tuple[int, int], list[int]] = {}
+        for index, held in enumerate(self._needs):
+            if not held:
+                self._always.append(index)
+            for value in held[0][1] if held else ():
+                self._by_key.setdefault((held[0][0], value), []).append(index)
         self._states = ClosedPredicates(tuple(self.rules.state_predicates()))
+        # An employer found through a role is an organisation (not a place the role is of).
+        self._employer_labels = frozenset({"ORG"})
         self._symmetric = self.rules.symmetric_predicates()
         self._role_words = (
             self.rules.roles
@@ -971,38 +1019,55 @@ class RelationExtractor:
                 if self._is_department(subject):
                     continue
                 objects = (
-                    self._resolve(nodes["object"], ends)
+                    [(obj, "") for obj in self._resolve(nodes["object"], ends)]
                     if "object" in nodes
                     else self._role_organisations(nodes["role"], ends, rule.object_preps)
                 )
-                for obj in objects:
+                for obj, via in objects:
                     if rule.object_labels and obj.label_ not in rule.object_labels:
                         continue
                     if subject.start < obj.end and obj.start < subject.end:
                         continue  # overlapping ends: not a relation between two things
                     if self._is_department(obj):
                         continue  # "VP of Operations": a function, not an organisation
+                    evidence = _evidence(sentence, subject, obj)
                     yield RelationCandidate(
-                        subject,
-                        predicate,
-                        obj,
-                        _evidence(sentence, subject, obj),
-                        rule.id,
-                        rule.confidence,
-                        ended,
+                        subject, predicate, obj, evidence, rule.id, rule.confidence, ended
                     )
+                    # "a consultant at Kobold", "(procurement lead, Halden)": employment too;
+                    # "the CTO of Initech" alone is not.
+                    if (
+                        rule.employer
+                        and obj.label_ in self._employer_labels
+                        and (not via or via in self.rules.employer_preps)
+                    ):
+                        yield RelationCandidate(
+                            subject,
+                            EMPLOYMENT,
+                            obj,
+                            evidence,
+                            rule.id,
+                            rule.confidence,
+                            ended,
+                        )
 
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
         """The dependency matches of every pattern whose requirements ``doc`` meets."""
-        present: dict[str, set[str]] = {attr: set() for attr in self._attrs}
-        for token in doc:
-            for attr, values in present.items():
-                values.add(getattr(token, attr))
+        if not self._attrs:
+            return [match for _, matcher in self._matchers for match in matcher(doc)]
+        columns = doc.to_array(self._attr_ids).reshape(len(doc), len(self._attrs)).T
+        present = [set(column.tolist()) for column in columns]
+        keyed = {
+            index
+            for column, values in enumerate(present)
+            for value in values
+            for index in self._by_key.get((column, value), ())
+        }
         return [
             match
-            for needs, matcher in self._matchers
-            if all(not present[attr].isdisjoint(values) for attr, values in needs)
-            for match in matcher(doc)
+            for index in sorted(keyed.union(self._always))
+            if all(not present[column].isdisjoint(values) for column, values in self._needs[index])
+            for match in self._matchers[index][1](doc)
         ]
 
     def _inside_name(self, token: Token, by_token: Mapping[int, Span]) -> bool:
@@ -1066,14 +1131,14 @@ class RelationExtractor:
 
     def _role_organisations(
         self, role: Token, ends: _Ends, preps: frozenset[str], depth: int = 0
-    ) -> list[Span]:
-        """The entities ``role`` names as where it is held: "CTO *of Initech*", "consultant *at
-        Kobold*", "*its* CFO" (``"poss"`` in ``preps``), also through the function the role
-        heads ("VP of delivery *at Vantor*")."""
-        found: list[Span] = []
+    ) -> list[tuple[Span, str]]:
+        """The entities ``role`` names as where it is held, each with the word that names it:
+        "CTO *of Initech*", "consultant *at Kobold*", "*its* CFO" (``"poss"`` in ``preps``),
+        also through the function the role heads ("VP of delivery *at Vantor*")."""
+        found: list[tuple[Span, str]] = []
         for child in role.children:
             if child.dep_ == "poss" and "poss" in preps:
-                found += self._resolve(child, ends)
+                found += [(span, "poss") for span in self._resolve(child, ends)]
             if child.dep_ != "prep" or child.lower_ not in self.rules.role_prep_words:
                 continue
             for noun in child.children:
@@ -1081,7 +1146,7 @@ class RelationExtractor:
                     continue
                 spans = [s for s in self._resolve(noun, ends) if not self._is_department(s)]
                 if spans and child.lower_ in preps:
-                    found += spans
+                    found += [(span, child.lower_) for span in spans]
                 elif not spans and depth < 2 and self._is_function(noun, ends.by_token):
                     found += self._role_organisations(noun, ends, preps, depth + 1)
         return found
