@@ -2,7 +2,10 @@
 
 The rules live in ``models/relation_rules.json``: each one is a spaCy ``DependencyMatcher``
 pattern with the nodes ``subject`` and ``object`` (and ``role`` for predicates such as
-``"{role}_of"``, whose name comes from the role noun: "Bob is the CTO of Initech" -> ``cto_of``).
+``"{role}_of"``, whose name is the title as stated: "Bob is the CTO of Initech" -> ``cto_of``,
+"a senior backend engineer at" -> ``senior_backend_engineer_of``, "head of logistics" ->
+``head_of_logistics_of``; a rule may leave the organisation to the role: "VP of delivery *at
+Vantor*").
 A rule fires only when both ends resolve to entity spans. Resolution maps a token to the entity
 span containing it, follows a relative pronoun to the noun it modifies ("Alice, who works at
 Acme"), an apposition to its entity ("the firm, Acme,"), and coordination fans out ("Alice and
@@ -12,14 +15,18 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 - "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else
   since the start of the sentence before, when it is a subject there ("Dana left Acme. She
   joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
-  of Mondher Ben Ammar, she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
-  based in Dublin. Their CEO Daniel Brooks ...");
+  of Mondher Ben Ammar, she ..."), they stay unresolved, and an object pronoun is not the
+  subject of its own clause ("Henrik reports to *her*"); "their" and "its" (possessives)
+  likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO Daniel Brooks ...");
+- "the company", "the firm" ... to the one organisation named before, subject or not
+  ("Leila is the CEO of Vantor. Henrik, *the company*'s CTO, ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
 
 A predicate may close others: ``left`` declares ``"closes": ["works_at", "{role}_of"]``, so
 "Bob left Initech" ends Bob's open ``works_at`` Initech and every role he held there
-(``cto_of`` ...; the graph layer applies it, see :meth:`RelationExtractor.closing_predicates`).
+(``cto_of`` ...), and with the job its reporting line; a new role ends the one it replaces.
+The graph layer asks :meth:`RelationExtractor.ended_by` what a statement ends and closes it.
 A rule may state that a relation *ended* (``"ends": true``): "Lumen moved its headquarters from
 Oslo to Bergen" gives ``located_in`` Bergen and an ending ``located_in`` Oslo
 (:attr:`RelationCandidate.ends`). A past modifier on a state ("Erik previously worked at
