@@ -143,6 +143,10 @@ FAMILIES: list[tuple[str, dict[str, str], set[tuple[str, str, str]]]] = [
     ("Kestrel Labs (Rotterdam) asked for a quote on 12 robots.",
      {"Kestrel Labs": O, "Rotterdam": G},
      {("Kestrel Labs", "located_in", "Rotterdam")}),
+    # the parenthesis describes the name it follows, not the one coordinated with it
+    ("Kestrel Labs (Rotterdam) and Tern Systems asked for quotes.",
+     {"Kestrel Labs": O, "Rotterdam": G, "Tern Systems": O},
+     {("Kestrel Labs", "located_in", "Rotterdam")}),
     ("Ana Sousa joined the Data Platform Team at Tern Systems as a data engineer.",
      {"Ana Sousa": P, "Data Platform Team": T, "Tern Systems": O},
      {("Ana Sousa", "member_of", "Data Platform Team"), ("Ana Sousa", "works_at", "Tern Systems"),
@@ -210,6 +214,8 @@ NEAR_MISSES: list[tuple[str, dict[str, str]]] = [
      {"Ingrid Dahl": P, "Tern Systems": O, "Oslo": G}),
     ("Tern Systems did not sign the contract with Kestrel Labs this quarter.",  # negation
      {"Tern Systems": O, "Kestrel Labs": O}),
+    ("Mitsubishi Electric (Japan) owns 20 percent.",  # a country in parentheses: nationality
+     {"Mitsubishi Electric": O, "Japan": G}),
 ]  # fmt: skip
 
 

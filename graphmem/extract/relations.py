@@ -109,6 +109,7 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "names",
     "employer",
     "requires",
+    "not_countries",
 }
 _PREDICATE_KEYS = frozenset(
     {
@@ -250,6 +251,9 @@ class RelationRule:
     #: Words one of which the doc must hold for the rule to run at all ("(" for a
     #: parenthesis, wherever the parser hangs it): a cheap test before the matcher.
     requires: frozenset[str] = frozenset()
+    #: The object may not be a country (models/country_names.json): "Mitsubishi Electric
+    #: (Japan)" gives a nationality, not the office a city in parentheses does.
+    not_countries: bool = False
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -523,7 +527,7 @@ def _parse_rule(
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
-    for flag in ("ends", "employer"):
+    for flag in ("ends", "employer", "not_countries"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(source, where, f"{flag!r} must be true or false")
     without = raw.get("without", {})
@@ -550,6 +554,7 @@ def _parse_rule(
         names=frozenset(_string_list(raw.get("names", []), source, f"{where}: names")),
         employer=raw.get("employer", False),
         requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
+        not_countries=raw.get("not_countries", False),
     )
 
 
@@ -701,6 +706,13 @@ def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, froz
             elif isinstance(value, dict) and set(value) == {"IN"}:
                 needs.append((_TOKEN_ATTRS[name], frozenset(value["IN"])))
     return tuple(needs)
+
+
+@lru_cache(maxsize=1)
+def _country_names() -> frozenset[str]:
+    """Country names, lower case (models/country_names.json, also the learned model's)."""
+    data = json.loads(asset_path("models", "country_names.json").read_text(encoding="utf-8"))
+    return frozenset(data["names"])
 
 
 def _attr_value(nlp: Language, attr: str, value: str) -> int:
@@ -1020,7 +1032,11 @@ class RelationExtractor:
             if is_blocked(self.rules, sentence, cues, past_ok=state):
                 continue
             ended = rule.ends or (state and is_past(self.rules, cues))
-            for subject in self._resolve(nodes["subject"], ends):
+            # A phrase attached to the subject's own name ("Mitsubishi Electric (Japan) and
+            # France Transfo") describes that name only, not the names coordinated with it.
+            own = any(t.head == nodes["subject"] for n, t in nodes.items() if n != "subject")
+            subjects = self._resolve(nodes["subject"], ends)[:1] if own else None
+            for subject in subjects or self._resolve(nodes["subject"], ends):
                 if rule.subject_labels and subject.label_ not in rule.subject_labels:
                     continue
                 if self._is_department(subject):
@@ -1037,6 +1053,8 @@ class RelationExtractor:
                         continue  # overlapping ends: not a relation between two things
                     if self._is_department(obj):
                         continue  # "VP of Operations": a function, not an organisation
+                    if rule.not_countries and obj.text.lower() in _country_names():
+                        continue
                     evidence = _evidence(sentence, subject, obj)
                     yield RelationCandidate(
                         subject, predicate, obj, evidence, rule.id, rule.confidence, ended
