@@ -233,6 +233,23 @@ class TestNearMisses:
         found = _triples(nlp, extractor, "Ingrid Dahl and Erik Vang met with Ola Berg.", people)
         assert found == {("Ingrid Dahl", "met", "Ola Berg"), ("Erik Vang", "met", "Ola Berg")}
 
+    def test_a_role_with_its_own_organisation_is_not_the_first_ones(
+        self, nlp: Language, extractor: RelationExtractor
+    ) -> None:
+        text = "Sara Lind is vice president of Tern Systems and a senior editor at Kestrel Labs."
+        found = _triples(
+            nlp, extractor, text, {"Sara Lind": P, "Tern Systems": O, "Kestrel Labs": O}
+        )
+        assert ("Sara Lind", "vice_president_of", "Tern Systems") in found
+        assert ("Sara Lind", "senior_editor_of", "Tern Systems") not in found
+
+    def test_the_customer_is_not_the_company_named_before(
+        self, nlp: Language, extractor: RelationExtractor
+    ) -> None:
+        text = "Ingrid Dahl joined Tern Systems. She is the customer's CTO."
+        found = _triples(nlp, extractor, text, {"Ingrid Dahl": P, "Tern Systems": O})
+        assert found == {("Ingrid Dahl", "works_at", "Tern Systems")}
+
     def test_a_meeting_city_is_not_the_firms(
         self, nlp: Language, extractor: RelationExtractor
     ) -> None:

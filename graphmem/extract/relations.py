@@ -1017,10 +1017,16 @@ class RelationExtractor:
             return
         predicates = [rule.predicate]
         if ROLE_PLACEHOLDER in rule.predicate:
-            # "the founder and CEO of Google": each coordinated role.
+            # "the founder and CEO of Google": each coordinated role that names no place of
+            # its own ("vice president of X and a senior editor at Y" is two statements).
             roles = [
                 nodes["role"],
-                *(c for c in nodes["role"].conjuncts if c.lower_ in self.rules.roles),
+                *(
+                    c
+                    for c in nodes["role"].conjuncts
+                    if c.lower_ in self.rules.roles
+                    and not any(t.dep_ in ("prep", "poss") for t in c.children)
+                ),
             ]
             predicates = [
                 rule.predicate.replace(ROLE_PLACEHOLDER, self._role_name(role, ends.by_token))
