@@ -12,7 +12,11 @@ an older checkout for a before/after comparison, e.g. with ``PYTHONPATH=<old che
    conversation, each listed with its evidence for checking by hand;
 3. ``demo``: the ``graphmem demo`` corpus: typed relations, listed likewise;
 4. ``cost``: over the demo corpus and the LoCoMo turns, relation extraction alone on parsed docs
-   (best of 3) and ``EntityMemory.save_many`` of the same texts (best of 2).
+   (best of 3) and ``EntityMemory.save_many`` of the same texts (best of 2);
+5. ``agent-log``: the rules alone on an agent-log corpus (``tests/data/agent_logs/dev.json`` by
+   default, the format of ``tests/data/agent_logs/README.md``) with its gold labels given, each
+   task result analysed as the engine does (task and result as two docs, ``Doc.from_docs``):
+   gold triples found and wrong, listed (validity and entity types: ``agent_log_relations.py``).
 
 Example:
     python bench/relation_phrasing.py --locomo ../shared/data/locomo/locomo_dev.json \
@@ -28,8 +32,10 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from importlib.resources import files
+from pathlib import Path
 
 from common import DEFAULT_LOCOMO, REPO_ROOT, load_locomo, log, machine_line
+from spacy.tokens import Doc, Span
 
 from graphmem.cli import read_records
 from graphmem.extract.pipeline import get_analyzer
@@ -37,6 +43,8 @@ from graphmem.extract.relations import RelationExtractor
 from graphmem.memories.entity import EntityMemory
 
 PARAGRAPH = REPO_ROOT / "tests" / "data" / "agent_log_paragraph.json"
+AGENT_LOG = REPO_ROOT / "tests" / "data" / "agent_logs" / "dev.json"
+SYMMETRIC = ("met", "partnered_with", "married")
 CO_OCCURS = "co_occurs"
 
 
@@ -77,6 +85,45 @@ def paragraph() -> None:
     memory.save(text)
     end_to_end = {(s, p, o) for s, p, o, _ in _typed(memory)}
     print(f"Paragraph, end to end (EntityMemory, NER labels): {_score(end_to_end, expected)}")
+
+
+def agent_log(path: str) -> None:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    labels: dict[str, str] = data["labels"]
+    canonical = {name: name for name in labels}
+    canonical.update({a: name for name, forms in data.get("aliases", {}).items() for a in forms})
+
+    def key(s: str, p: str, o: str) -> tuple[str, str, str]:
+        return (min(s, o), p, max(s, o)) if p in SYMMETRIC else (s, p, o)
+
+    gold = {key(t["subject"], t["predicate"], t["object"]) for t in data["triples"]}
+    nlp = get_analyzer().nlp
+    extractor = RelationExtractor(nlp)
+    found: set[tuple[str, str, str]] = set()
+    wrong: list[tuple[str, tuple[str, str, str]]] = []
+    for result in data["results"]:
+        doc = Doc.from_docs([nlp(result["task_description"]), nlp(result["result"])])
+        spans: list[Span] = []
+        for form in sorted(canonical, key=len, reverse=True):
+            for m in re.finditer(r"(?<!\w)" + re.escape(form) + r"(?!\w)", doc.text):
+                span = doc.char_span(m.start(), m.end(), label=labels[canonical[form]])
+                if span is not None and not any(
+                    s.start < span.end and span.start < s.end for s in spans
+                ):
+                    spans.append(span)
+        for c in extractor.extract(doc, spans):
+            triple = key(canonical[c.subject.text], c.predicate, canonical[c.object.text])
+            found.add(triple)
+            if triple not in gold:
+                wrong.append((result["id"], triple))
+    print(
+        f"Agent log {Path(path).name}, rules with the gold labels: {len(found & gold)}/"
+        f"{len(gold)} gold triples found, {len(found - gold)} wrong"
+    )
+    for rid, triple in wrong:
+        print(f"    wrong ({rid}): {triple}")
+    for triple in sorted(gold - found):
+        print(f"    missed: {triple}")
 
 
 def _report(what: str, memory: EntityMemory) -> None:
@@ -155,10 +202,13 @@ def main(argv: list[str] | None = None) -> None:
         help="LoCoMo sample ids (default conv-26; none given: all)",
     )
     parser.add_argument(
+        "--agent-log", default=str(AGENT_LOG), help="an agent-log corpus (tests/data/agent_logs)"
+    )
+    parser.add_argument(
         "--skip",
         nargs="*",
         default=[],
-        choices=["paragraph", "locomo", "demo", "cost"],
+        choices=["paragraph", "locomo", "demo", "cost", "agent-log"],
         help="parts to leave out",
     )
     args = parser.parse_args(argv)
@@ -171,6 +221,11 @@ def main(argv: list[str] | None = None) -> None:
         demo()
     if "cost" not in args.skip:
         cost(args.locomo)
+    if "agent-log" not in args.skip:
+        if Path(args.agent_log).exists():
+            agent_log(args.agent_log)
+        else:
+            log(f"no agent-log corpus at {args.agent_log}: part skipped")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -1111,9 +1111,20 @@ class CombinedRelationSource:
         """Functional predicates of both sources."""
         return frozenset(self.rules.functional_predicates()) | self.learned.functional_predicates()
 
-    def closing_predicates(self) -> Mapping[str, str]:
-        """Predicates that end another one (``left`` closes ``works_at``): the rules' only."""
+    def closing_predicates(self) -> Mapping[str, Container[str]]:
+        """Predicates that end others (``left`` closes ``works_at``): the rules' only."""
         return dict(self.rules.closing_predicates())
+
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """The subject's open relations a statement ends (a departure ends the job and its
+        roles): the rules' decision."""
+        return list(self.rules.ended_by(predicate, obj, open_relations, ends))
 
     def extract(
         self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None

@@ -2,7 +2,10 @@
 
 The rules live in ``models/relation_rules.json``: each one is a spaCy ``DependencyMatcher``
 pattern with the nodes ``subject`` and ``object`` (and ``role`` for predicates such as
-``"{role}_of"``, whose name comes from the role noun: "Bob is the CTO of Initech" -> ``cto_of``).
+``"{role}_of"``, whose name is the title as stated: "Bob is the CTO of Initech" -> ``cto_of``,
+"a senior backend engineer at" -> ``senior_backend_engineer_of``, "head of logistics" ->
+``head_of_logistics_of``; a rule may leave the organisation to the role: "VP of delivery *at
+Vantor*").
 A rule fires only when both ends resolve to entity spans. Resolution maps a token to the entity
 span containing it, follows a relative pronoun to the noun it modifies ("Alice, who works at
 Acme"), an apposition to its entity ("the firm, Acme,"), and coordination fans out ("Alice and
@@ -12,14 +15,23 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 - "he", "she", "him", "her" to the one PERSON entity named earlier in the sentence, or else
   since the start of the sentence before, when it is a subject there ("Dana left Acme. She
   joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
-  of Mondher Ben Ammar, she ..."), they stay unresolved; "their" and "its" (possessives) likewise to the one ORG ("Harbor Analytics is
-  based in Dublin. Their CEO Daniel Brooks ...");
+  of Mondher Ben Ammar, she ..."), they stay unresolved, and an object pronoun is not the
+  subject of its own clause ("Henrik reports to *her*"); "their" and "its" (possessives)
+  likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO Daniel Brooks ...");
+- "the company", "the firm" ... to the one organisation named before, subject or not
+  ("Leila is the CEO of Vantor. Henrik, *the company*'s CTO, ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
   turn), else the speaker the caller names (a memory's ``speaker`` metadata).
 
-A predicate may close another: ``left`` declares ``"closes": "works_at"``, so "Bob left Initech"
-ends Bob's open ``works_at`` Initech (the graph layer applies it, see
-:meth:`RelationExtractor.closing_predicates`).
+A predicate may close others: ``left`` declares ``"closes": ["works_at", "{role}_of"]``, so
+"Bob left Initech" ends Bob's open ``works_at`` Initech and every role he held there
+(``cto_of`` ...), and with the job its reporting line; a new role ends the one it replaces.
+The graph layer asks :meth:`RelationExtractor.ended_by` what a statement ends and closes it.
+A rule may state that a relation *ended* (``"ends": true``): "Lumen moved its headquarters from
+Oslo to Bergen" gives ``located_in`` Bergen and an ending ``located_in`` Oslo
+(:attr:`RelationCandidate.ends`). A past modifier on a state ("Erik previously worked at
+Kestrel", "the former CEO of Acme") makes the statement an ending one too: the relation held
+and no longer does.
 
 Near-misses rejected on purpose (precision over recall):
 
@@ -28,7 +40,7 @@ Near-misses rejected on purpose (precision over recall):
 - hypothetical, conditional or future statements: "Alice might work at Acme", "If Alice works
   at Acme", "Alice will leave Acme";
 - questions (the sentence ends with "?"): "Does Alice work at Acme?";
-- past or future roles: "the former CEO of Acme", "Alice previously worked at Acme";
+- future or merely possible roles: "the future CEO of Acme", "a prospective partner";
 - objects that are not entities: "Alice met the deadline", "Alice works at home", "Bob left the
   meeting";
 - verbs with no subject of their own: "Alice talked about working at Acme someday", "the Acme
@@ -50,7 +62,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -58,12 +70,14 @@ from typing import Any
 
 from spacy.language import Language
 from spacy.matcher import DependencyMatcher
+from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.tokens import Doc, Span, Token
 
 from graphmem._assets import asset_path
 from graphmem.errors import GraphmemError
 
 __all__ = [
+    "ClosedPredicates",
     "PredicateInfo",
     "RelationCandidate",
     "RelationExtractor",
@@ -73,22 +87,48 @@ __all__ = [
     "default_rules_path",
     "functional_predicates",
     "is_blocked",
+    "is_past",
     "load_relation_rules",
 ]
 
 ROLE_PLACEHOLDER = "{role}"
+#: The predicate a role rule with ``employer`` also gives.
+EMPLOYMENT = "works_at"
 
 _TOP_KEYS = frozenset(
     {"version", "description", "predicates", "vocabularies", "role_aliases", "filters", "rules"}
 )
 _RULE_REQUIRED = ("id", "predicate", "confidence", "pattern")
-_RULE_KEYS = frozenset(_RULE_REQUIRED) | {"subject_labels", "object_labels", "description"}
-_PREDICATE_KEYS = frozenset({"functional", "symmetric", "closes", "description"})
+_RULE_KEYS = frozenset(_RULE_REQUIRED) | {
+    "subject_labels",
+    "object_labels",
+    "description",
+    "ends",
+    "without",
+    "object_preps",
+    "names",
+    "employer",
+    "requires",
+    "not_countries",
+}
+_PREDICATE_KEYS = frozenset(
+    {
+        "functional",
+        "symmetric",
+        "state",
+        "closes",
+        "closes_except",
+        "closes_on_end",
+        "closes_all_on_end",
+        "description",
+    }
+)
 _FILTER_LISTS = (
     "negation_deps",
     "hypothetical_aux",
     "conditional_marks",
     "blocking_modifiers",
+    "past_modifiers",
 )
 _FILTER_KEYS = frozenset(_FILTER_LISTS) | {"reject_questions"}
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
@@ -103,15 +143,16 @@ _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
 #: conjoined to, whose subject it borrows.
 _SHARED_HEAD = "shared_head"
-#: Token attributes of patterns that :func:`_requirements` checks against a doc, by spaCy name.
+#: Token attributes of patterns that :func:`_requirements` checks against a doc: pattern key ->
+#: the attribute ``Doc.to_array`` reads.
 _TOKEN_ATTRS = {
-    "LEMMA": "lemma_",
-    "LOWER": "lower_",
-    "DEP": "dep_",
-    "POS": "pos_",
-    "TAG": "tag_",
-    "ORTH": "orth_",
-    "TEXT": "text",
+    "LEMMA": "LEMMA",
+    "LOWER": "LOWER",
+    "DEP": "DEP",
+    "POS": "POS",
+    "TAG": "TAG",
+    "ORTH": "ORTH",
+    "TEXT": "ORTH",
 }
 
 
@@ -125,15 +166,58 @@ class PredicateInfo:
 
     ``functional`` predicates hold one value at a time per subject (a new ``lives_in`` closes
     the previous one); ``symmetric`` ones read the same in both directions (``met``);
-    ``closes`` names the predicate a statement of this one ends for the same subject and
-    object (``left`` closes ``works_at``).
+    ``state`` ones hold over a time (``works_at``, a role) rather than happen once (``met``),
+    so a past statement of them ("previously worked at") is an ending one; ``closes`` names the
+    predicates a statement of this one ends for the same subject and object (``left`` closes
+    ``works_at`` and ``{role}_of``; a new role closes the one held there before, except the
+    lasting ones in ``closes_except`` such as ``founder_of``); ``closes_on_end`` those that end
+    with a relation of this one between the same ends, however it ends (a job's roles end with
+    it, also when a new ``works_at`` replaces it), ``closes_all_on_end`` the subject's relations
+    of those predicates whatever their object (the reporting line ends with the job).
     """
 
     name: str
     functional: bool = False
     symmetric: bool = False
-    closes: str | None = None
+    state: bool = False
+    closes: tuple[str, ...] = ()
+    closes_except: tuple[str, ...] = ()
+    closes_on_end: tuple[str, ...] = ()
+    closes_all_on_end: tuple[str, ...] = ()
     description: str = ""
+
+
+@dataclass(frozen=True)
+class ClosedPredicates:
+    """The predicates one statement ends, ``"{role}_of"`` standing for every role predicate.
+
+    Example:
+        >>> closed = ClosedPredicates(("works_at", "{role}_of"), exempt=("founder_of",))
+        >>> "works_at" in closed, "head_of_logistics_of" in closed, "founder_of" in closed
+        (True, True, False)
+    """
+
+    names: tuple[str, ...]
+    #: Predicates never ended this way (a lasting role: ``founder_of``).
+    exempt: tuple[str, ...] = ()
+
+    def __contains__(self, predicate: object) -> bool:
+        return (
+            isinstance(predicate, str)
+            and predicate not in self.exempt
+            and any(predicate == name or _is_role_form(predicate, name) for name in self.names)
+        )
+
+
+def _is_role_form(predicate: str, template: str) -> bool:
+    """Whether ``predicate`` is ``template`` ("{role}_of") with a role name in place."""
+    prefix, placeholder, suffix = template.partition(ROLE_PLACEHOLDER)
+    return (
+        bool(placeholder)
+        and len(predicate) > len(prefix) + len(suffix)
+        and predicate.startswith(prefix)
+        and predicate.endswith(suffix)
+    )
 
 
 @dataclass(frozen=True)
@@ -147,6 +231,29 @@ class RelationRule:
     subject_labels: frozenset[str] = frozenset()
     object_labels: frozenset[str] = frozenset()
     description: str = ""
+    #: The rule states that the relation ended ("moved its headquarters *from* Oslo").
+    ends: bool = False
+    #: Pattern node -> dependency labels or words none of its children may have ("X and Y
+    #: met" reads no ``met`` between X and Y when the verb has a ``with`` or an object).
+    without: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: For a pattern with a ``role`` node and no ``object``: the prepositions (and ``"poss"``
+    #: for a possessive) through which the role names its organisation, also by way of the
+    #: function it heads ("VP *of* delivery *at* Vantor"); see
+    #: :meth:`RelationExtractor._role_organisations`.
+    object_preps: frozenset[str] = frozenset()
+    #: Pattern nodes besides the ends that may lie inside a name ("joined the *Data Platform
+    #: Team* at Vantor"); any other node inside a name is no cue ("the Kansas City Chiefs").
+    names: frozenset[str] = frozenset()
+    #: A role rule whose organisation is also the subject's employer when the role is held
+    #: *at* it ("a consultant at Kobold") or the organisation stands beside the role in
+    #: parentheses ("(procurement lead, Halden)"): it gives the employment predicate too.
+    employer: bool = False
+    #: Words one of which the doc must hold for the rule to run at all ("(" for a
+    #: parenthesis, wherever the parser hangs it): a cheap test before the matcher.
+    requires: frozenset[str] = frozenset()
+    #: The object may not be a country (models/country_names.json): "Mitsubishi Electric
+    #: (Japan)" gives a nationality, not the office a city in parentheses does.
+    not_countries: bool = False
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -162,12 +269,24 @@ class RelationRules:
     predicates: Mapping[str, PredicateInfo]
     roles: frozenset[str] = frozenset()
     role_prefixes: frozenset[str] = frozenset()
+    #: Words that are part of a title before its role noun ("product" manager, "backend"
+    #: engineer), beside the role prefixes ("vice", "chief").
+    title_words: frozenset[str] = frozenset()
+    #: Functions a role heads ("head of *logistics*", "VP of *Operations*"): part of the title.
+    department_nouns: frozenset[str] = frozenset()
+    #: Prepositions a role takes its organisation with ("CTO *of*", "consultant *at*").
+    role_prep_words: frozenset[str] = frozenset()
+    #: Nouns that, after "the", stand for an organisation named before ("the company").
+    org_descriptions: frozenset[str] = frozenset()
+    #: The prepositions by which a role is held at an employer ("consultant *at* Kobold").
+    employer_preps: frozenset[str] = frozenset()
     role_aliases: Mapping[str, str] = field(default_factory=dict)
     reject_questions: bool = True
     negation_deps: frozenset[str] = frozenset()
     hypothetical_aux: frozenset[str] = frozenset()
     conditional_marks: frozenset[str] = frozenset()
     blocking_modifiers: frozenset[str] = frozenset()
+    past_modifiers: frozenset[str] = frozenset()
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject, e.g. ``works_at``."""
@@ -177,9 +296,84 @@ class RelationRules:
         """Predicates that read the same both ways, e.g. ``met``."""
         return frozenset(p.name for p in self.predicates.values() if p.symmetric)
 
-    def closing_predicates(self) -> dict[str, str]:
-        """Predicate -> the predicate it closes, e.g. ``{"left": "works_at"}``."""
-        return {p.name: p.closes for p in self.predicates.values() if p.closes}
+    def state_predicates(self) -> frozenset[str]:
+        """Predicates that hold over a time, e.g. ``works_at`` (``{role}_of`` as written)."""
+        return frozenset(p.name for p in self.predicates.values() if p.state)
+
+    def is_state(self, predicate: str) -> bool:
+        """Whether ``predicate`` (a role predicate such as ``cto_of`` included) is a state."""
+        return predicate in ClosedPredicates(tuple(self.state_predicates()))
+
+    def closing_predicates(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates its statements end for the same subject and object,
+        e.g. ``{"left": ClosedPredicates(("works_at", "{role}_of"))}``."""
+        return {
+            p.name: ClosedPredicates(p.closes, p.closes_except)
+            for p in self.predicates.values()
+            if p.closes
+        }
+
+    def predicate_info(self, predicate: str) -> PredicateInfo | None:
+        """The declaration of ``predicate``, a role predicate's being ``{role}_of``'s."""
+        info = self.predicates.get(predicate)
+        if info is None:
+            info = next(
+                (p for p in self.predicates.values() if _is_role_form(predicate, p.name)), None
+            )
+        return info
+
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """Which of a subject's open ``(predicate, object)`` relations a statement of
+        ``predicate`` about ``obj`` ends (``ends``: the statement says that relation ended).
+
+        A departure ends the job and the roles held there, a new value of a functional
+        predicate the older one, a new role the one it replaces; and what ends with each
+        (a job's roles; its reporting line, unless the statement only says the job is over).
+
+        Example:
+            >>> rules = load_relation_rules()
+            >>> held = [("works_at", "Acme"), ("cto_of", "Acme"), ("reports_to", "Dana"),
+            ...         ("lives_in", "Oslo")]
+            >>> rules.ended_by("left", "Acme", held)
+            [('cto_of', 'Acme'), ('reports_to', 'Dana'), ('works_at', 'Acme')]
+            >>> rules.ended_by("works_at", "Initech", held, ends=True)
+            [('works_at', 'Initech')]
+            >>> rules.ended_by("ceo_of", "Acme", held)  # a new role replaces the old one
+            [('cto_of', 'Acme')]
+        """
+        held = list(open_relations)
+        info = self.predicate_info(predicate)
+        ended: set[tuple[str, str]] = set()
+        if ends:
+            ended.add((predicate, obj))
+        elif info is not None and predicate not in info.closes_except:
+            closes = ClosedPredicates(info.closes, (predicate, *info.closes_except))
+            ended.update(
+                (p, o)
+                for p, o in held
+                if (o == obj and p in closes) or (info.functional and p == predicate and o != obj)
+            )
+        # A departure ends the job it names even when none was recorded: what ends with a
+        # job ends too (the reporting line of someone known only as "the CTO").
+        implied = (
+            [] if ends or info is None else [(p, obj) for p in info.closes if p in self.predicates]
+        )
+        for p, o in [*ended, *implied]:
+            p_info = self.predicate_info(p)
+            if p_info is None:
+                continue
+            with_it = ClosedPredicates(p_info.closes_on_end)
+            everywhere = ClosedPredicates(() if ends else p_info.closes_all_on_end)
+            ended.update(
+                (q, other) for q, other in held if (other == o and q in with_it) or q in everywhere
+            )
+        return sorted(ended)
 
 
 @dataclass(frozen=True)
@@ -187,7 +381,10 @@ class RelationCandidate:
     """A typed relation found in a doc, with its evidence.
 
     ``sentence`` is the evidence sentence (from the sentence before when a pronoun's antecedent
-    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text. ``rule`` is the id of the rule that fired; ``confidence`` its prior.
+    is named there): ``sentence.start_char`` / ``sentence.end_char`` index the doc text.
+    ``rule`` is the id of the rule that fired; ``confidence`` its prior. ``ends`` marks a
+    statement that the relation held and has ended ("moved its headquarters from Oslo",
+    "previously worked at Kestrel"): the graph records it closed, and closes it if open.
     """
 
     subject: Span
@@ -196,6 +393,7 @@ class RelationCandidate:
     sentence: Span
     rule: str
     confidence: float
+    ends: bool = False
 
     @property
     def triple(self) -> tuple[str, str, str]:
@@ -221,9 +419,13 @@ def _string_list(value: object, source: str, where: str) -> list[str]:
 def _expand_vocabularies(
     value: Any, vocabularies: Mapping[str, list[str]], source: str, where: str
 ) -> Any:
-    """Replace ``"$name"`` strings (as IN / NOT_IN values) by ``vocabularies[name]``."""
+    """Replace ``"$name"`` strings (as IN / NOT_IN values) by ``vocabularies[name]``; a
+    ``REL_OP`` such as ``"$--"`` (a sibling before) is an operator, not a vocabulary."""
     if isinstance(value, dict):
-        return {k: _expand_vocabularies(v, vocabularies, source, where) for k, v in value.items()}
+        return {
+            k: v if k == "REL_OP" else _expand_vocabularies(v, vocabularies, source, where)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_expand_vocabularies(v, vocabularies, source, where) for v in value]
     if isinstance(value, str) and value.startswith("$"):
@@ -247,20 +449,37 @@ def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
             raise _fail(source, where, f"unknown key(s) {', '.join(map(repr, unknown))}")
         if not re.fullmatch(r"[a-z][a-z0-9_]*|\{role\}_[a-z0-9_]+", name):
             raise _fail(source, where, "names are snake_case (or '{role}_of')")
-        for flag in ("functional", "symmetric"):
+        for flag in ("functional", "symmetric", "state"):
             if not isinstance(spec.get(flag, False), bool):
                 raise _fail(source, where, f"{flag!r} must be true or false")
-        closes = spec.get("closes")
-        if closes is not None and (not isinstance(closes, str) or closes not in raw):
-            raise _fail(source, where, f"'closes' must name a declared predicate, got {closes!r}")
+        closed = {key: _declared_names(spec, key, raw, source, where) for key in _CLOSING_KEYS}
         predicates[name] = PredicateInfo(
             name=name,
             functional=spec.get("functional", False),
             symmetric=spec.get("symmetric", False),
-            closes=closes,
+            state=spec.get("state", False),
             description=str(spec.get("description", "")),
+            **closed,
         )
     return predicates
+
+
+_CLOSING_KEYS = ("closes", "closes_except", "closes_on_end", "closes_all_on_end")
+
+
+def _declared_names(
+    spec: Mapping[str, Any], key: str, declared: Mapping[str, Any], source: str, where: str
+) -> tuple[str, ...]:
+    """``spec[key]``, one predicate name or a list of them, each declared (or a role
+    predicate: ``founder_of``)."""
+    names = spec.get(key, [])
+    names = [names] if isinstance(names, str) else names
+    roles = ClosedPredicates(tuple(n for n in declared if ROLE_PLACEHOLDER in n))
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) and (n in declared or n in roles) for n in names
+    ):
+        raise _fail(source, where, f"{key!r} must name declared predicates, got {spec[key]!r}")
+    return tuple(names)
 
 
 def _parse_rule(
@@ -283,7 +502,8 @@ def _parse_rule(
     if not isinstance(rule_id, str) or not rule_id:
         raise _fail(source, where, "'id' must be a non-empty string")
     predicate = raw["predicate"]
-    if predicate not in predicates:
+    roles = ClosedPredicates(tuple(name for name in predicates if ROLE_PLACEHOLDER in name))
+    if predicate not in predicates and predicate not in roles:
         raise _fail(source, where, f"predicate {predicate!r} is not declared in 'predicates'")
     confidence = raw["confidence"]
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
@@ -294,13 +514,25 @@ def _parse_rule(
     if not (isinstance(pattern, list) and pattern and all(isinstance(n, dict) for n in pattern)):
         raise _fail(source, where, "'pattern' must be a non-empty list of objects")
     node_ids = [node.get("RIGHT_ID") for node in pattern]
-    required_nodes = ["subject", "object"]
-    if ROLE_PLACEHOLDER in predicate:
+    object_preps = _string_list(
+        _expand_vocabularies(raw.get("object_preps", []), vocabularies, source, where),
+        source,
+        f"{where}: object_preps",
+    )
+    # The object is a node, or (object_preps) what the role node names.
+    required_nodes = ["subject", "role" if object_preps else "object"]
+    if ROLE_PLACEHOLDER in predicate and "role" not in required_nodes:
         required_nodes.append("role")
     for node_id in required_nodes:
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
+    for flag in ("ends", "employer", "not_countries"):
+        if not isinstance(raw.get(flag, False), bool):
+            raise _fail(source, where, f"{flag!r} must be true or false")
+    without = raw.get("without", {})
+    if not isinstance(without, dict) or not set(without) <= set(node_ids):
+        raise _fail(source, where, "'without' must map pattern node ids to lists")
     return RelationRule(
         id=rule_id,
         predicate=predicate,
@@ -313,6 +545,16 @@ def _parse_rule(
             _string_list(raw.get("object_labels", []), source, f"{where}: object_labels")
         ),
         description=str(raw.get("description", "")),
+        ends=raw.get("ends", False),
+        without={
+            node: frozenset(_string_list(words, source, f"{where}: without"))
+            for node, words in without.items()
+        },
+        object_preps=frozenset(object_preps),
+        names=frozenset(_string_list(raw.get("names", []), source, f"{where}: names")),
+        employer=raw.get("employer", False),
+        requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
+        not_countries=raw.get("not_countries", False),
     )
 
 
@@ -376,6 +618,11 @@ def parse_relation_rules(data: object, source: str = "<rules>") -> RelationRules
         predicates=predicates,
         roles=frozenset(vocabularies.get("roles", [])),
         role_prefixes=frozenset(vocabularies.get("role_prefixes", [])),
+        title_words=frozenset(vocabularies.get("title_words", [])),
+        department_nouns=frozenset(vocabularies.get("department_nouns", [])),
+        role_prep_words=frozenset(vocabularies.get("role_preps", [])),
+        org_descriptions=frozenset(vocabularies.get("org_nouns", [])),
+        employer_preps=frozenset(vocabularies.get("employer_preps", [])),
         role_aliases=dict(aliases),
         reject_questions=reject_questions,
         **filter_sets,
@@ -412,10 +659,13 @@ def functional_predicates(rules_path: Path | str | None = None) -> frozenset[str
     return load_relation_rules(rules_path).functional_predicates()
 
 
-def is_blocked(rules: RelationRules, sentence: Span, cues: Iterable[Token]) -> bool:
+def is_blocked(
+    rules: RelationRules, sentence: Span, cues: Iterable[Token], past_ok: bool = False
+) -> bool:
     """Whether the ``filters`` of ``rules`` reject a relation stated through the ``cues`` (the
     verb, preposition, role noun ... between its ends) of ``sentence``: a question, or a cue
-    negated, hypothetical, conditional or qualified as past/future ("former")."""
+    negated, hypothetical, conditional or qualified as future ("upcoming") or, unless
+    ``past_ok`` (the caller records it as ended: :func:`is_past`), as past ("former")."""
     if rules.reject_questions and sentence.text.rstrip().endswith("?"):
         return True
     for token in cues:
@@ -427,9 +677,20 @@ def is_blocked(rules: RelationRules, sentence: Span, cues: Iterable[Token]) -> b
                 return True
             if child.dep_ == "mark" and lower in rules.conditional_marks:
                 return True
-            if child.dep_ in _MODIFIER_DEPS and lower in rules.blocking_modifiers:
+            if child.dep_ in _MODIFIER_DEPS and (
+                lower in rules.blocking_modifiers or (not past_ok and lower in rules.past_modifiers)
+            ):
                 return True
     return False
+
+
+def is_past(rules: RelationRules, cues: Iterable[Token]) -> bool:
+    """Whether a cue is qualified as past: "*previously* worked at", "the *former* CEO of"."""
+    return any(
+        child.dep_ in _MODIFIER_DEPS and child.lower_ in rules.past_modifiers
+        for token in cues
+        for child in token.children
+    )
 
 
 def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -447,6 +708,21 @@ def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, froz
     return tuple(needs)
 
 
+@lru_cache(maxsize=1)
+def _country_names() -> frozenset[str]:
+    """Country names, lower case (models/country_names.json, also the learned model's)."""
+    data = json.loads(asset_path("models", "country_names.json").read_text(encoding="utf-8"))
+    return frozenset(data["names"])
+
+
+def _attr_value(nlp: Language, attr: str, value: str) -> int:
+    """The integer ``Doc.to_array(attr)`` holds for ``value``: a part-of-speech id, else the
+    string's hash."""
+    if attr == "POS":
+        return int(UNIVERSAL_POS.get(value, -1))
+    return int(nlp.vocab.strings[value])
+
+
 def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
     """``rule``'s pattern for a verb conjoined to another verb that holds the subject ("Bob
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
@@ -462,7 +738,7 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
             node["RIGHT_ID"] == "subject"
             and node.get("LEFT_ID") == anchor["RIGHT_ID"]
             and node.get("REL_OP") == ">"
-            and node["RIGHT_ATTRS"].get("DEP") in _SUBJECT_DEPS
+            and node["RIGHT_ATTRS"].get("DEP") in ("nsubj", "nsubjpass")
         ):
             verb = {**anchor, "RIGHT_ATTRS": {**anchor["RIGHT_ATTRS"], "DEP": "conj"}}
             head = {
@@ -471,7 +747,9 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
                 "RIGHT_ID": _SHARED_HEAD,
                 "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
             }
-            subject = {**node, "LEFT_ID": _SHARED_HEAD}
+            # The head may be passive: "was promoted ... and now *reports* to Ingrid".
+            attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(_SUBJECT_DEPS)}}
+            subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
             return (verb, *rest[:i], head, subject, *rest[i + 1 :])
     return None
 
@@ -505,31 +783,46 @@ class _Ends:
         for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
             for i in range(span.start, span.end):
                 by_token.setdefault(i, span)
-        text = doc.text
         line_speakers = []
+        text = ""  # the doc's text, built only for a "Name:" (it costs a pass over the doc)
         for span in sorted(spans, key=lambda s: s.start):
-            opens_line = not text[: span.start_char].rpartition("\n")[2].strip()
-            if span.label_ == "PERSON" and opens_line and span.end < len(doc):
-                if doc[span.end].text == ":":
-                    end = text.find("\n", span.end_char)
-                    line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
+            if span.label_ != "PERSON" or span.end >= len(doc) or doc[span.end].text != ":":
+                continue
+            text = text or doc.text
+            if not text[: span.start_char].rpartition("\n")[2].strip():
+                end = text.find("\n", span.end_char)
+                line_speakers.append((span.start_char, end if end >= 0 else len(text), span))
         speakers = {s for _, _, s in line_speakers} | ({speaker} if speaker is not None else set())
         referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
         return cls(by_token, referents, tuple(line_speakers), speaker)
 
-    def antecedent(self, pronoun: Token, label: str) -> Span | None:
+    def antecedent(self, pronoun: Token, label: str, described: bool = False) -> Span | None:
         """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
         to the start of the sentence before, provided it is a subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
         pronoun ambiguous (None). A lone candidate that is never a subject is not taken
-        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed.
+        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed;
+        but a description that says what it stands for ("*the company*'s CTO", ``described``)
+        takes it. An object pronoun is not the subject of its own clause ("Henrik reports to
+        *her*").
         """
         sentence = pronoun.sent
         starts = [sentence.start]
         if sentence.start > 0:
             starts.append(pronoun.doc[sentence.start - 1].sent.start)
-        named = [s for s in self.referents if s.label_ == label and s.end <= pronoun.i]
+        clause = _clause_verb(pronoun)
+        named = [
+            s
+            for s in self.referents
+            if s.label_ == label
+            and s.end <= pronoun.i
+            and not (
+                pronoun.dep_ in ("pobj", "dobj")
+                and s.root.dep_ in _SUBJECT_DEPS
+                and s.root.head == clause
+            )
+        ]
         for start in starts:
             candidates = [s for s in named if s.start >= start]
             if not candidates:
@@ -541,6 +834,8 @@ class _Ends:
             subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
             if subjects:
                 return max(subjects, key=len)
+            if described:
+                return fullest
         return None
 
     def speaker_of(self, token: Token) -> Span | None:
@@ -549,6 +844,14 @@ class _Ends:
             if start <= token.idx < end:
                 return span
         return self.speaker
+
+
+def _clause_verb(token: Token) -> Token | None:
+    """The nearest verb above ``token`` (the one whose clause it is in)."""
+    head = token.head
+    while head.i != head.head.i and head.pos_ not in ("VERB", "AUX"):
+        head = head.head
+    return head if head.pos_ in ("VERB", "AUX") else None
 
 
 class RelationExtractor:
@@ -572,7 +875,7 @@ class RelationExtractor:
         self._node_ids: dict[str, dict[int, tuple[str, ...]]] = {}
         # One matcher per rule, run only on docs that have what the rule asks for: a matcher
         # costs time per pattern node and token, and most rules cannot match most docs. (The
-        # variant asks for all the rule's pattern does, so the rule's requirements hold for it.)
+        # variant asks for all the rule's pattern does but its subject's dependency label.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
             variant = _shared_subject_variant(rule)
@@ -585,8 +888,42 @@ class RelationExtractor:
             self._node_ids[rule.id] = {
                 len(pattern): tuple(node["RIGHT_ID"] for node in pattern) for pattern in patterns
             }
-            self._matchers.append((_requirements(rule.pattern), matcher))
+            # The variant's subject may be passive where the rule's is not: its node is no
+            # requirement then.
+            needs = _requirements(
+                [n for n in rule.pattern if variant is None or n["RIGHT_ID"] != "subject"]
+            ) + ((("ORTH", rule.requires),) if rule.requires else ())
+            self._matchers.append((needs, matcher))
+        # Requirements as columns of Doc.to_array and the integer values they hold there.
         self._attrs = sorted({attr for needs, _ in self._matchers for attr, _ in needs})
+        self._attr_ids: list[int | str] = list(self._attrs)
+        self._needs = [
+            tuple(
+                (self._attrs.index(attr), frozenset(_attr_value(nlp, attr, v) for v in values))
+                for attr, values in needs
+            )
+            for needs, _ in self._matchers
+        ]
+        # Each rule under the values of its first requirement, so that a doc checks only the
+        # rules one of whose key values it holds.
+        self._always: list[int] = []
+        self._by_key: dict[tuple[int, int], list[int]] = {}
+        for index, held in enumerate(self._needs):
+            if not held:
+                self._always.append(index)
+            for value in held[0][1] if held else ():
+                self._by_key.setdefault((held[0][0], value), []).append(index)
+        self._states = ClosedPredicates(tuple(self.rules.state_predicates()))
+        # An employer found through a role is an organisation (not a place the role is of).
+        self._employer_labels = frozenset({"ORG"})
+        self._symmetric = self.rules.symmetric_predicates()
+        self._role_words = (
+            self.rules.roles
+            | self.rules.role_prefixes
+            | self.rules.title_words
+            | self.rules.department_nouns
+            | {"the", "a", "an", "of"}
+        )
 
     def functional_predicates(self) -> frozenset[str]:
         """Predicates with one value at a time per subject (``works_at``, ``lives_in`` ...)."""
@@ -596,9 +933,20 @@ class RelationExtractor:
         """Predicates that read the same both ways (``met``, ``married`` ...)."""
         return self.rules.symmetric_predicates()
 
-    def closing_predicates(self) -> dict[str, str]:
-        """Predicate -> the predicate its statements close (``{"left": "works_at"}``)."""
+    def closing_predicates(self) -> dict[str, ClosedPredicates]:
+        """Predicate -> the predicates its statements end for the same subject and object
+        (``"works_at" in extractor.closing_predicates()["left"]``)."""
         return self.rules.closing_predicates()
+
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """The subject's open relations a statement ends: see :meth:`RelationRules.ended_by`."""
+        return self.rules.ended_by(predicate, obj, open_relations, ends)
 
     def extract(
         self,
@@ -630,41 +978,15 @@ class RelationExtractor:
             index, rule = self._by_id[doc.vocab.strings[match_id]]
             node_ids = self._node_ids[rule.id][len(token_ids)]
             nodes = {name: doc[i] for name, i in zip(node_ids, token_ids, strict=True)}
-            if _SHARED_HEAD in nodes and not _shares_subject(doc[token_ids[0]]):
-                continue
-            if self._blocked(nodes) or any(
-                self._inside_name(token, ends.by_token)
-                for name, token in nodes.items()
-                if name not in _ENDS
-            ):
-                continue
-            predicate = rule.predicate
-            if ROLE_PLACEHOLDER in predicate:
-                predicate = predicate.replace(ROLE_PLACEHOLDER, self._role_name(nodes["role"]))
-            sentence = doc[token_ids[0]].sent
-            for subject in self._resolve(nodes["subject"], ends):
-                if rule.subject_labels and subject.label_ not in rule.subject_labels:
-                    continue
-                for obj in self._resolve(nodes["object"], ends):
-                    if rule.object_labels and obj.label_ not in rule.object_labels:
-                        continue
-                    if subject.start < obj.end and obj.start < subject.end:
-                        continue  # overlapping ends: not a relation between two things
-                    key = (subject.start, subject.end, predicate, obj.start, obj.end)
-                    candidate = RelationCandidate(
-                        subject,
-                        predicate,
-                        obj,
-                        _evidence(sentence, subject, obj),
-                        rule.id,
-                        rule.confidence,
-                    )
-                    kept = best.get(key)
-                    if kept is None or (-candidate.confidence, index) < (
-                        -kept[1].confidence,
-                        kept[0],
-                    ):
-                        best[key] = (index, candidate)
+            for candidate in self._candidates(rule, nodes, ends):
+                subject, obj = candidate.subject, candidate.object
+                ends_key = [(subject.start, subject.end), (obj.start, obj.end)]
+                if candidate.predicate in self._symmetric:
+                    ends_key.sort()
+                key = (*ends_key[0], candidate.predicate, *ends_key[1])
+                kept = best.get(key)
+                if kept is None or (-candidate.confidence, index) < (-kept[1].confidence, kept[0]):
+                    best[key] = (index, candidate)
         return sorted(
             (candidate for _, candidate in best.values()),
             key=lambda c: (
@@ -676,53 +998,215 @@ class RelationExtractor:
             ),
         )
 
+    def _candidates(
+        self, rule: RelationRule, nodes: Mapping[str, Token], ends: _Ends
+    ) -> Iterator[RelationCandidate]:
+        """The relations one match of ``rule`` states, unless a filter rejects it."""
+        anchor = next(iter(nodes.values()))
+        if _SHARED_HEAD in nodes and not _shares_subject(anchor):
+            return
+        if any(
+            child.dep_ in words or child.lower_ in words
+            for node, words in rule.without.items()
+            for child in nodes[node].children
+        ):
+            return
+        cues = [token for name, token in nodes.items() if name not in _ENDS]
+        named = [token for name, token in nodes.items() if name not in _ENDS | rule.names]
+        if any(self._inside_name(token, ends.by_token) for token in named):
+            return
+        predicates = [rule.predicate]
+        if ROLE_PLACEHOLDER in rule.predicate:
+            # "the founder and CEO of Google": each coordinated role that names no place of
+            # its own ("vice president of X and a senior editor at Y" is two statements).
+            roles = [
+                nodes["role"],
+                *(
+                    c
+                    for c in nodes["role"].conjuncts
+                    if c.lower_ in self.rules.roles
+                    and not any(t.dep_ in ("prep", "poss") for t in c.children)
+                ),
+            ]
+            predicates = [
+                rule.predicate.replace(ROLE_PLACEHOLDER, self._role_name(role, ends.by_token))
+                for role in roles
+            ]
+        sentence = anchor.sent
+        for predicate in predicates:
+            state = predicate in self._states
+            if is_blocked(self.rules, sentence, cues, past_ok=state):
+                continue
+            ended = rule.ends or (state and is_past(self.rules, cues))
+            # A phrase attached to the subject's own name ("Mitsubishi Electric (Japan) and
+            # France Transfo") describes that name only, not the names coordinated with it.
+            own = any(t.head == nodes["subject"] for n, t in nodes.items() if n != "subject")
+            subjects = self._resolve(nodes["subject"], ends)[:1] if own else None
+            for subject in subjects or self._resolve(nodes["subject"], ends):
+                if rule.subject_labels and subject.label_ not in rule.subject_labels:
+                    continue
+                if self._is_department(subject):
+                    continue
+                objects = (
+                    [(obj, "") for obj in self._resolve(nodes["object"], ends)]
+                    if "object" in nodes
+                    else self._role_organisations(nodes["role"], ends, rule.object_preps)
+                )
+                for obj, via in objects:
+                    if rule.object_labels and obj.label_ not in rule.object_labels:
+                        continue
+                    if subject.start < obj.end and obj.start < subject.end:
+                        continue  # overlapping ends: not a relation between two things
+                    if self._is_department(obj):
+                        continue  # "VP of Operations": a function, not an organisation
+                    if rule.not_countries and obj.text.lower() in _country_names():
+                        continue
+                    evidence = _evidence(sentence, subject, obj)
+                    yield RelationCandidate(
+                        subject, predicate, obj, evidence, rule.id, rule.confidence, ended
+                    )
+                    # "a consultant at Kobold", "(procurement lead, Halden)": employment too;
+                    # "the CTO of Initech" alone is not.
+                    if (
+                        rule.employer
+                        and obj.label_ in self._employer_labels
+                        and (not via or via in self.rules.employer_preps)
+                    ):
+                        yield RelationCandidate(
+                            subject,
+                            EMPLOYMENT,
+                            obj,
+                            evidence,
+                            rule.id,
+                            rule.confidence,
+                            ended,
+                        )
+
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
         """The dependency matches of every pattern whose requirements ``doc`` meets."""
-        present: dict[str, set[str]] = {attr: set() for attr in self._attrs}
-        for token in doc:
-            for attr, values in present.items():
-                values.add(getattr(token, attr))
+        if not self._attrs:
+            return [match for _, matcher in self._matchers for match in matcher(doc)]
+        columns = doc.to_array(self._attr_ids).reshape(len(doc), len(self._attrs)).T
+        present = [set(column.tolist()) for column in columns]
+        keyed = {
+            index
+            for column, values in enumerate(present)
+            for value in values
+            for index in self._by_key.get((column, value), ())
+        }
         return [
             match
-            for needs, matcher in self._matchers
-            if all(not present[attr].isdisjoint(values) for attr, values in needs)
-            for match in matcher(doc)
+            for index in sorted(keyed.union(self._always))
+            if all(not present[column].isdisjoint(values) for column, values in self._needs[index])
+            for match in self._matchers[index][1](doc)
         ]
-
-    def _blocked(self, nodes: Mapping[str, Token]) -> bool:
-        """Negated, hypothetical, conditional, past/future or interrogative matches."""
-        first = next(iter(nodes.values()))
-        cues = [token for name, token in nodes.items() if name not in _ENDS]
-        return is_blocked(self.rules, first.sent, cues)
 
     def _inside_name(self, token: Token, by_token: Mapping[int, Span]) -> bool:
         """A cue word inside a name ("the Kansas City Chiefs") is no cue.
 
-        A span made only of role words ("the CTO", which the small model tags ORG) is a
-        mislabelled role, not a name.
+        A span made only of role words ("the CTO", "Head of Logistics", which the small model
+        tags ORG) is a mislabelled role, not a name.
         """
         span = by_token.get(token.i)
-        if span is None:
-            return False
-        role_words = self.rules.roles | self.rules.role_prefixes | {"the", "a", "an"}
-        return any(t.lower_ not in role_words and not t.is_punct for t in span)
+        return span is not None and not self._only_role_words(span)
 
-    def _role_name(self, role: Token) -> str:
-        """``cto`` for "the CTO", ``vice_president`` for "the vice president", ``coo`` for
-        "chief operating officer" (a whole title listed in the role aliases)."""
-        modifiers = [c for c in role.lefts if c.dep_ in ("compound", "amod")]
+    def _only_role_words(self, span: Span) -> bool:
+        return all(t.lower_ in self._role_words or t.is_punct for t in span)
+
+    def _is_department(self, span: Span) -> bool:
+        """A span naming a function ("Operations", "Logistics"), not an organisation."""
+        return len(span) > 0 and all(
+            t.lower_ in self.rules.department_nouns or t.lower_ in ("the", "of") or t.is_punct
+            for t in span
+        )
+
+    def _role_name(self, role: Token, by_token: Mapping[int, Span]) -> str:
+        """The title as stated, in snake case: ``cto`` for "the CTO", ``product_manager`` for
+        "a product manager", ``head_of_logistics`` for "head of logistics", ``coo`` for "chief
+        operating officer" (a whole title listed in the role aliases).
+
+        The words before the role noun that are part of a title (``title_words``, role
+        prefixes) are kept, others ("its new CFO", "a Republican member") are not; a function
+        the role heads ("of logistics", ``department_nouns``) is part of the title.
+        """
+        aliases = self.rules.role_aliases
+        before = self._title_before(role)
         head = role.lemma_.lower() or role.lower_
-        whole = _snake([*(c.lower_ for c in modifiers), head])
-        if whole in self.rules.role_aliases:
-            return self.rules.role_aliases[whole]
-        prefixes = [c.lower_ for c in modifiers if c.lower_ in self.rules.role_prefixes]
-        name = _snake([*prefixes, head])
-        return self.rules.role_aliases.get(name, name)
+        whole = _snake([*(t.lower_ for t in before), head])
+        if whole in aliases:
+            return aliases[whole]
+        title = self.rules.title_words | self.rules.role_prefixes
+        kept: list[str] = []
+        for token in reversed(before):
+            if token.lower_ not in title:
+                break
+            kept.insert(0, token.lower_)
+        name = _snake([*kept, head, *self._department_of(role, by_token)])
+        return aliases.get(name, name)
 
     @staticmethod
-    def _resolve_one(token: Token, ends: _Ends) -> tuple[Span | None, bool]:
+    def _title_before(role: Token) -> list[Token]:
+        """The modifiers written right before ``role`` and attached inside it ("chief
+        operating" officer, "machine learning" lead), in text order."""
+        words: list[Token] = []
+        i = role.i - 1
+        while i >= role.sent.start:
+            token = role.doc[i]
+            if token.dep_ not in ("compound", "amod", "nmod") or not (
+                token.i < token.head.i <= role.i
+            ):
+                break
+            words.insert(0, token)
+            i -= 1
+        return words
+
+    def _role_organisations(
+        self, role: Token, ends: _Ends, preps: frozenset[str], depth: int = 0
+    ) -> list[tuple[Span, str]]:
+        """The entities ``role`` names as where it is held, each with the word that names it:
+        "CTO *of Initech*", "consultant *at Kobold*", "*its* CFO" (``"poss"`` in ``preps``),
+        also through the function the role heads ("VP of delivery *at Vantor*")."""
+        found: list[tuple[Span, str]] = []
+        for child in role.children:
+            if child.dep_ == "poss" and "poss" in preps:
+                found += [(span, "poss") for span in self._resolve(child, ends)]
+            if child.dep_ != "prep" or child.lower_ not in self.rules.role_prep_words:
+                continue
+            for noun in child.children:
+                if noun.dep_ != "pobj":
+                    continue
+                spans = [s for s in self._resolve(noun, ends) if not self._is_department(s)]
+                if spans and child.lower_ in preps:
+                    found += [(span, child.lower_) for span in spans]
+                elif not spans and depth < 2 and self._is_function(noun, ends.by_token):
+                    found += self._role_organisations(noun, ends, preps, depth + 1)
+        return found
+
+    def _department_of(self, role: Token, by_token: Mapping[int, Span]) -> list[str]:
+        """``["of", "logistics"]`` for "head of logistics": the function a role heads, when
+        it names no organisation (a lone "Logistics" tagged ORG is still a function)."""
+        for prep in role.rights:
+            if prep.dep_ != "prep" or prep.lower_ != "of":
+                continue
+            for noun in prep.children:
+                if noun.dep_ == "pobj" and self._is_function(noun, by_token):
+                    return ["of", *(t.lower_ for t in self._title_before(noun)), noun.lower_]
+        return []
+
+    def _is_function(self, noun: Token, by_token: Mapping[int, Span]) -> bool:
+        """Whether ``noun`` (after "head of") names a function: a known one ("Operations",
+        also when tagged as a name), or a bare common noun that is no name ("computer
+        vision"; "the board" with its article is a thing, not part of a title)."""
+        span = by_token.get(noun.i)
+        if span is not None:
+            return self._is_department(span)
+        if noun.lower_ in self.rules.department_nouns:
+            return True
+        return noun.pos_ == "NOUN" and not any(c.dep_ in ("det", "poss") for c in noun.children)
+
+    def _resolve_one(self, token: Token, ends: _Ends) -> tuple[Span | None, bool]:
         """The entity span ``token`` stands for, and whether the token is (part of) a name or
-        points at one grammatically (not a pronoun resolved by context)."""
+        points at one grammatically (not a pronoun or description resolved by context)."""
         by_token = ends.by_token
         if token.i in by_token:
             return by_token[token.i], True
@@ -739,6 +1223,11 @@ class RelationExtractor:
             return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
+        if token.lower_ in self.rules.org_descriptions and any(
+            c.dep_ == "det" and c.lower_ == "the" for c in token.children
+        ):
+            # "the company's CTO", "founded the company": the one organisation named before.
+            return ends.antecedent(token, "ORG", described=True), False
         return None, False
 
     def _resolve(self, token: Token, ends: _Ends) -> list[Span]:

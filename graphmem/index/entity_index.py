@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -97,7 +97,13 @@ class RelationSource(Protocol):
 
     def functional_predicates(self) -> frozenset[str]: ...
 
-    def closing_predicates(self) -> Mapping[str, str]: ...
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> Sequence[tuple[str, str]]: ...
 
 
 @dataclass
@@ -1086,16 +1092,22 @@ class EntityIndex:
             if m.key == author_key and speaker is None:
                 speaker = span if span is not None else Span(doc, 0, 0, label=label)
         functional = source.functional_predicates()
-        closing = source.closing_predicates()
+        g = state.graph.graph
         for cand in source.extract(doc, spans, speaker=speaker):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
             obj = span_keys.get((cand.object.start_char, cand.object.end_char))
             if subject is None or obj is None or subject == obj:
                 continue
-            if cand.predicate in functional:
+            # What the statement ends (a departure: the job and its roles; "previously worked
+            # at": itself) is the source's call; relations of this same text end none another.
+            held = [
+                (key, other)
+                for _, other, key, data in g.out_edges(subject, keys=True, data=True)
+                if data["valid_to"] is None and (data["valid_from"] or "") < seen
+            ]
+            ended = source.ended_by(cand.predicate, obj, held, ends=cand.ends)
+            if cand.predicate in functional and not cand.ends:
                 self._close_older_values(conn, state, subject, cand.predicate, obj, seen)
-            if cand.predicate in closing:
-                self._close_value(state, subject, closing[cand.predicate], obj, seen)
             self._link(
                 conn,
                 state,
@@ -1107,6 +1119,8 @@ class EntityIndex:
                 seen,
                 (seq, cand.sentence.start_char, cand.sentence.end_char, cand.rule),
             )
+            for key, other in ended:
+                self._close_value(state, subject, key, other, seen)
 
     def _close_value(
         self, state: _TenantState, subject: str, predicate: str, obj: str, seen: str
