@@ -326,14 +326,18 @@ def _warm_pipeline() -> Any:
     return an
 
 
-def _raw(tasks: list[dict]) -> dict[str, Any]:
+def _raw(tasks: list[dict], per_call: int) -> dict[str, Any]:
+    """Raw spaCy over exactly the texts graphmem analyses per task result: the task and the
+    result, apart, with the parser and NER (the entity tier is on), in ``nlp.pipe`` batches;
+    then ``per_call`` results one ``nlp.pipe([task, result])`` call each (what one
+    ``save_task_result`` analyses). And the like-for-like pair of issue 4:
+    ``LongTermMemory.save_many`` vs raw NER-only over the same results."""
     from graphmem import LongTermMemory
 
     an = _warm_pipeline()
     nlp = an.nlp
     bs = 256
-    entity_texts = [f"{t['task_description']} {t['result']}" for t in tasks]
-    results = list(dict.fromkeys(t["result"] for t in tasks))
+    texts = [text for t in tasks for text in (t["task_description"], t["result"])]
     out: dict[str, Any] = {
         "n": len(tasks),
         "pipe_names": nlp.pipe_names,
@@ -347,17 +351,15 @@ def _raw(tasks: list[dict]) -> dict[str, Any]:
             pass
         return time.perf_counter() - t0, time.process_time() - c0
 
-    rel_w, rel_c = timed(entity_texts, an._relation_disable)
-    ner_w, ner_c = timed(results, an._entity_disable)
-    out["raw_facade_texts"] = {
-        "entity_texts_parser_ner": len(entity_texts),
-        "distinct_results_ner": len(results),
-        "wall_s": rel_w + ner_w,
-        "cpu_s": rel_c + ner_c,
-        "parser_ner_wall_s": rel_w,
-        "ner_wall_s": ner_w,
-    }
-    # like for like: LongTermMemory.save_many vs raw NER pipe over the same result texts
+    wall, cpu = timed(texts, an._relation_disable)
+    out["raw_facade_texts"] = {"texts": len(texts), "wall_s": wall, "cpu_s": cpu}
+    calls: list[float] = []
+    for t in tasks[:per_call]:
+        s = time.perf_counter()
+        for _ in nlp.pipe([t["task_description"], t["result"]], disable=an._relation_disable):
+            pass
+        calls.append(time.perf_counter() - s)
+    out["raw_per_call"] = {"n": len(calls), "p50_ms": pct(calls, 50), "p95_ms": pct(calls, 95)}
     records = [
         {
             "content": t["result"],
@@ -382,13 +384,39 @@ def _raw(tasks: list[dict]) -> dict[str, Any]:
     return out
 
 
+def _fts5_floor(path: str, qtasks: list[dict], min_n: int, budget: float) -> dict[str, Any]:
+    """A bare FTS5 BM25 top-50 query per context task on the same store (the reference a
+    context build cannot beat: it has to find these words first), timed like the contexts."""
+    import sqlite3
+
+    from graphmem.store.database import fts_query_from_text
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sql = (
+        "SELECT rowid, bm25(texts_fts) FROM texts_fts WHERE texts_fts MATCH ? "
+        "ORDER BY bm25(texts_fts) LIMIT 50"
+    )
+    queries = [q for q in (fts_query_from_text(t["task_description"]) for t in qtasks) if q]
+    conn.execute(sql, (queries[-1],)).fetchall()  # warm the page cache, as for the contexts
+    wall: list[float] = []
+    t0 = time.perf_counter()
+    for fts in queries:
+        s = time.perf_counter()
+        conn.execute(sql, (fts,)).fetchall()
+        wall.append(time.perf_counter() - s)
+        if len(wall) >= min_n and time.perf_counter() - t0 > budget:
+            break
+    conn.close()
+    return {"n": len(wall), "p50_ms": pct(wall, 50), "p95_ms": pct(wall, 95)}
+
+
 def child(measure: str, size: int, a: argparse.Namespace) -> dict:
     from graphmem import CortexMemory
 
     out: dict[str, Any] = {"measure": measure, "size": size}
     qtasks = gen_tasks(a.queries, a.seed + 1)
     if measure == "raw":
-        out.update(_raw(gen_tasks(size, a.seed)))
+        out.update(_raw(gen_tasks(size, a.seed), a.per_call_sample))
     elif measure == "batch":
         os.environ["WRITE_MEMORY"] = "1"
         tasks = gen_tasks(size, a.seed)
@@ -410,6 +438,7 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
             json.dumps(dict(out, commit=_commit(), finished=time.strftime("%Y-%m-%d %H:%M:%S")))
         )
         out["context"] = _contexts(mem, qtasks, a.min_queries, a.context_budget)
+        out["fts5"] = _fts5_floor(a.path, qtasks, a.min_queries, a.context_budget)
         if a.profile_size == size:
             out["profile"] = _profile_context(mem, qtasks[0])
     elif measure == "context":
@@ -419,6 +448,7 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         mem.build_context_for_task(warm["task_description"], agent_role=warm["agent_role"])
         out.update(
             context=_contexts(mem, qtasks, a.min_queries, a.context_budget),
+            fts5=_fts5_floor(a.path, qtasks, a.min_queries, a.context_budget),
             peak_rss_mb=peak_rss_mb(),
             tiers=_tiers(mem),
         )
@@ -748,12 +778,60 @@ def report(results: dict[str, Any], a: argparse.Namespace) -> str:
     if raw and "error" not in raw:
         rf = raw["raw_facade_texts"]
         lines.append(
-            f"\nraw nlp.pipe over graphmem's texts for {raw['n']} results: "
-            f"{rf['wall_s']:.1f} s wall, {rf['cpu_s']:.1f} s CPU; LongTermMemory.save_many "
+            f"\nraw nlp.pipe (parser + NER) over the task and the result of {raw['n']} results: "
+            f"{rf['wall_s']:.1f} s wall, {rf['cpu_s']:.1f} s CPU; one call per result p50 "
+            f"{raw['raw_per_call']['p50_ms']:.1f} ms; LongTermMemory.save_many "
             f"{raw['long_term_save_many']['wall_s']:.1f} s vs raw NER "
             f"{raw['raw_ner_same_texts']['wall_s']:.1f} s"
         )
     return "\n".join(lines)
+
+
+def figures(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The ratios issue 15 sets targets for, per size, from one run (each one graphmem's
+    cost over the same run's reference): context p50 over calute's and over a bare FTS5
+    top-50 query, a context right after a save over a plain one, per-call
+    ``save_task_result`` p50 over raw spaCy on the same texts, batch throughput as a share
+    of raw ``nlp.pipe``'s; and reopen + first context seconds, peak RSS MB."""
+    calute = {r["size"]: r.get("save", {}).get("context", {}) for r in results.get("calute", [])}
+    raw = results.get("raw") or {}
+    raw_call = (raw.get("raw_per_call") or {}).get("p50_ms")
+    raw_rate = raw["n"] / raw["raw_facade_texts"]["wall_s"] if raw.get("raw_facade_texts") else None
+    out: dict[str, dict[str, float]] = {}
+    for r in results.get("graphmem", []):
+        b, ro, s, pc = (r.get(k, {}) for k in ("batch", "reopen", "sample", "percall"))
+        context = (b.get("context") or {}).get("p50_ms")
+        row: dict[str, float] = {}
+
+        def ratio(name: str, top: Any, bottom: Any, row: dict[str, float] = row) -> None:
+            if top and bottom:
+                row[name] = float(top) / float(bottom)
+
+        ratio("context/calute", context, calute.get(r["size"], {}).get("p50_ms"))
+        ratio("context/fts5", context, (b.get("fts5") or {}).get("p50_ms"))
+        ratio("context after save/context", s.get("context_after_save_p50_ms"), context)
+        ratio("per-call save/raw spaCy", pc.get("p50_ms"), raw_call)
+        ratio("per-call save onto N/raw spaCy", s.get("p50_ms"), raw_call)
+        ratio("batch throughput/raw nlp.pipe", b.get("items_per_s"), raw_rate)
+        if ro.get("total_s") is not None:
+            row["reopen + first context s"] = float(ro["total_s"])
+        peaks = [x.get("peak_rss_mb") for x in (b, ro, s, pc) if x.get("peak_rss_mb")]
+        if peaks:
+            row["peak RSS MB"] = float(max(peaks))
+        out[str(r["size"])] = row
+    return out
+
+
+def figures_table(results: dict[str, Any]) -> str:
+    """:func:`figures` as a markdown table (a row per figure, a column per size)."""
+    found = figures(results)
+    sizes = list(found)
+    names = list(dict.fromkeys(name for row in found.values() for name in row))
+    rows = [
+        [name, *(f"{found[n][name]:.2f}" if name in found[n] else "" for n in sizes)]
+        for name in names
+    ]
+    return markdown_table(["figure", *(f"N={n}" for n in sizes)], rows)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -844,6 +922,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     log(f"done in {time.time() - started:.0f} s; wrote {a.json}")
     print(report(results, a))
+    print("\n" + figures_table(results))
 
 
 if __name__ == "__main__":
