@@ -241,25 +241,64 @@ class CortexMemory:
     def _write_tasks(self, tasks: list[_TaskRecord]) -> None:
         """Write task results in one transaction: each one text ("task result", analysed
         once, task and result apart) shown by every tier that keeps it, and Calute's
-        short-term line as a text of its own. Texts and items are written result by result,
-        exactly as one ``save_task_result`` after another would be (names one result makes
-        known are recognised in the next)."""
+        short-term line as a text of its own.
+
+        The rows are exactly those of one ``save_task_result`` after another: texts are
+        indexed in order (names one result makes known are recognised in the next), and a
+        tier that evicts by value does so right after the result that fills it. Texts and
+        items go in with one statement per kind for each run of results between two such
+        evictions; first-in-first-out tiers evict once at the end, which leaves the same rows.
+        """
         writer = self._space.writer
         texts = [self._task_texts(task) for task in tasks]
         flat = [text for pair in texts for text in pair]
-        docs = writer.analyse(flat)  # outside the database lock, in nlp.pipe batches
-        # A FIFO tier holding no shared text evicts the same rows once per batch as once per
-        # result: the facade's short-term lines.
-        fifo_once = self.short_term is not None and not self.short_term.index_entities
+        docs = iter(writer.analyse(flat))  # outside the database lock, in nlp.pipe batches
         database, index = self._space.database, self._space.entity_index
+        at_end, at_once = self._capacity_policies()
         with database.write() as conn, index.deferred_writes(conn):
-            position = 0
+            room = self._rooms(conn, at_once)
+            run: list[NewText] = []
             for pair in texts:
-                writer.write(conn, pair, docs[position : position + len(pair)])
-                position += len(pair)
-                self._enforce_capacities(conn, skip_short_term=fifo_once)
-            if fifo_once and self.short_term is not None:
-                self.short_term._enforce_capacity(conn)
+                run.extend(pair)
+                full = []
+                for tier in {self._tier_of(ni.namespace) for t in pair for ni in t.items}:
+                    if tier in room:
+                        room[tier] -= 1
+                        if room[tier] < 0:
+                            full.append(tier)
+                if full:
+                    writer.write(conn, run, [next(docs) for _ in run])
+                    run = []
+                    for tier in full:
+                        tier._enforce_capacity(conn)
+                    room.update(self._rooms(conn, full))
+            writer.write(conn, run, [next(docs) for _ in run])
+            for tier in at_end:
+                tier._enforce_capacity(conn)
+
+    @staticmethod
+    def _rooms(conn: Connection, tiers: list[SQLMemory]) -> dict[SQLMemory, int]:
+        """How many more items each bounded tier holds before it evicts."""
+        rooms = {tier: tier._capacity_room(conn) for tier in tiers}
+        return {tier: room for tier, room in rooms.items() if room is not None}
+
+    def _capacity_policies(self) -> tuple[list[SQLMemory], list[SQLMemory]]:
+        """The bounded tiers a batch evicts from once, at its end (first in, first out, and
+        no eviction can take a text another result of the batch still needs: the short-term
+        lines, contextual items whose text the entity tier keeps), and those that must evict
+        as soon as they are full (by value: long-term memory; first in, first out otherwise)."""
+        at_end: list[SQLMemory] = []
+        at_once: list[SQLMemory] = []
+        if self.short_term is not None:
+            at_end.append(self.short_term)
+        if self.entity_memory is not None:
+            at_end.append(self.contextual.short_term)
+        else:
+            at_once.append(self.contextual.short_term)
+        for tier in (self.long_term, self.contextual.long_term):
+            if tier is not None:
+                at_once.append(tier)
+        return at_end, at_once
 
     def _task_texts(self, task: _TaskRecord) -> list[NewText]:
         """The texts of one task result: the short-term line (when that tier exists) and the
@@ -287,18 +326,6 @@ class CortexMemory:
             )
         )
         return out
-
-    def _enforce_capacities(self, conn: Connection, *, skip_short_term: bool = False) -> None:
-        """Each tier's capacity policy, after a write."""
-        tiers: list[SQLMemory | None] = [
-            None if skip_short_term else self.short_term,
-            self.long_term,
-            self.contextual.short_term,
-            self.contextual.long_term,
-        ]
-        for tier in tiers:
-            if tier is not None:
-                tier._enforce_capacity(conn)
 
     def save_agent_interaction(
         self, agent_role: str, action: str, content: str, importance: float = 0.3

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from spacy.tokens import Doc
 from sqlalchemy import Connection
@@ -124,25 +125,34 @@ class Writer:
         rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
         if docs is None:
             docs = self.analyse(texts)
-        out: list[list[MemoryRow]] = []
+        text_ids = self.db.insert_texts(conn, [(t.tenant, t.head, t.body) for t in texts])
+        rows = self.db.insert_items(
+            conn,
+            [
+                (ni.item, ni.namespace, ni.importance, text_id, ni.view)
+                for text, text_id in zip(texts, text_ids, strict=True)
+                for ni in text.items
+            ],
+        )
+        by_text: list[list[MemoryRow]] = []
+        listed: list[tuple[int, dict[str, Any]]] = []
+        position = 0
         with self.index.deferred_writes(conn):
-            for text, doc in zip(texts, docs, strict=True):
-                [text_id] = self.db.insert_texts(conn, [(text.tenant, text.head, text.body)])
-                found = self._index(conn, text, text_id, doc) if text.index else None
-                out.append(
-                    self.db.insert_items(
-                        conn,
-                        [
-                            (ni.item, ni.namespace, ni.importance, text_id, ni.view)
-                            for ni in text.items
-                        ],
-                    )
-                )
-                if found is not None:
-                    for ni in text.items:
-                        keys = found.keys if ni.view == "full" else found.body_keys
-                        self.index.count_new_items(text.tenant, ni.namespace, keys)
-        return out
+            for text, text_id, doc in zip(texts, text_ids, docs, strict=True):
+                own = rows[position : position + len(text.items)]
+                position += len(text.items)
+                by_text.append(own)
+                if not text.index:
+                    continue
+                found = self._index(conn, text, text_id, doc)
+                for ni, row in zip(text.items, own, strict=True):
+                    keys = found.keys if ni.view == "full" else found.body_keys
+                    self.index.count_new_items(text.tenant, ni.namespace, keys)
+                    if ni.lists_entities:
+                        ni.item.metadata["entities"] = found.entity_names
+                        listed.append((row.seq, ni.item.metadata))
+        self.db.update_metadata_many(conn, listed)
+        return by_text
 
     def add_items(
         self, conn: Connection, text_id: int, items: Sequence[NewItem]
@@ -169,7 +179,4 @@ class Writer:
             else None,
             head_chars={text_id: len(text.head) + 1} if text.head else None,
         )
-        for ni in text.items:
-            if ni.lists_entities:
-                ni.item.metadata["entities"] = found.entity_names
         return found

@@ -240,6 +240,12 @@ class SQLMemory(Memory):
     def _enforce_capacity(self, conn: Connection) -> None:
         """Evict items over ``max_items`` (subclasses choose which)."""
 
+    def _capacity_room(self, conn: Connection) -> int | None:
+        """How many more items fit before :meth:`_enforce_capacity` evicts (None: no bound)."""
+        if self.max_items is None:
+            return None
+        return self.max_items - self._space.database.count(conn, self._namespaces(), self._tenant)
+
     def _delete_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
         rows = list(rows)
         if not rows:

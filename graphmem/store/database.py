@@ -360,31 +360,41 @@ class Database:
         )
 
     def insert_texts(self, conn: Connection, texts: Sequence[tuple[str, str, str]]) -> list[int]:
-        """Insert ``(tenant, head, body)`` texts; returns their ids in order."""
-        ids: list[int] = []
-        for tenant, head, body in texts:
-            result = conn.execute(_INSERT_TEXT, {"tenant": tenant, "head": head, "body": body})
-            pk = result.inserted_primary_key
-            assert pk is not None
-            ids.append(int(pk[0]))
-        return ids
+        """Insert ``(tenant, head, body)`` texts (one statement); returns their ids in order."""
+        if not texts:
+            return []
+        rows = [{"tenant": tenant, "head": head, "body": body} for tenant, head, body in texts]
+        return [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
 
     def insert_items(
         self,
         conn: Connection,
         rows: Sequence[tuple[MemoryItem, str, float | None, int, str]],
     ) -> list[MemoryRow]:
-        """Insert tier items ``(item, namespace, importance, text_id, view)`` of stored texts;
-        ``view`` is ``"full"`` (the item shows the whole text) or ``"body"``."""
-        out: list[MemoryRow] = []
-        for item, namespace, importance, text_id, view in rows:
-            values = _item_values(item, namespace, importance)
-            values.update(text_id=text_id, view=view)
-            result = conn.execute(_INSERT_MEMORY, values)
-            pk = result.inserted_primary_key
-            assert pk is not None
-            out.append(MemoryRow(int(pk[0]), namespace, item.user_id or "", text_id, view))
-        return out
+        """Insert tier items ``(item, namespace, importance, text_id, view)`` of stored texts
+        (one statement); ``view`` is ``"full"`` (the item shows the whole text) or
+        ``"body"``. Returns their rows in order."""
+        if not rows:
+            return []
+        values = [
+            {**_item_values(item, namespace, importance), "text_id": text_id, "view": view}
+            for item, namespace, importance, text_id, view in rows
+        ]
+        seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
+        return [
+            MemoryRow(seq, namespace, item.user_id or "", text_id, view)
+            for seq, (item, namespace, _, text_id, view) in zip(seqs, rows, strict=True)
+        ]
+
+    def update_metadata_many(
+        self, conn: Connection, rows: Sequence[tuple[int, Mapping[str, Any]]]
+    ) -> None:
+        """Rewrite the metadata of several rows ``(seq, metadata)`` (one statement)."""
+        if rows:
+            conn.execute(
+                _UPDATE_METADATA,
+                [{"row_seq": seq, "metadata": encode_metadata(dict(m))} for seq, m in rows],
+            )
 
     def find(
         self, conn: Connection, memory_id: str, namespaces: Sequence[str]
@@ -646,8 +656,8 @@ class Database:
 
 # ---------------------------------------------------------------------- helpers
 # Statements run once per row, built once (building one costs ~200 us, more than running it).
-_INSERT_MEMORY = insert(_M)
-_INSERT_TEXT = insert(_T)
+_INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
+_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
 _ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
 _COUNT_TEXTS = select(func.count()).select_from(_T)
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
