@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +35,10 @@ __all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "Knowledg
 CO_OCCURS = "co_occurs"
 
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
+
+
+def _strongest(link: tuple[str, int]) -> tuple[int, str]:
+    return -link[1], link[0]
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,11 @@ class KnowledgeGraph:
         #: ``(namespace, key) -> items of that tier mentioning the entity``, filled on demand
         #: and kept up to date by the writer (Calute's "Known entities: Alice: 3 mentions").
         self.tier_counts: dict[tuple[str, str], int] = {}
+        #: Texts of this tenant (the scale of an entity's rarity), kept by the index.
+        self.texts = 0
+        #: node -> neighbour -> the support of their strongest edge (either direction): what
+        #: a query's expansion walks, kept up to date by the methods that change edges.
+        self._links: dict[str, dict[str, int]] = {}
         self._evidence_loader = evidence_loader
 
     # ------------------------------------------------------------------ building
@@ -154,6 +164,57 @@ class KnowledgeGraph:
             valid_to=valid_to,
             relation_id=relation_id,
         )
+        self._relink(subject, obj)
+
+    def add_support(self, subject: str, predicate: str, obj: str, delta: int) -> None:
+        """Change the support of an edge by ``delta``."""
+        self.graph.edges[subject, obj, predicate]["support"] += delta
+        self._relink(subject, obj)
+
+    def remove_edge(self, subject: str, predicate: str, obj: str) -> None:
+        """Remove an edge."""
+        self.graph.remove_edge(subject, obj, key=predicate)
+        self._relink(subject, obj)
+
+    def remove_entity(self, key: str) -> None:
+        """Remove a node and its edges (its aliases linger: :meth:`resolve` skips them)."""
+        for other in self._links.pop(key, {}):
+            self._links.get(other, {}).pop(key, None)
+        self.graph.remove_node(key)
+
+    def strongest_neighbours(self, key: str, n: int) -> list[tuple[int, str]]:
+        """The ``n`` neighbours of ``key`` (either direction) with the strongest edges, as
+        ``(support, neighbour)``, strongest first (ties by name).
+
+        Example:
+            >>> kg = KnowledgeGraph()
+            >>> for name in ("a", "b", "c"):
+            ...     kg.add_entity(name, name=name, label="ORG")
+            >>> kg.add_edge("a", "co_occurs", "b", support=1)
+            >>> kg.add_edge("c", "works_at", "a", support=3)
+            >>> kg.strongest_neighbours("a", 5)
+            [(3, 'c'), (1, 'b')]
+        """
+        links = self._links.get(key, {})
+        return [
+            (support, nbr) for nbr, support in heapq.nsmallest(n, links.items(), key=_strongest)
+        ]
+
+    def _relink(self, a: str, b: str) -> None:
+        """Recompute the strength of the link between ``a`` and ``b``."""
+        if a == b:
+            return
+        keyed = [
+            *(self.graph.get_edge_data(a, b) or {}).values(),
+            *(self.graph.get_edge_data(b, a) or {}).values(),
+        ]
+        if keyed:
+            strength = max(int(d.get("support", 1)) for d in keyed)
+            self._links.setdefault(a, {})[b] = strength
+            self._links.setdefault(b, {})[a] = strength
+        else:
+            self._links.get(a, {}).pop(b, None)
+            self._links.get(b, {}).pop(a, None)
 
     # ------------------------------------------------------------------ lookups
     def resolve(self, name: str) -> str | None:
@@ -427,6 +488,8 @@ class KnowledgeGraph:
         for u, v, k, data in self.graph.edges(keys=True, data=True):
             if u in view.graph and v in view.graph and keep_edge(k, data):
                 view.graph.add_edge(u, v, key=k, **data)
+        for u, v in {(min(u, v), max(u, v)) for u, v in view.graph.edges()}:
+            view._relink(u, v)
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
         view.name_words = {word: set(keys) for word, keys in self.name_words.items()}
         return view

@@ -288,6 +288,7 @@ class EntityIndex:
         self._flush_deferred(conn)  # the view is read from the tables
         ents, rels = graph_rows.load_tenant(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
+        kg.texts = graph_rows.count_texts(conn, tenant)
         matcher = AliasMatcher(self.analyzer.nlp)
         for e in ents:
             kg.add_entity(
@@ -456,6 +457,12 @@ class EntityIndex:
             if (namespace, key) in counts:
                 counts[(namespace, key)] += 1
 
+    def count_texts(self, tenant: str, delta: int) -> None:
+        """``delta`` texts more (or fewer) for ``tenant`` (in its view, when loaded)."""
+        state = self._tenants.get(tenant)
+        if state is not None:
+            state.graph.texts += delta
+
     def _forget_tier_counts(self, tenant: str, namespaces: set[str]) -> None:
         state = self._tenants.get(tenant)
         if state is not None and state.graph.tier_counts:
@@ -603,6 +610,8 @@ class EntityIndex:
             deleted, orphans = self.db.delete_items(conn, [r.seq for r in rows])
             if not orphans:
                 return deleted
+            for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
+                self.count_texts(tenant, -n)
             if self._deferring and self._pending.text_ids.intersection(orphans):
                 self._flush(conn)  # rows of theirs are pending
             lost = graph_rows.index_rows_of(conn, orphans)
@@ -642,9 +651,9 @@ class EntityIndex:
                     if data is None:
                         continue
                     if rid in gone_relations:
-                        g.remove_edge(s_key, o_key, key=predicate)
+                        state.graph.remove_edge(s_key, predicate, o_key)
                     else:
-                        data["support"] -= n
+                        state.graph.add_support(s_key, predicate, o_key, -n)
                 for t, key, n in lost_mentions.values():
                     if t == tenant and key in g:
                         g.nodes[key]["mentions"] -= n
@@ -653,7 +662,7 @@ class EntityIndex:
                 touched_keys |= {r[3] for r in lost_evidence.values() if r[0] == tenant}
                 for key in touched_keys:
                     if key in g and g.nodes[key].get("entity_id") in gone_entities:
-                        g.remove_node(key)  # its aliases go stale: resolve() skips them
+                        state.graph.remove_entity(key)
             self._track_transaction(tenants, before, after)
             return deleted
 
@@ -700,6 +709,7 @@ class EntityIndex:
             self._forget_tier_counts(owner, {row.namespace})
         if self.db.text_is_shared(conn, row.text_id):
             [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
+            self.count_texts(tenant, 1)
             self.db.move_item(conn, row.seq, text_id)
             row = MemoryRow(row.seq, row.namespace, tenant, text_id)
         else:
@@ -1008,7 +1018,7 @@ class EntityIndex:
         else:
             # The view mirrors the tables inside this write transaction, so the new values
             # are computed here and written in one batch (no read-back per relation).
-            data["support"] += 1
+            state.graph.add_support(subject, predicate, obj, 1)
             data["confidence"] = max(data["confidence"], confidence)
             data["last_seen"] = max(data["last_seen"], seen)
             self._pending.relation_updates[data["relation_id"]] = data

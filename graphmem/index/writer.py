@@ -126,6 +126,8 @@ class Writer:
         if docs is None:
             docs = self.analyse(texts)
         text_ids = self.db.insert_texts(conn, [(t.tenant, t.head, t.body) for t in texts])
+        for tenant in {t.tenant for t in texts}:
+            self.index.count_texts(tenant, sum(1 for t in texts if t.tenant == tenant))
         rows = self.db.insert_items(
             conn,
             [

@@ -139,6 +139,9 @@ class SQLMemory(Memory):
 
     #: Calute's EntityMemory lists a saved item's entities in ``metadata["entities"]``.
     lists_entities = False
+    #: Items show their text whole, head included (the entity tier's "task result"): search
+    #: ranks texts by their whole, not their body.
+    shows_heads = False
 
     def _new_text(self, item: MemoryItem, given: Sequence[str] | None = None) -> NewText:
         """A save of this tier: a text of its own and one item showing it."""
@@ -340,6 +343,7 @@ class SQLMemory(Memory):
                 sql_filters=sql,
                 predicate=lambda item: item_matches(item, rest),
                 limit=limit,
+                heads=self.shows_heads,
             )
         self._touch([MemoryRow(h.seq, self.namespace, "") for h in hits], [h.item for h in hits])
         return hits

@@ -72,6 +72,7 @@ class EntityMemory(SQLMemory):
     default_namespace = "entity"
     extract_relations = True
     lists_entities = True
+    shows_heads = True
 
     def __init__(
         self,

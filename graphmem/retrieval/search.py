@@ -31,12 +31,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import snowballstemmer
-from sqlalchemy import Integer, bindparam, exists, func, or_, select, union_all
 
 from .._assets import asset_path
 from ..items import MemoryItem
-from ..store import schema
-from ..store.database import LEXICAL_WINDOW, MemoryRow, chunks, query_terms, shows_mention
+from ..store import ranking_rows
+from ..store.database import LEXICAL_WINDOW, MemoryRow, query_terms
 from .query import named_keys
 
 if TYPE_CHECKING:
@@ -78,6 +77,9 @@ HOP_DECAY = (1.0, 0.5, 0.2)
 #: does not grow with the store.
 GRAPH_ENTITIES = 10
 GRAPH_WINDOW = 300
+#: Items that only the graph brings in are scored further (priors, adjacency) for this many
+#: of the strongest (the lexical candidates always): the rest cannot reach a context.
+GRAPH_CANDIDATES = 200
 
 
 @dataclass
@@ -167,8 +169,10 @@ def rank(
     sql_filters: Mapping[str, Any] | None = None,
     predicate: Callable[[MemoryItem], bool] | None = None,
     limit: int = 10,
+    heads: bool = False,
 ) -> list[Hit]:
-    """Rank the items of ``namespaces`` for ``query``; best first, at most ``limit``."""
+    """Rank the items of ``namespaces`` for ``query``; best first, at most ``limit``.
+    ``heads``: the tiers show their texts whole (the entity tier)."""
     if limit <= 0:
         return []
     with space.database.read() as conn:
@@ -180,6 +184,7 @@ def rank(
             tenant=tenant,
             sql_filters=sql_filters,
             pool=LEXICAL_WINDOW if predicate is not None else max(limit * 10, 100),
+            heads=heads,
         )
         return ranking.take(conn, limit, predicate=predicate)
 
@@ -205,6 +210,7 @@ class Ranking:
         tenant: str | None = None,
         sql_filters: Mapping[str, Any] | None = None,
         pool: int = 100,
+        heads: bool = False,
     ) -> Ranking:
         """Gather and score the candidates: the ``pool`` best lexical hits (the whole lexical
         window when a caller filters further) and the graph's candidates."""
@@ -215,18 +221,21 @@ class Ranking:
         if isinstance(query, str):
             query = analyse_query(space, graph_tenant, query)
         kg = space.entity_index.graph(graph_tenant)
+        scope = ranking_rows.Scope.of(namespaces, tenant, sql_filters, heads)
         lexical = dict(
             db.search_text(
-                conn, query.text, namespaces, tenant=tenant, sql_filters=sql_filters, limit=pool
+                conn,
+                query.text,
+                namespaces,
+                tenant=tenant,
+                sql_filters=sql_filters,
+                limit=pool,
+                heads=heads,
             )
         )
-        graph = _graph_scores(
-            conn, space, kg, namespaces, tenant, sql_filters, query.weights, query.parents, lexical
-        )
+        graph = _graph_scores(conn, kg, scope, query.weights, query.parents, lexical)
         named = {key for key, via in query.parents.items() if via is None}
-        scores = _fuse(
-            conn, namespaces, tenant, sql_filters, lexical, graph, named, query.expected_labels
-        )
+        scores = _fuse(conn, scope, lexical, graph, named, query.expected_labels)
         order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
         return cls(space, query, order, scores)
 
@@ -331,7 +340,8 @@ def _expand(
         # for, even around a hub.
         candidates: dict[str, tuple[int, str]] = {}
         for node in frontier:
-            for nbr, support in _neighbour_support(kg.graph, node).items():
+            # Enough of each node's strongest neighbours to fill the room past those known.
+            for support, nbr in kg.strongest_neighbours(node, room + len(weights)):
                 best = candidates.get(nbr)
                 if nbr not in weights and (best is None or (-support, node) < (-best[0], best[1])):
                     candidates[nbr] = (support, node)
@@ -373,18 +383,6 @@ def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
     ]
 
 
-def _neighbour_support(g: Any, node: str) -> dict[str, int]:
-    """Neighbours of ``node`` in either direction -> the support of their strongest edge."""
-    out: dict[str, int] = {}
-    for adjacency in (g.succ[node], g.pred[node]):
-        for nbr, keyed in adjacency.items():
-            support = max([data.get("support", 1) for data in keyed.values()])
-            if support > out.get(nbr, 0):
-                out[nbr] = support
-    out.pop(node, None)
-    return out
-
-
 def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> list[str]:
     names: list[str] = []
     node: str | None = key
@@ -396,20 +394,19 @@ def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> 
 
 def _graph_scores(
     conn: Any,
-    space: SQLiteStorage,
     kg: KnowledgeGraph,
-    namespaces: Sequence[str],
-    tenant: str | None,
-    sql_filters: Mapping[str, Any] | None,
+    scope: ranking_rows.Scope,
     weights: Mapping[str, float],
     parents: Mapping[str, str | None],
     candidates: Iterable[int] = (),
 ) -> dict[int, tuple[float, str]]:
-    """seq -> (graph score, the entity key that contributed most).
+    """seq -> (graph score, the entity key that contributed most), for the
+    :data:`GRAPH_CANDIDATES` best items only the graph brings in and every lexical candidate
+    that has one.
 
     Every lexical candidate is checked against the query's entities; new candidates are, of
-    each entity, the :data:`GRAPH_WINDOW` newest memories mentioning it (then filtered):
-    bounded work at any store size.
+    each entity, the items showing its :data:`GRAPH_WINDOW` newest texts: bounded work at any
+    store size.
 
     In a memory that also names the entity it was reached from, an entity counts only as much
     as that one's mention there tells (its rarity): their co-occurrence is what linked them.
@@ -422,99 +419,45 @@ def _graph_scores(
     by_id.pop(None, None)
     if not by_id:
         return {}
-    filters = dict(sql_filters or {})
-    stmt = _newest_mentions_statement(
-        len(by_id),
-        len(namespaces),
-        tenant is not None,
-        tuple(sorted((key, value is None) for key, value in filters.items())),
-    )
-    params: dict[str, Any] = {f"e{i}": entity_id for i, entity_id in enumerate(by_id)}
-    params.update({f"ns{i}": namespace for i, namespace in enumerate(namespaces)})
-    params.update({f"f_{key}": value for key, value in filters.items() if value is not None})
-    params.update(tenant=tenant, window=GRAPH_WINDOW)
-    pairs = set(conn.execute(stmt, params).all())
+    entity_ids = list(by_id)
+    pairs = set(ranking_rows.entity_windows(conn, entity_ids, scope, GRAPH_WINDOW))
     reached = {seq for seq, entity_id in pairs if parents.get(by_id[entity_id]) is not None}
-    for chunk in chunks(sorted(reached.union(candidates)), 500):
-        # By memory only (a few mentions each): probing every entity for every memory costs
-        # more than leaving out the other entities here.
-        for seq, entity_id in conn.execute(_CANDIDATE_MENTIONS, {"seqs": chunk}):
-            if entity_id in by_id:
-                pairs.add((seq, entity_id))
+    # By item: the other entities of the items reached, and those of the lexical ones.
+    lexical = set(candidates)
+    pairs.update(ranking_rows.candidate_mentions(conn, sorted(reached | lexical), entity_ids))
     # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
-    # memory of the database), so that a name the whole memory mentions cannot outweigh the
-    # words of the query. Both counts are kept up to date without scanning.
-    total = max(1, space.database.count_texts(conn))
+    # text of the tenant), so that a name the whole memory mentions cannot outweigh the words
+    # of the query. Both counts are kept in the graph view.
+    total = max(1, kg.texts)
     scale = math.log(1 + total)
-
-    def rarity(key: str) -> float:
-        return math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
-
+    rarity = {
+        key: math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
+        for key in by_id.values()
+    }
     named_in: dict[int, set[str]] = {}
     for seq, entity_id in pairs:
         named_in.setdefault(seq, set()).add(by_id[entity_id])
-    contributions: dict[int, list[tuple[float, str]]] = {}
+    scored: dict[int, tuple[float, str]] = {}
     for seq, keys in named_in.items():
+        best, score = (0.0, ""), 0.0
         for key in keys:
             via = parents.get(key)
-            share = rarity(via) if via is not None and via in keys else 1.0
-            contributions.setdefault(seq, []).append((weights[key] * rarity(key) * share, key))
-    return {seq: (min(1.0, sum(c for c, _ in cs)), max(cs)[1]) for seq, cs in contributions.items()}
-
-
-_CANDIDATE_MENTIONS = (
-    select(schema.memories.c.seq, schema.mentions.c.entity_id)
-    .join(schema.mentions, schema.mentions.c.text_id == schema.memories.c.text_id)
-    .where(
-        schema.memories.c.seq.in_(bindparam("seqs", expanding=True)),
-        shows_mention(schema.memories, schema.mentions),
+            share = rarity[via] if via is not None and via in keys else 1.0
+            contribution = weights[key] * rarity[key] * share
+            score += contribution
+            best = max(best, (contribution, key))
+        scored[seq] = (min(1.0, score), best[1])
+    kept = heapq.nlargest(
+        GRAPH_CANDIDATES,
+        (seq for seq in scored if seq not in lexical),
+        key=lambda seq: (scored[seq][0], seq),
     )
-)
-
-
-@lru_cache(maxsize=128)
-def _newest_mentions_statement(
-    entities: int, namespaces: int, by_tenant: bool, filters: tuple[tuple[str, bool], ...]
-) -> Any:
-    """``(seq, entity_id)`` of the items showing the newest ``:window`` texts that mention
-    each of the entities ``:e0``... and that an item of namespaces ``:ns0``... passing the
-    filters shows (built once per shape).
-
-    The window counts texts, not items: a task result the facade keeps in long-term and
-    contextual memory is one text, so the tiers searched together do not halve it."""
-    m, mem = schema.mentions, schema.memories
-    conditions: list[Any] = [mem.c.namespace.in_([bindparam(f"ns{i}") for i in range(namespaces)])]
-    if by_tenant:
-        conditions.append(mem.c.tenant == bindparam("tenant"))
-    for key, is_none in filters:
-        conditions.append(mem.c[key].is_(None) if is_none else mem.c[key] == bindparam(f"f_{key}"))
-    selects = []
-    for i in range(entities):
-        # The entity's newest texts with an item that shows one of its mentions there.
-        newest = (
-            select(m.c.text_id, func.min(m.c.in_head).label("head_only"))
-            .where(
-                m.c.entity_id == bindparam(f"e{i}"),
-                exists().where(mem.c.text_id == m.c.text_id, shows_mention(mem, m), *conditions),
-            )
-            .group_by(m.c.text_id)
-            .order_by(m.c.text_id.desc())
-            .limit(bindparam("window", type_=Integer))
-            .subquery()
-        )
-        selects.append(
-            select(mem.c.seq, bindparam(f"e{i}", type_=Integer).label("entity_id"))
-            .join(newest, newest.c.text_id == mem.c.text_id)
-            .where(*conditions, or_(newest.c.head_only == 0, mem.c.view == "full"))
-        )
-    return union_all(*selects)
+    return {seq: scored[seq] for seq in [*kept, *(lexical & scored.keys())]}
 
 
 def _fuse(
     conn: Any,
-    namespaces: Sequence[str],
-    tenant: str | None,
-    sql_filters: Mapping[str, Any] | None,
+    scope: ranking_rows.Scope,
     lexical: Mapping[int, float],
     graph: Mapping[int, tuple[float, str]],
     named: set[str],
@@ -530,40 +473,25 @@ def _fuse(
         entry = scores.setdefault(seq, _Score())
         entry.graph = value
         entry.entity = key
-    _add_adjacency(conn, namespaces, tenant, sql_filters, scores)
-    _add_priors(conn, scores, named, expected)
+    facts = ranking_rows.candidate_facts(conn, scores)
+    _add_adjacency(conn, scope, scores, facts)
+    facts.update(ranking_rows.candidate_facts(conn, [s for s in scores if s not in facts]))
+    _add_priors(scores, facts, named, expected)
     return scores
 
 
 def _add_adjacency(
     conn: Any,
-    namespaces: Sequence[str],
-    tenant: str | None,
-    sql_filters: Mapping[str, Any] | None,
+    scope: ranking_rows.Scope,
     scores: dict[int, _Score],
+    facts: Mapping[int, ranking_rows.CandidateFacts],
 ) -> None:
     """A strong hit lends score to its neighbours in the same conversation (the reply, the
     sentence before): answers often sit next to the words that match."""
-    mem = schema.memories
     strongest = sorted(scores, key=lambda s: -scores[s].total)[:ADJACENCY_SOURCES]
-    if not strongest:
-        return
-    owner = dict(
-        conn.execute(select(mem.c.seq, mem.c.conversation_id).where(mem.c.seq.in_(strongest))).all()
-    )
+    owner = {seq: facts[seq].conversation_id for seq in strongest if seq in facts}
     conversations = sorted({c for c in owner.values() if c is not None})
-    if not conversations:
-        return
-    stmt = select(mem.c.conversation_id, mem.c.seq).where(
-        mem.c.conversation_id.in_(conversations), mem.c.namespace.in_(list(namespaces))
-    )
-    if tenant is not None:
-        stmt = stmt.where(mem.c.tenant == tenant)
-    for key, value in (sql_filters or {}).items():
-        stmt = stmt.where(mem.c[key].is_(None) if value is None else mem.c[key] == value)
-    members: dict[str, list[int]] = {}
-    for conversation, seq in conn.execute(stmt.order_by(mem.c.seq)):
-        members.setdefault(conversation, []).append(int(seq))
+    members = ranking_rows.conversation_members(conn, conversations, scope)
     lent: dict[int, float] = {}
     for seq in strongest:
         conversation = owner.get(seq)
@@ -590,38 +518,26 @@ def _add_adjacency(
 
 
 def _add_priors(
-    conn: Any, scores: dict[int, _Score], named: set[str], expected: frozenset[str] = frozenset()
+    scores: dict[int, _Score],
+    facts: Mapping[int, ranking_rows.CandidateFacts],
+    named: set[str],
+    expected: frozenset[str] = frozenset(),
 ) -> None:
     """Author links (the query names who said it), then importance and recency as minor terms."""
-    if not scores:
-        return
-    mem = schema.memories
     now = datetime.now()
-    seqs = list(scores)
-    for start in range(0, len(seqs), 500):
-        rows = conn.execute(
-            select(
-                mem.c.seq,
-                mem.c.importance,
-                mem.c.created_at,
-                mem.c.author_key,
-                schema.texts.c.entity_labels,
-                mem.c.namespace,
-            )
-            .join(schema.texts, schema.texts.c.id == mem.c.text_id)
-            .where(mem.c.seq.in_(seqs[start : start + 500]))
-        )
-        for seq, importance, created, author, labels, namespace in rows:
-            scores[seq].namespace = namespace
-            scores[seq].authored = author is not None and author in named
-            scores[seq].typed = bool(expected and labels and expected & set(labels.split(",")))
-            when = datetime.fromisoformat(created).replace(tzinfo=None)
-            age_days = max(0.0, (now - when).total_seconds() / 86400)
-            recency = 1.0 / (1.0 + age_days / 30.0)
-            value = 0.5 if importance is None else float(importance)
-            scores[seq].prior = (
-                FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
-            )
+    for seq, score in scores.items():
+        fact = facts.get(seq)
+        if fact is None:
+            continue
+        score.namespace = fact.namespace
+        score.authored = fact.author_key is not None and fact.author_key in named
+        labels = fact.entity_labels
+        score.typed = bool(expected and labels and expected & set(labels.split(",")))
+        when = datetime.fromisoformat(fact.created_at).replace(tzinfo=None)
+        age_days = max(0.0, (now - when).total_seconds() / 86400)
+        recency = 1.0 / (1.0 + age_days / 30.0)
+        value = 0.5 if fact.importance is None else float(fact.importance)
+        score.prior = FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
 
 
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:

@@ -40,7 +40,6 @@ from sqlalchemy import (
     insert,
     or_,
     select,
-    text,
     update,
 )
 from sqlalchemy.exc import OperationalError
@@ -99,10 +98,11 @@ class MemoryRow:
     view: str = "full"
 
 
-#: Full-text search scores at most this many rows (the newest matching any query term, of the
-#: searched namespaces, tenant and filters), so a query of common words costs the same at any
-#: store size. Stores and queries with fewer matching rows are scored exhaustively.
-LEXICAL_WINDOW = 1000
+#: Full-text search scores at most this many texts (the newest matching any query term that
+#: an item of the searched tiers, tenant and filters shows), so a query of common words costs
+#: the same at any store size. Stores and queries with fewer matching texts are scored
+#: exhaustively.
+LEXICAL_WINDOW = 2000
 
 
 def query_terms(query: str) -> list[str]:
@@ -428,7 +428,7 @@ class Database:
         """Rows and items by ``seq`` (missing ones left out)."""
         out: dict[int, tuple[MemoryRow, MemoryItem]] = {}
         for chunk in chunks(list(seqs), 500):
-            for row in conn.execute(_ITEMS.where(_M.c.seq.in_(chunk))):
+            for row in conn.execute(_ITEMS_BY_SEQ, {"seqs": chunk}).all():
                 out[row.seq] = (_row_key(row), _row_to_item(row))
         return out
 
@@ -575,13 +575,14 @@ class Database:
         tenant: str | None = None,
         sql_filters: Mapping[str, Any] | None = None,
         limit: int = 100,
+        heads: bool = False,
     ) -> list[tuple[int, float]]:
-        """Full-text hits ``(seq, score)``, best first; only rows whose shown text (the whole
-        text, or its body for a ``"body"`` item) matches a query term.
+        """Full-text hits ``(seq, score)``, best first; only items whose text's body (whole
+        text, with ``heads``: the searched tiers show texts whole) matches a query term.
 
         On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
-        over the newest :data:`LEXICAL_WINDOW` rows matching a term (BM25 costs ~2 us per
-        matching row; common words match a large share of a big store); on
+        over the newest :data:`LEXICAL_WINDOW` texts matching a term (BM25 costs ~2 us per
+        matching text; common words match a large share of a big store); on
         PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
         (:func:`graphmem.store.postgres.search_statement`).
         """
@@ -590,41 +591,13 @@ class Database:
             return []
         conds = [_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters)]
         if self.dialect == "postgresql":
-            pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit)
+            pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit, heads)
             return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
         if self.dialect == "sqlite":
-            fts_table = text("texts_fts")
-            matching = text("texts_fts MATCH :fts")
-            # The window counts only rows the search can return.
-            # The window counts texts (the facade's task result is one text shown by
-            # several tiers searched together), among those an item of the search shows.
-            oldest = conn.execute(
-                select(text("texts_fts.rowid"))
-                .select_from(fts_table)
-                .where(matching, exists().where(_M.c.text_id == text("texts_fts.rowid"), *conds))
-                .order_by(text("texts_fts.rowid DESC"))
-                .offset(LEXICAL_WINDOW)
-                .limit(1),
-                {"fts": fts},
-            ).scalar()
-            # A "body" item matches through its body column only (head weight 0); BM25 is
-            # negative for a match, 0 for none.
-            rank = text(
-                "CASE memories.view WHEN 'body' THEN bm25(texts_fts, 0.0, 1.0) "
-                "ELSE bm25(texts_fts, 1.0, 1.0) END AS rank"
-            )
-            stmt = (
-                select(_M.c.seq, rank)
-                .select_from(fts_table)
-                .join(_M, _M.c.text_id == text("texts_fts.rowid"))
-                .where(matching, text("texts_fts.rowid >= :oldest"), *conds)
-                .order_by(text("rank"))
-                .limit(limit)
-            )
-            rows = conn.execute(stmt, {"fts": fts, "oldest": oldest or 0})
-            # A "body" item whose text matches in its head only scores 0: it sorts after
-            # every match, and is no match.
-            return [(int(seq), -float(rank)) for seq, rank in rows if rank < 0]
+            from .ranking_rows import Scope, lexical_hits
+
+            scope = Scope.of(namespaces, tenant, sql_filters, heads)
+            return lexical_hits(conn, fts, scope, limit, window=LEXICAL_WINDOW)
         raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
 
     # ------------------------------------------------------------------ key-value
@@ -659,6 +632,7 @@ class Database:
 _INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
 _INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
 _ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
+_ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _COUNT_TEXTS = select(func.count()).select_from(_T)
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UNSHOWN_TEXTS = select(_T.c.id).where(

@@ -52,6 +52,8 @@ __all__ = [
     "merge_entity_rows",
     "unmerge_entity_rows",
     "prune_unsupported",
+    "count_texts",
+    "texts_by_tenant",
     "recount",
     "subtract_counts",
     "tier_mention_counts",
@@ -220,6 +222,29 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
         for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to, support in rows
     ]
     return ents, rels
+
+
+def count_texts(conn: Connection, tenant: str) -> int:
+    """How many texts ``tenant`` has (the scale of an entity's rarity)."""
+    return int(conn.execute(_COUNT_TENANT_TEXTS, {"tenant": tenant}).scalar() or 0)
+
+
+_COUNT_TENANT_TEXTS = (
+    select(func.count()).select_from(texts).where(texts.c.tenant == bindparam("tenant"))
+)
+
+
+def texts_by_tenant(conn: Connection, text_ids: Sequence[int]) -> dict[str, int]:
+    """How many of ``text_ids`` each tenant has."""
+    out: dict[str, int] = {}
+    for chunk in _chunks(sorted(set(text_ids))):
+        for tenant, n in conn.execute(
+            select(texts.c.tenant, func.count())
+            .where(texts.c.id.in_(chunk))
+            .group_by(texts.c.tenant)
+        ):
+            out[str(tenant)] = int(n)
+    return out
 
 
 def tier_mention_counts(

@@ -104,22 +104,21 @@ def tsquery_terms(terms: Sequence[str]) -> list[str]:
 
 
 def search_statement(
-    terms: Sequence[str], conditions: Sequence[Any], limit: int
+    terms: Sequence[str], conditions: Sequence[Any], limit: int, heads: bool = False
 ) -> tuple[Select[Any], dict[str, str]]:
     """The ranked full-text query and its parameters; rows are ``(seq, score)``, best first.
 
     ``conditions`` are SQLAlchemy expressions over :data:`schema.memories` (namespace,
     tenant, filters). Term statistics come from the rows searched (those conditions), so a
-    small tier is not ranked against the whole table; FTS5 uses whole-table statistics. A
-    ``"body"`` item is matched and ranked by its text's body only.
+    small tier is not ranked against the whole table; FTS5 uses whole-table statistics. Texts
+    are matched and ranked by their body, or by their whole with ``heads`` (the searched
+    tiers show texts whole), as on SQLite.
     """
     operands = tsquery_terms(terms)
     params = {f"gm_t{i}": op for i, op in enumerate(operands)}
     params["gm_any"] = " | ".join(operands)
     m, t = schema.memories, schema.texts
-    tsv: Any = literal_column(
-        "CASE WHEN memories.view = 'body' THEN texts.body_tsv ELSE texts.full_tsv END"
-    )
+    tsv: Any = literal_column("texts.full_tsv" if heads else "texts.body_tsv")
     any_query = func.to_tsquery(_CONFIG, bindparam("gm_any"))
     term_queries = [
         func.to_tsquery(_CONFIG, bindparam(name)) for name in params if name != "gm_any"

@@ -63,6 +63,7 @@ texts = Table(
     Column("body", Text, nullable=False),
     # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
     Column("entity_labels", String(256)),
+    Index("ix_texts_tenant", "tenant"),
 )
 
 memories = Table(

@@ -1,0 +1,291 @@
+"""SQL for ranking: the rows a search reads to score its candidates.
+
+Each statement is built once per shape of the search (how many tiers, whether it is one
+tenant's, which column filters) and bound with parameters, so a query costs only its
+execution. The searched items are a :class:`Scope`.
+
+Example:
+    >>> from graphmem.store.database import Database
+    >>> from graphmem.items import MemoryItem
+    >>> db = Database()
+    >>> with db.write() as conn:
+    ...     _ = db.insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
+    >>> with db.read() as conn:
+    ...     [(seq, round(score, 2)) for seq, score in lexical_hits(conn, '"acme"', Scope(("n",)), 10, 1000)]
+    [(1, 0.0)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Integer,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+    union_all,
+)
+
+from . import schema
+from .database import shows_mention
+
+__all__ = [
+    "CandidateFacts",
+    "Scope",
+    "candidate_facts",
+    "candidate_mentions",
+    "conversation_members",
+    "entity_windows",
+    "lexical_hits",
+]
+
+_M, _T, _MENTIONS = schema.memories, schema.texts, schema.mentions
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The items a search may return: of these namespaces (tiers), of ``tenant`` when given,
+    with column filters (``column -> value``; None matches NULL)."""
+
+    namespaces: tuple[str, ...]
+    tenant: str | None = None
+    filters: tuple[tuple[str, str | None], ...] = ()
+    #: Whether items of these tiers show their text's head (the entity tier's "task
+    #: result"): texts are then ranked by their whole, else by their body.
+    heads: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        namespaces: Iterable[str],
+        tenant: str | None = None,
+        sql_filters: Mapping[str, Any] | None = None,
+        heads: bool = False,
+    ) -> Scope:
+        return cls(tuple(namespaces), tenant, tuple(sorted((sql_filters or {}).items())), heads)
+
+    @property
+    def shape(self) -> tuple[bool, tuple[tuple[str, bool], ...]]:
+        """What the statements depend on (not the values)."""
+        return self.tenant is not None, tuple((key, value is None) for key, value in self.filters)
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"scope_namespaces": list(self.namespaces)}
+        if self.tenant is not None:
+            out["scope_tenant"] = self.tenant
+        out.update({f"scope_{key}": value for key, value in self.filters if value is not None})
+        return out
+
+
+def _scope_conditions(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> list[Any]:
+    by_tenant, filters = shape
+    conditions: list[Any] = [_M.c.namespace.in_(bindparam("scope_namespaces", expanding=True))]
+    if by_tenant:
+        conditions.append(_M.c.tenant == bindparam("scope_tenant"))
+    for key, is_none in filters:
+        column = _M.c[key]
+        conditions.append(column.is_(None) if is_none else column == bindparam(f"scope_{key}"))
+    return conditions
+
+
+# ---------------------------------------------------------------------------------- lexical
+def lexical_hits(
+    conn: Connection, fts: str, scope: Scope, limit: int, window: int
+) -> list[tuple[int, float]]:
+    """``(seq, BM25 score)`` of the items of ``scope`` whose text matches the FTS5 query
+    ``fts``, best texts first (one statement): the ``limit`` best of the newest ``window``
+    matching texts an item of ``scope`` shows (all of them while the store holds no more
+    than ``window`` texts). The score is FTS5's BM25 of the text's body (of its whole when
+    the scope shows heads), negated so that larger is better."""
+    params = {
+        **scope.params(),
+        "fts": fts,
+        "window": window,
+        "limit": limit,
+        "head_weight": 1.0 if scope.heads else 0.0,
+    }
+    rows = conn.execute(_lexical_statement(scope.shape), params).all()
+    # A text that matches in its head only scores 0 by its body: no match.
+    return [(int(seq), -float(rank)) for seq, rank in rows if rank < 0]
+
+
+@lru_cache(maxsize=64)
+def _lexical_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+    conditions = _scope_conditions(shape)
+    rowid = text("texts_fts.rowid")
+    shown = exists().where(_M.c.text_id == rowid, *conditions)
+    newest_window = (
+        select(rowid)
+        .select_from(text("texts_fts"))
+        .where(text("texts_fts MATCH :fts"), shown)
+        .order_by(text("texts_fts.rowid DESC"))
+        .offset(bindparam("window", type_=Integer))
+        .limit(1)
+        .scalar_subquery()
+    )
+    # The window is looked for only when the store has more texts than it holds (CASE
+    # evaluates one branch).
+    oldest = case(
+        (
+            select(func.coalesce(func.max(_T.c.id), 0)).scalar_subquery()
+            <= bindparam("window", type_=Integer),
+            0,
+        ),
+        else_=func.coalesce(newest_window, 0),
+    )
+    ranked = (
+        select(
+            literal_column("texts_fts.rowid").label("text_id"),
+            func.bm25(literal_column("texts_fts"), bindparam("head_weight"), 1.0).label("rank"),
+        )
+        .select_from(text("texts_fts"))
+        .where(text("texts_fts MATCH :fts"), rowid >= oldest, shown)
+        .order_by(text("rank"))
+        .limit(bindparam("limit", type_=Integer))
+        .subquery()
+    )
+    return (
+        select(_M.c.seq, ranked.c.rank)
+        .join(ranked, ranked.c.text_id == _M.c.text_id)
+        .where(*conditions)
+        .order_by(ranked.c.rank, _M.c.seq)
+    )
+
+
+# ---------------------------------------------------------------------------------- graph
+def entity_windows(
+    conn: Connection, entity_ids: Sequence[int], scope: Scope, window: int
+) -> list[tuple[int, int]]:
+    """``(seq, entity id)``: the items of ``scope`` showing each entity's newest ``window``
+    texts that mention it (in a part the item shows). The window counts texts, not items."""
+    if not entity_ids:
+        return []
+    params = {**scope.params(), "window": window}
+    params.update({f"e{i}": entity_id for i, entity_id in enumerate(entity_ids)})
+    stmt = _entity_windows_statement(len(entity_ids), scope.shape)
+    return [tuple(row) for row in conn.execute(stmt, params).all()]
+
+
+@lru_cache(maxsize=128)
+def _entity_windows_statement(
+    entities: int, shape: tuple[bool, tuple[tuple[str, bool], ...]]
+) -> Any:
+    m = _MENTIONS
+    conditions = _scope_conditions(shape)
+    selects = []
+    for i in range(entities):
+        newest = (
+            select(m.c.text_id, func.min(m.c.in_head).label("head_only"))
+            .where(
+                m.c.entity_id == bindparam(f"e{i}"),
+                exists().where(_M.c.text_id == m.c.text_id, shows_mention(_M, m), *conditions),
+            )
+            .group_by(m.c.text_id)
+            .order_by(m.c.text_id.desc())
+            .limit(bindparam("window", type_=Integer))
+            .subquery()
+        )
+        selects.append(
+            select(_M.c.seq, bindparam(f"e{i}", type_=Integer).label("entity_id"))
+            .join(newest, newest.c.text_id == _M.c.text_id)
+            .where(*conditions, or_(newest.c.head_only == 0, _M.c.view == "full"))
+        )
+    return union_all(*selects)
+
+
+def candidate_mentions(
+    conn: Connection, seqs: Sequence[int], entity_ids: Sequence[int]
+) -> list[tuple[int, int]]:
+    """``(seq, entity id)`` for each of the items ``seqs`` that shows a mention of one of
+    ``entity_ids``."""
+    out: list[tuple[int, int]] = []
+    for start in range(0, len(seqs), 500):
+        params = {"seqs": list(seqs[start : start + 500]), "entities": list(entity_ids)}
+        out.extend(tuple(row) for row in conn.execute(_CANDIDATE_MENTIONS, params).all())
+    return out
+
+
+_CANDIDATE_MENTIONS = (
+    select(_M.c.seq, _MENTIONS.c.entity_id)
+    .distinct()
+    .join(_MENTIONS, _MENTIONS.c.text_id == _M.c.text_id)
+    .where(
+        _M.c.seq.in_(bindparam("seqs", expanding=True)),
+        _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
+        shows_mention(_M, _MENTIONS),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------- facts
+@dataclass(frozen=True)
+class CandidateFacts:
+    """What the fusion of scores reads of a candidate item."""
+
+    seq: int
+    namespace: str
+    importance: float | None
+    created_at: str
+    author_key: str | None
+    entity_labels: str | None
+    conversation_id: str | None
+
+
+def candidate_facts(conn: Connection, seqs: Iterable[int]) -> dict[int, CandidateFacts]:
+    """The facts of each item of ``seqs`` (missing ones left out)."""
+    ordered = sorted(set(seqs))
+    out: dict[int, CandidateFacts] = {}
+    for start in range(0, len(ordered), 500):
+        for row in conn.execute(_FACTS, {"seqs": ordered[start : start + 500]}).all():
+            out[row[0]] = CandidateFacts(*row)
+    return out
+
+
+_FACTS = (
+    select(
+        _M.c.seq,
+        _M.c.namespace,
+        _M.c.importance,
+        _M.c.created_at,
+        _M.c.author_key,
+        _T.c.entity_labels,
+        _M.c.conversation_id,
+    )
+    .join(_T, _T.c.id == _M.c.text_id)
+    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+)
+
+
+def conversation_members(
+    conn: Connection, conversations: Sequence[str], scope: Scope
+) -> dict[str, list[int]]:
+    """The items of ``scope`` in each conversation, in order (``conversation -> seqs``)."""
+    if not conversations:
+        return {}
+    params = {**scope.params(), "conversations": list(conversations)}
+    members: dict[str, list[int]] = {}
+    for conversation, seq in conn.execute(_members_statement(scope.shape), params).all():
+        members.setdefault(conversation, []).append(seq)
+    return members
+
+
+@lru_cache(maxsize=64)
+def _members_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+    return (
+        select(_M.c.conversation_id, _M.c.seq)
+        .where(
+            _M.c.conversation_id.in_(bindparam("conversations", expanding=True)),
+            *_scope_conditions(shape),
+        )
+        .order_by(_M.c.seq)
+    )
