@@ -447,7 +447,7 @@ class CortexMemory:
             sorted(namespaces),
             analyse_query(self._space, "", query),
             sql_filters={"agent_id": agent_role} if agent_role else None,
-            pool=max(shown * 10, 200),
+            pool=max(shown * 5, 100),
         )
 
     def build_context_report(

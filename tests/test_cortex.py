@@ -394,17 +394,16 @@ class TestFacadeSearch:
     def test_other_tiers_copies_do_not_crowd_out_hits(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        # Each result is stored in four tiers; the candidate windows count only the searched
-        # tier's rows, so a window of 3 still holds the 3 contextual rows.
+        # Each result is one text shown by four tiers; the graph window counts texts, so a
+        # window of 3 still holds the 3 results.
         from graphmem.retrieval import search
-        from graphmem.store import database
 
         memory = CortexMemory()
         results = [f"Quentin Marsh inspected turbine {n}" for n in range(3)]
         for text in results:
             memory.save_task_result("Inspection", text, "Ops", importance=0.9)
-        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
         monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
+        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 3)
         assert {i.content for i in memory.search("turbine", limit=10)} == set(results)
         assert {i.content for i in memory.search("What did Quentin do?", limit=10)} == set(results)
 

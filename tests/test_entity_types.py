@@ -118,7 +118,7 @@ class TestNoJunkEntities:
     def test_a_known_or_declared_term_stays(self) -> None:
         analyzer = get_analyzer()
         doc = analyzer.analyse(["SSO went live for Aurex."])[0]
-        known = AliasMatcher(analyzer.nlp)
+        known = AliasMatcher()
         known.add("SSO", "PRODUCT")
         assert ("SSO", "PRODUCT") in [(m.surface, m.label) for m in find_mentions(doc, known)]
         assert "SSO" not in [m.surface for m in find_mentions(doc)]

@@ -595,24 +595,17 @@ def test_matched_terms_fold_diacritics_like_the_index() -> None:
 
 
 class TestBoundedWork:
-    """A query's cost does not grow with the store: lexical and graph candidates come from
-    windows of the newest matching rows (documented in search.py and database.py)."""
+    """Lexical candidates are every text matching a query word that an item of the search
+    shows (scored like a bare FTS5 query); graph candidates come from windows of each
+    entity's newest texts (documented in search.py and ranking_rows.py)."""
 
-    def test_lexical_window_scores_the_newest_matches(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        from graphmem.store import database
-
+    def test_lexical_search_scores_every_matching_text(self) -> None:
         memory = LongTermMemory()
         for i in range(6):
             memory.save(f"Shipment {i} of turbines left the depot.")
-        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
+        memory.save("The canteen serves lentil soup.")
         found = [h.item.content for h in memory.search_hits("turbines", limit=10)]
-        # Rows 3, 4 and 5 are the newest three matches; the window holds them and the one at its edge.
-        assert set(found) <= {f"Shipment {i} of turbines left the depot." for i in range(2, 6)}
-        assert "Shipment 5 of turbines left the depot." in found
-        monkeypatch.setattr(database, "LEXICAL_WINDOW", 1000)
-        assert len(memory.search_hits("turbines", limit=10)) == 6
+        assert sorted(found) == [f"Shipment {i} of turbines left the depot." for i in range(6)]
 
     def test_graph_window_takes_the_newest_mentions(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from graphmem.retrieval import search
@@ -623,12 +616,14 @@ class TestBoundedWork:
         for content in reports:
             memory.save(content)
         monkeypatch.setattr(search, "GRAPH_WINDOW", 2)
+        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 1)
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         # The reports share no word with the query: they come through Quentin Marsh, a
         # neighbour of the named company, and only his two newest mentions are candidates.
         found = [h.item.content for h in hits if not h.explanation.matched_terms]
         assert found and set(found) <= set(reports[-2:])
         monkeypatch.setattr(search, "GRAPH_WINDOW", 300)
+        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 10)
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits}
 
@@ -639,7 +634,6 @@ class TestBoundedWork:
         tier's own rows out of either window."""
         from graphmem.retrieval import search
         from graphmem.storage import SQLiteStorage
-        from graphmem.store import database
 
         storage = SQLiteStorage()
         mine = LongTermMemory(storage=storage)
@@ -650,9 +644,9 @@ class TestBoundedWork:
             mine.save(content)
         for n in range(6):
             other.save(f"Quentin Marsh filed turbine report {n} again.")
-        monkeypatch.setattr(database, "LEXICAL_WINDOW", 3)
-        found = {h.item.content for h in mine.search_hits("turbine", limit=10)}
-        assert set(reports) <= found
+        found = {h.item.content for h in mine.search_hits("turbine", limit=3)}
+        assert set(reports) == found
         monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
+        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 3)
         hits = mine.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits if not h.explanation.matched_terms}

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from spacy.language import Language
-from spacy.matcher import Matcher, PhraseMatcher
+from spacy.matcher import Matcher
 from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
 from spacy.vocab import Vocab
@@ -24,8 +23,8 @@ from spacy.vocab import Vocab
 from .._assets import asset_path
 from .entity_patterns import load_entity_patterns
 from .entity_types import corrected_label
+from .known_names import KnownNames
 from .normalize import (
-    CORPORATE_SUFFIXES,
     MODEL_LABELS,
     canonical_key,
     is_acronym,
@@ -99,48 +98,30 @@ class Mention:
 
 
 class AliasMatcher:
-    """Finds the names a tenant's memory already knows, so they are recognised every time.
+    """Finds the names a tenant's memory already knows in a Doc, so they are recognised
+    every time (:class:`~graphmem.extract.known_names.KnownNames`: multi-word names and names
+    with inner capitals match case-insensitively; single words as written, so a person called
+    "Will" does not match the verb "will")."""
 
-    Multi-word names and names with inner capitals match case-insensitively; single words
-    match as written (so a person called "Will" does not match the verb "will").
-    """
+    def __init__(self) -> None:
+        self.names = KnownNames()
 
-    def __init__(self, nlp: Language) -> None:
-        self._nlp = nlp
-        self._lower = PhraseMatcher(nlp.vocab, attr="LOWER")
-        self._orth = PhraseMatcher(nlp.vocab, attr="ORTH")
-        self._known: set[str] = set()
-        self.labels: dict[str, str] = {}
+    @property
+    def labels(self) -> dict[str, str]:
+        """The label of each name taught, by the name and its lower-case form."""
+        return self.names.labels
 
     def add(self, surface: str, label: str) -> None:
         """Teach the matcher one name."""
-        if surface in self._known or not is_valid_entity_text(surface):
-            return
-        self._known.add(surface)
-        pattern = self._nlp.make_doc(surface)
-        if len(pattern) == 0:
-            return
-        self.labels[surface.lower()] = label
-        self.labels[surface] = label
-        inner_caps = any(ch.isupper() for ch in surface[1:])
-        if len(pattern) > 1 or inner_caps:
-            self._lower.add(label, [pattern])
-        else:
-            self._orth.add(label, [pattern])
-            if label != "PERSON" and surface.upper() != surface:
-                # "ACME" is the company "Acme"; capitals alone never make a common word a name.
-                self._orth.add(label, [self._nlp.make_doc(surface.upper())])
-        short = _without_legal_form(pattern)
-        if short is not None:
-            # "Acme Corp." is known, so "Acme" and "ACME" are too (same canonical key).
-            self.add(short, label)
+        self.names.add(surface, label)
 
     def spans(self, doc: Doc) -> list[Span]:
-        """Known names in ``doc`` as labelled spans."""
+        """Known names in ``doc`` as labelled spans (those that fall on its tokens)."""
         out: list[Span] = []
-        for matcher in (self._lower, self._orth):
-            for match_id, start, end in matcher(doc):
-                out.append(Span(doc, start, end, label=match_id))
+        for start, end, label in self.names.find(doc.text):
+            span = doc.char_span(start, end, label=label)
+            if span is not None:
+                out.append(span)
         return out
 
 
@@ -345,18 +326,6 @@ def _acronym_letters(surface: str) -> str | None:
     if " " in surface or not is_acronym(surface):
         return None
     return "".join(ch for ch in surface if ch.isalpha())
-
-
-def _without_legal_form(name: Doc) -> str | None:
-    """``name`` without its trailing legal form ("Acme Corp." -> "Acme"), or None if it has none."""
-    end = len(name)
-    while end > 1 and (
-        name[end - 1].is_punct
-        or name[end - 1].lower_ in {"&", "and"}
-        or name[end - 1].lower_.replace(".", "") in CORPORATE_SUFFIXES
-    ):
-        end -= 1
-    return name[:end].text if end < len(name) else None
 
 
 def _trim(span: Span, trusted: bool = False) -> Span | None:

@@ -37,6 +37,7 @@ from sqlalchemy import Connection
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
+from ..extract.known_names import KnownNames
 from ..extract.normalize import PLACE_LABELS, canonical_key, may_be_one_entity
 from ..extract.pipeline import Analyzer, get_analyzer
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
@@ -289,7 +290,7 @@ class EntityIndex:
         ents, rels = graph_rows.load_tenant(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
         kg.texts = graph_rows.count_texts(conn, tenant)
-        matcher = AliasMatcher(self.analyzer.nlp)
+        matcher = AliasMatcher()
         for e in ents:
             kg.add_entity(
                 e.key,
@@ -319,6 +320,10 @@ class EntityIndex:
         state = _TenantState(kg, matcher, generation)
         self._tenants[tenant] = state
         return state
+
+    def known_names(self, tenant: str) -> KnownNames:
+        """The names the tenant's memory knows (fresh, like :meth:`graph`)."""
+        return self.matcher(tenant).names
 
     def matcher(self, tenant: str) -> AliasMatcher:
         """The tenant's matcher of known names (fresh, like :meth:`graph`)."""
@@ -836,7 +841,7 @@ class EntityIndex:
 
     def _given_mentions(self, state: _TenantState, doc: Doc, names: Sequence[str]) -> list[Mention]:
         """Mentions of caller-supplied entity names (Calute's ``entities=`` argument)."""
-        matcher = AliasMatcher(self.analyzer.nlp)
+        matcher = AliasMatcher()
         for name in names:
             known = state.graph.resolve(name)
             matcher.add(name, state.graph.graph.nodes[known]["label"] if known else GIVEN_LABEL)

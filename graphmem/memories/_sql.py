@@ -270,7 +270,9 @@ class SQLMemory(Memory):
         db = self._space.database
         out: list[tuple[MemoryRow, MemoryItem]] = []
         cursor: int | None = None
-        page = 200 if limit is None else max(limit * 2, 50)
+        # Column filters are applied by SQL: a page of ``limit`` rows is all that is needed
+        # unless a filter SQL cannot apply rejects some.
+        page = 200 if limit is None else (limit if not rest else max(limit * 2, 50))
         while limit is None or len(out) < limit:
             batch = db.list_items(
                 conn,

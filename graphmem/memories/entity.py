@@ -28,9 +28,9 @@ from sqlalchemy import select
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
 from ..extract.normalize import canonical_key
+from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..items import MemoryItem, check_content
-from ..retrieval.query import named_keys
 from ..store import graph_rows, schema
 from ..store.database import shown_content, shows_mention
 from ._sql import SQLMemory
@@ -471,7 +471,7 @@ class EntityMemory(SQLMemory):
 
     def known_entities_in(self, text: str) -> list[tuple[str, int]]:
         """The known entities ``text`` names, in text order, with how many memories of this
-        tier mention each (found without the statistical NER: see :mod:`graphmem.retrieval.query`).
+        tier mention each (found without a language model: see :mod:`graphmem.extract.query`).
 
         Example:
             >>> memory = EntityMemory()
@@ -483,7 +483,7 @@ class EntityMemory(SQLMemory):
         index = self.space.entity_index
         with self.space.database.read():  # one view and its matcher, of the same generation
             kg = self.graph
-            keys = named_keys(index, kg, index.matcher(self._graph_tenant), text)
+            keys = named_keys(kg, index.known_names(self._graph_tenant), text)
         counts = self.mention_counts(keys)
         return [(kg.name_of(key), counts[key]) for key in keys if counts.get(key)]
 

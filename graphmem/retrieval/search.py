@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 import snowballstemmer
 
 from .._assets import asset_path
+from ..extract.query import named_keys
 from ..items import MemoryItem
 from ..store import ranking_rows
-from ..store.database import LEXICAL_WINDOW, MemoryRow, query_terms
-from .query import named_keys
+from ..store.database import MemoryRow, query_terms
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
@@ -77,9 +77,17 @@ HOP_DECAY = (1.0, 0.5, 0.2)
 #: does not grow with the store.
 GRAPH_ENTITIES = 10
 GRAPH_WINDOW = 300
+#: An entity's window holds ``GRAPH_WINDOW`` times its weight and rarity texts, at least this many.
+GRAPH_MIN_WINDOW = 10
+#: An entity's window is looked for in its newest ``GRAPH_SCAN`` times that many mentions (so
+#: a search of one agent's memories costs no more than one of all of them).
+GRAPH_SCAN = 4
+#: Lexical candidates a search takes when the caller filters its hits further (a callable
+#: filter): enough for the filter to leave ``limit`` hits in all but pathological cases.
+FILTERED_POOL = 5000
 #: Items that only the graph brings in are scored further (priors, adjacency) for this many
 #: of the strongest (the lexical candidates always): the rest cannot reach a context.
-GRAPH_CANDIDATES = 200
+GRAPH_CANDIDATES = 100
 
 
 @dataclass
@@ -147,7 +155,7 @@ def analyse_query(space: SQLiteStorage, tenant: str, query: str) -> QueryAnalysi
     kg = index.graph(tenant)
     named: list[str] = []
     if len(kg) and query.strip():
-        named = named_keys(index, kg, index.matcher(tenant), query)
+        named = named_keys(kg, index.known_names(tenant), query)
     weights, parents = _expand(kg, named)
     return QueryAnalysis(
         text=query,
@@ -183,7 +191,7 @@ def rank(
             query,
             tenant=tenant,
             sql_filters=sql_filters,
-            pool=LEXICAL_WINDOW if predicate is not None else max(limit * 10, 100),
+            pool=FILTERED_POOL if predicate is not None else max(limit * 10, 100),
             heads=heads,
         )
         return ranking.take(conn, limit, predicate=predicate)
@@ -255,7 +263,7 @@ class Ranking:
             if namespaces is None
             else [seq for seq in self.order if self.scores[seq].namespace in namespaces]
         )
-        chunk = max(limit, 10)
+        chunk = max(limit, 1)
         for start in range(0, len(order), chunk):
             if len(hits) >= limit:
                 break
@@ -420,11 +428,6 @@ def _graph_scores(
     if not by_id:
         return {}
     entity_ids = list(by_id)
-    pairs = set(ranking_rows.entity_windows(conn, entity_ids, scope, GRAPH_WINDOW))
-    reached = {seq for seq, entity_id in pairs if parents.get(by_id[entity_id]) is not None}
-    # By item: the other entities of the items reached, and those of the lexical ones.
-    lexical = set(candidates)
-    pairs.update(ranking_rows.candidate_mentions(conn, sorted(reached | lexical), entity_ids))
     # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
     # text of the tenant), so that a name the whole memory mentions cannot outweigh the words
     # of the query. Both counts are kept in the graph view.
@@ -434,25 +437,44 @@ def _graph_scores(
         key: math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
         for key in by_id.values()
     }
-    named_in: dict[int, set[str]] = {}
-    for seq, entity_id in pairs:
-        named_in.setdefault(seq, set()).add(by_id[entity_id])
-    scored: dict[int, tuple[float, str]] = {}
-    for seq, keys in named_in.items():
-        best, score = (0.0, ""), 0.0
-        for key in keys:
-            via = parents.get(key)
-            share = rarity[via] if via is not None and via in keys else 1.0
-            contribution = weights[key] * rarity[key] * share
-            score += contribution
-            best = max(best, (contribution, key))
-        scored[seq] = (min(1.0, score), best[1])
+    # Each entity's window in proportion to what its texts can score: a rare entity the query
+    # names brings all of its newest texts, a hub reached on the way a few.
+    sizes = [
+        (entity_id, max(GRAPH_MIN_WINDOW, round(GRAPH_WINDOW * weights[key] * rarity[key])))
+        for entity_id, key in by_id.items()
+    ]
+    windows = set(ranking_rows.entity_windows(conn, sizes, scope, GRAPH_SCAN))
+
+    def scores(pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
+        named_in: dict[int, set[str]] = {}
+        for seq, entity_id in pairs:
+            named_in.setdefault(seq, set()).add(by_id[entity_id])
+        out: dict[int, tuple[float, str]] = {}
+        for seq, keys in named_in.items():
+            best, score = (0.0, ""), 0.0
+            for key in keys:
+                via = parents.get(key)
+                share = rarity[via] if via is not None and via in keys else 1.0
+                contribution = weights[key] * rarity[key] * share
+                score += contribution
+                best = max(best, (contribution, key))
+            out[seq] = (min(1.0, score), best[1])
+        return out
+
+    # The strongest items the windows bring in, by what the windows show of them; then every
+    # query entity each of those and each lexical candidate shows, for their final score.
+    lexical = set(candidates)
+    first = scores(windows)
     kept = heapq.nlargest(
         GRAPH_CANDIDATES,
-        (seq for seq in scored if seq not in lexical),
-        key=lambda seq: (scored[seq][0], seq),
+        (seq for seq in first if seq not in lexical),
+        key=lambda seq: (first[seq][0], seq),
     )
-    return {seq: scored[seq] for seq in [*kept, *(lexical & scored.keys())]}
+    chosen = sorted(lexical.union(kept))
+    pairs = {pair for pair in windows if pair[0] in lexical or pair[0] in first}
+    pairs.update(ranking_rows.candidate_mentions(conn, chosen, entity_ids))
+    final = scores(pair for pair in pairs if pair[0] in lexical or pair[0] in kept)
+    return final
 
 
 def _fuse(

@@ -98,13 +98,6 @@ class MemoryRow:
     view: str = "full"
 
 
-#: Full-text search scores at most this many texts (the newest matching any query term that
-#: an item of the searched tiers, tenant and filters shows), so a query of common words costs
-#: the same at any store size. Stores and queries with fewer matching texts are scored
-#: exhaustively.
-LEXICAL_WINDOW = 2000
-
-
 def query_terms(query: str) -> list[str]:
     """Lower-cased word tokens of a query, stop words dropped unless nothing else is left.
 
@@ -560,11 +553,7 @@ class Database:
     def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
         """Count one access of each row."""
         for chunk in chunks(list(seqs), 500):
-            conn.execute(
-                update(_M)
-                .where(_M.c.seq.in_(chunk))
-                .values(access_count=_M.c.access_count + 1, last_accessed=when.isoformat())
-            )
+            conn.execute(_TOUCH, {"seqs": chunk, "when": when.isoformat()})
 
     def search_text(
         self,
@@ -581,8 +570,7 @@ class Database:
         text, with ``heads``: the searched tiers show texts whole) matches a query term.
 
         On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
-        over the newest :data:`LEXICAL_WINDOW` texts matching a term (BM25 costs ~2 us per
-        matching text; common words match a large share of a big store); on
+        of every matching text an item of the search shows (:func:`ranking_rows.lexical_hits`); on
         PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
         (:func:`graphmem.store.postgres.search_statement`).
         """
@@ -597,7 +585,7 @@ class Database:
             from .ranking_rows import Scope, lexical_hits
 
             scope = Scope.of(namespaces, tenant, sql_filters, heads)
-            return lexical_hits(conn, fts, scope, limit, window=LEXICAL_WINDOW)
+            return lexical_hits(conn, fts, scope, limit)
         raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
 
     # ------------------------------------------------------------------ key-value
@@ -633,6 +621,11 @@ _INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
 _INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
 _ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
 _ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_TOUCH = (
+    update(_M)
+    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+    .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
+)
 _COUNT_TEXTS = select(func.count()).select_from(_T)
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UNSHOWN_TEXTS = select(_T.c.id).where(

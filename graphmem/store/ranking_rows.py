@@ -11,7 +11,7 @@ Example:
     >>> with db.write() as conn:
     ...     _ = db.insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
     >>> with db.read() as conn:
-    ...     [(seq, round(score, 2)) for seq, score in lexical_hits(conn, '"acme"', Scope(("n",)), 10, 1000)]
+    ...     [(seq, round(score, 2)) for seq, score in lexical_hits(conn, '"acme"', Scope(("n",)), 10)]
     [(1, 0.0)]
 """
 
@@ -26,7 +26,6 @@ from sqlalchemy import (
     Connection,
     Integer,
     bindparam,
-    case,
     exists,
     func,
     literal_column,
@@ -99,57 +98,37 @@ def _scope_conditions(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> list[
 
 
 # ---------------------------------------------------------------------------------- lexical
-def lexical_hits(
-    conn: Connection, fts: str, scope: Scope, limit: int, window: int
-) -> list[tuple[int, float]]:
+def lexical_hits(conn: Connection, fts: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
     """``(seq, BM25 score)`` of the items of ``scope`` whose text matches the FTS5 query
-    ``fts``, best texts first (one statement): the ``limit`` best of the newest ``window``
-    matching texts an item of ``scope`` shows (all of them while the store holds no more
-    than ``window`` texts). The score is FTS5's BM25 of the text's body (of its whole when
-    the scope shows heads), negated so that larger is better."""
+    ``fts``, best texts first (one statement): the ``limit`` best texts an item of ``scope``
+    shows, and their items. The score is FTS5's BM25 of the text's body (of its whole when the
+    scope shows heads), negated so that larger is better.
+
+    Every matching text is considered, as a bare FTS5 query would; whether an item of the
+    scope shows it is read from an index, and only those are scored.
+    """
     params = {
         **scope.params(),
         "fts": fts,
-        "window": window,
         "limit": limit,
         "head_weight": 1.0 if scope.heads else 0.0,
     }
     rows = conn.execute(_lexical_statement(scope.shape), params).all()
     # A text that matches in its head only scores 0 by its body: no match.
-    return [(int(seq), -float(rank)) for seq, rank in rows if rank < 0]
+    return [(seq, -float(rank)) for seq, rank in rows if rank < 0]
 
 
 @lru_cache(maxsize=64)
 def _lexical_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
     conditions = _scope_conditions(shape)
-    rowid = text("texts_fts.rowid")
-    shown = exists().where(_M.c.text_id == rowid, *conditions)
-    newest_window = (
-        select(rowid)
-        .select_from(text("texts_fts"))
-        .where(text("texts_fts MATCH :fts"), shown)
-        .order_by(text("texts_fts.rowid DESC"))
-        .offset(bindparam("window", type_=Integer))
-        .limit(1)
-        .scalar_subquery()
-    )
-    # The window is looked for only when the store has more texts than it holds (CASE
-    # evaluates one branch).
-    oldest = case(
-        (
-            select(func.coalesce(func.max(_T.c.id), 0)).scalar_subquery()
-            <= bindparam("window", type_=Integer),
-            0,
-        ),
-        else_=func.coalesce(newest_window, 0),
-    )
+    rowid: Any = literal_column("texts_fts.rowid")
     ranked = (
         select(
-            literal_column("texts_fts.rowid").label("text_id"),
+            rowid.label("text_id"),
             func.bm25(literal_column("texts_fts"), bindparam("head_weight"), 1.0).label("rank"),
         )
         .select_from(text("texts_fts"))
-        .where(text("texts_fts MATCH :fts"), rowid >= oldest, shown)
+        .where(text("texts_fts MATCH :fts"), exists().where(_M.c.text_id == rowid, *conditions))
         .order_by(text("rank"))
         .limit(bindparam("limit", type_=Integer))
         .subquery()
@@ -164,15 +143,18 @@ def _lexical_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
 
 # ---------------------------------------------------------------------------------- graph
 def entity_windows(
-    conn: Connection, entity_ids: Sequence[int], scope: Scope, window: int
+    conn: Connection, windows: Sequence[tuple[int, int]], scope: Scope, scan: int
 ) -> list[tuple[int, int]]:
-    """``(seq, entity id)``: the items of ``scope`` showing each entity's newest ``window``
-    texts that mention it (in a part the item shows). The window counts texts, not items."""
-    if not entity_ids:
+    """``(seq, entity id)``: for each ``(entity id, window)``, the items of ``scope`` that show
+    the entity's newest ``window`` texts among those that mention it in a part an item of the
+    scope shows, looked for in its newest ``scan * window`` mentions (bounded work, however
+    selective the scope). Windows count texts: a task result kept by several tiers is one."""
+    if not windows:
         return []
-    params = {**scope.params(), "window": window}
-    params.update({f"e{i}": entity_id for i, entity_id in enumerate(entity_ids)})
-    stmt = _entity_windows_statement(len(entity_ids), scope.shape)
+    params = {**scope.params()}
+    for i, (entity_id, window) in enumerate(windows):
+        params.update({f"e{i}": entity_id, f"w{i}": window, f"s{i}": scan * window})
+    stmt = _entity_windows_statement(len(windows), scope.shape)
     return [tuple(row) for row in conn.execute(stmt, params).all()]
 
 
@@ -184,21 +166,36 @@ def _entity_windows_statement(
     conditions = _scope_conditions(shape)
     selects = []
     for i in range(entities):
+        # The entity's newest mentions, read backwards from the index (entity_id, text_id,
+        # in_head) alone; their texts' items are read from the index (text_id, namespace,
+        # tenant, agent_id, view) alone.
         newest = (
-            select(m.c.text_id, func.min(m.c.in_head).label("head_only"))
-            .where(
-                m.c.entity_id == bindparam(f"e{i}"),
-                exists().where(_M.c.text_id == m.c.text_id, shows_mention(_M, m), *conditions),
-            )
-            .group_by(m.c.text_id)
+            select(m.c.text_id, m.c.in_head)
+            .where(m.c.entity_id == bindparam(f"e{i}"))
             .order_by(m.c.text_id.desc())
-            .limit(bindparam("window", type_=Integer))
+            .limit(bindparam(f"s{i}", type_=Integer))
+            .subquery()
+        )
+        shown = (
+            select(newest.c.text_id)
+            .distinct()
+            .where(
+                exists().where(
+                    _M.c.text_id == newest.c.text_id,
+                    or_(newest.c.in_head == 0, _M.c.view == "full"),
+                    *conditions,
+                )
+            )
+            .order_by(newest.c.text_id.desc())
+            .limit(bindparam(f"w{i}", type_=Integer))
             .subquery()
         )
         selects.append(
             select(_M.c.seq, bindparam(f"e{i}", type_=Integer).label("entity_id"))
-            .join(newest, newest.c.text_id == _M.c.text_id)
-            .where(*conditions, or_(newest.c.head_only == 0, _M.c.view == "full"))
+            .distinct()
+            .join(shown, shown.c.text_id == _M.c.text_id)
+            .join(m, (m.c.text_id == _M.c.text_id) & (m.c.entity_id == bindparam(f"e{i}")))
+            .where(*conditions, or_(m.c.in_head == 0, _M.c.view == "full"))
         )
     return union_all(*selects)
 

@@ -96,7 +96,9 @@ memories = Table(
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
     Index("ix_memories_agent", "namespace", "agent_id"),
     Index("ix_memories_conversation", "conversation_id", "seq"),
-    Index("ix_memories_text", "text_id", "namespace"),
+    # A text's items by the columns a search scopes them with: "does an item of these tiers,
+    # of this tenant (and agent) show this text?" is answered from the index alone.
+    Index("ix_memories_text", "text_id", "namespace", "tenant", "agent_id", "view"),
 )
 
 entities = Table(
@@ -139,7 +141,7 @@ mentions = Table(
     # 1 when the mention lies in the text's head (shown by "full" items only).
     Column("in_head", Integer, nullable=False, default=0),
     # Newest texts of an entity and its text count, read from the index alone.
-    Index("ix_mentions_entity_text", "entity_id", "text_id"),
+    Index("ix_mentions_entity_text", "entity_id", "text_id", "in_head"),
     Index("ix_mentions_text", "text_id"),
 )
 
