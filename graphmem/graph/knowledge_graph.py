@@ -35,6 +35,8 @@ __all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "Knowledg
 CO_OCCURS = "co_occurs"
 
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
+EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
+NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
 
 
 def _strongest(link: tuple[str, int]) -> tuple[int, str]:
@@ -90,7 +92,14 @@ class KnowledgeGraph:
     """Relationship queries over one tenant's graph."""
 
     def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
-        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        self._graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        #: Loads the edges when first needed (a view of a large memory opens with its entities
+        #: only; a context needs only its named entities' strongest links): see
+        #: :meth:`load_edges_with`.
+        self._edge_loader: EdgeLoader | None = None
+        self._neighbour_loader: NeighbourLoader | None = None
+        #: key -> (how many were asked for, the strongest links found), while edges are not loaded.
+        self._lazy_links: dict[str, tuple[int, list[tuple[int, str]]]] = {}
         self.alias_keys: dict[str, str] = {}
         #: Word -> the node keys added that have it (stale keys linger after removals):
         #: the candidates of :meth:`of_short_name`.
@@ -104,6 +113,28 @@ class KnowledgeGraph:
         #: a query's expansion walks, kept up to date by the methods that change edges.
         self._links: dict[str, dict[str, int]] = {}
         self._evidence_loader = evidence_loader
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The NetworkX graph, edges included (loaded now if they were not yet)."""
+        if self._edge_loader is not None:
+            loader, self._edge_loader, self._neighbour_loader = self._edge_loader, None, None
+            self._lazy_links.clear()
+            known = self._graph
+            self.add_edges(edge for edge in loader() if edge[0] in known and edge[2] in known)
+        return self._graph
+
+    @property
+    def nodes(self) -> Any:
+        """The entities (NetworkX's node view), without loading the edges."""
+        return self._graph.nodes
+
+    def load_edges_with(self, edges: EdgeLoader, neighbours: NeighbourLoader) -> None:
+        """Load the edges only when something needs them: ``edges()`` gives them all
+        (``(subject, predicate, object, attributes)``), ``neighbours(key, n)`` an entity's
+        ``n`` strongest links meanwhile (as :meth:`strongest_neighbours` gives them)."""
+        self._edge_loader = edges
+        self._neighbour_loader = neighbours
 
     # ------------------------------------------------------------------ building
     def add_entity(
@@ -120,7 +151,7 @@ class KnowledgeGraph:
     ) -> None:
         """Add or replace a node."""
         alias_list = list(dict.fromkeys([name, *aliases]))
-        self.graph.add_node(
+        self._graph.add_node(
             key,
             name=name,
             label=label,
@@ -166,6 +197,20 @@ class KnowledgeGraph:
         )
         self._relink(subject, obj)
 
+    def add_edges(self, edges: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """Add many edges ``(subject, predicate, object, attributes)`` at once (loading a
+        view): the attributes are those of :meth:`add_edge`."""
+        rows = [(u, v, k, {"predicate": k, **data}) for u, k, v, data in edges]
+        self.graph.add_edges_from(rows)
+        strongest: dict[tuple[str, str], int] = {}
+        for u, v, _, data in rows:
+            if u != v:
+                pair = (u, v) if u < v else (v, u)
+                strongest[pair] = max(strongest.get(pair, 0), int(data.get("support", 1)))
+        for (a, b), strength in strongest.items():
+            self._links.setdefault(a, {})[b] = strength
+            self._links.setdefault(b, {})[a] = strength
+
     def add_support(self, subject: str, predicate: str, obj: str, delta: int) -> None:
         """Change the support of an edge by ``delta``."""
         self.graph.edges[subject, obj, predicate]["support"] += delta
@@ -180,7 +225,7 @@ class KnowledgeGraph:
         """Remove a node and its edges (its aliases linger: :meth:`resolve` skips them)."""
         for other in self._links.pop(key, {}):
             self._links.get(other, {}).pop(key, None)
-        self.graph.remove_node(key)
+        self._graph.remove_node(key)
 
     def strongest_neighbours(self, key: str, n: int) -> list[tuple[int, str]]:
         """The ``n`` neighbours of ``key`` (either direction) with the strongest edges, as
@@ -195,6 +240,16 @@ class KnowledgeGraph:
             >>> kg.strongest_neighbours("a", 5)
             [(3, 'c'), (1, 'b')]
         """
+        if self._neighbour_loader is not None:
+            # The edges are not loaded: each entity's links load the first time they are
+            # asked for (enough of them), as part of the view.
+            known = self._lazy_links.get(key)
+            if known is None or (len(known[1]) < n and known[0] < n):
+                found = [
+                    (s, nbr) for s, nbr in self._neighbour_loader(key, n) if nbr in self._graph
+                ]
+                known = self._lazy_links[key] = (n, found)
+            return known[1][:n]
         links = self._links.get(key, {})
         return [
             (support, nbr) for nbr, support in heapq.nsmallest(n, links.items(), key=_strongest)
@@ -226,7 +281,7 @@ class KnowledgeGraph:
         """
         key = canonical_key(name)
         target = self.alias_keys.get(key)
-        if target is not None and target in self.graph:  # aliases of forgotten entities linger
+        if target is not None and target in self._graph:  # aliases of forgotten entities linger
             return target
         return self.of_short_name(name)
 
@@ -242,7 +297,7 @@ class KnowledgeGraph:
         key = canonical_key(name)
         if not key or " " in key:
             return None
-        nodes = self.graph.nodes
+        nodes = self._graph.nodes
         matches = {
             node
             for node in self.name_words.get(key, ())
@@ -260,7 +315,7 @@ class KnowledgeGraph:
         return isinstance(name, str) and self.resolve(name) is not None
 
     def __len__(self) -> int:
-        return int(self.graph.number_of_nodes())
+        return int(self._graph.number_of_nodes())
 
     def get_entity(self, name: str) -> EntityInfo | None:
         """The entity a name resolves to, or None.
@@ -273,7 +328,7 @@ class KnowledgeGraph:
         key = self.resolve(name)
         if key is None:
             return None
-        data = self.graph.nodes[key]
+        data = self._graph.nodes[key]
         return EntityInfo(
             key=key,
             name=data["name"],
@@ -286,7 +341,7 @@ class KnowledgeGraph:
 
     def name_of(self, key: str) -> str:
         """Display name of a node key."""
-        return str(self.graph.nodes[key]["name"])
+        return str(self._graph.nodes[key]["name"])
 
     def _edge(self, u: str, v: str, data: dict[str, Any]) -> Edge:
         return Edge(

@@ -287,7 +287,7 @@ class EntityIndex:
 
     def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
         self._flush_deferred(conn)  # the view is read from the tables
-        ents, rels = graph_rows.load_tenant(conn, tenant)
+        ents = graph_rows.load_entities(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
         kg.texts = graph_rows.count_texts(conn, tenant)
         matcher = AliasMatcher()
@@ -304,19 +304,21 @@ class EntityIndex:
             )
             for alias in e.aliases:
                 matcher.add(alias, e.label)
-        for r in rels:
-            kg.add_edge(
-                r.subject_key,
-                r.predicate,
-                r.object_key,
-                support=r.support,
-                confidence=r.confidence,
-                first_seen=r.first_seen,
-                last_seen=r.last_seen,
-                valid_from=r.valid_from,
-                valid_to=r.valid_to,
-                relation_id=r.id,
-            )
+        key_of = {e.id: e.key for e in ents}
+
+        def edges() -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+            with self.db.read() as conn:
+                self._flush_deferred(conn)
+                yield from graph_rows.load_relations(conn, tenant, key_of)
+
+        def neighbours(key: str, n: int) -> list[tuple[int, str]]:
+            with self.db.read() as conn:
+                self._flush_deferred(conn)
+                return graph_rows.strongest_links(conn, kg.nodes[key]["entity_id"], n)
+
+        # The edges load when something needs them (writes, relationship queries); a
+        # context's expansion reads its entities' strongest links from SQL meanwhile.
+        kg.load_edges_with(edges, neighbours)
         state = _TenantState(kg, matcher, generation)
         self._tenants[tenant] = state
         return state

@@ -241,7 +241,14 @@ class Ranking:
                 heads=heads,
             )
         )
-        graph = _graph_scores(conn, kg, scope, query.weights, query.parents, lexical)
+        graph = _graph_scores(
+            conn,
+            kg,
+            scope,
+            query.weights,
+            query.parents,
+            ranking_rows.item_texts(conn, list(lexical)) if query.weights else {},
+        )
         named = {key for key, via in query.parents.items() if via is None}
         scores = _fuse(conn, scope, lexical, graph, named, query.expected_labels)
         order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
@@ -406,7 +413,7 @@ def _graph_scores(
     scope: ranking_rows.Scope,
     weights: Mapping[str, float],
     parents: Mapping[str, str | None],
-    candidates: Iterable[int] = (),
+    lexical_items: Mapping[int, tuple[int, str]] | None = None,
 ) -> dict[int, tuple[float, str]]:
     """seq -> (graph score, the entity key that contributed most), for the
     :data:`GRAPH_CANDIDATES` best items only the graph brings in and every lexical candidate
@@ -422,7 +429,9 @@ def _graph_scores(
     calls names beside a speaker ("Glad", "Kinda") no longer lift the speaker's own turns;
     beside a rare name it adds nearly its full weight (docs/benchmarks.md).
     """
-    nodes = kg.graph.nodes
+    lexical = {seq: text_id for seq, (text_id, _) in (lexical_items or {}).items()}
+    lexical_views = {seq: view for seq, (_, view) in (lexical_items or {}).items()}
+    nodes = kg.nodes
     by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
     by_id.pop(None, None)
     if not by_id:
@@ -438,12 +447,40 @@ def _graph_scores(
         for key in by_id.values()
     }
     # Each entity's window in proportion to what its texts can score: a rare entity the query
-    # names brings all of its newest texts, a hub reached on the way a few.
-    sizes = [
-        (entity_id, max(GRAPH_MIN_WINDOW, round(GRAPH_WINDOW * weights[key] * rarity[key])))
+    # names brings all of its newest texts, a hub reached on the way a few. A window holds the
+    # newest texts an item of the search shows the entity in, looked for among the entity's
+    # newest GRAPH_SCAN-times-its-size mentions.
+    size = {
+        entity_id: max(GRAPH_MIN_WINDOW, round(GRAPH_WINDOW * weights[key] * rarity[key]))
         for entity_id, key in by_id.items()
-    ]
-    windows = set(ranking_rows.entity_windows(conn, sizes, scope, GRAPH_SCAN))
+    }
+    newest = {
+        entity_id: ranking_rows.newest_mentions(conn, entity_id, GRAPH_SCAN * n)
+        for entity_id, n in size.items()
+    }
+    shown_by = ranking_rows.items_showing(
+        conn, {text_id for rows in newest.values() for text_id, _ in rows}, scope
+    )
+
+    def showing(text_id: int, head_only: int) -> list[int]:
+        """The searched items that show an entity of ``text_id`` (all its mentions there
+        in the head when ``head_only``)."""
+        return [seq for seq, view in shown_by.get(text_id, ()) if not head_only or view == "full"]
+
+    windows: set[tuple[int, int]] = set()
+    for entity_id, rows in newest.items():
+        head_only: dict[int, int] = {}
+        for text_id, in_head in rows:  # newest first; a text may hold several mentions
+            head_only[text_id] = min(head_only.get(text_id, 1), in_head)
+        taken = 0
+        for text_id, flag in head_only.items():
+            items = showing(text_id, flag)
+            if items:
+                windows.update((seq, entity_id) for seq in items)
+                taken += 1
+                if taken >= size[entity_id]:
+                    break
+    text_of = {seq: text_id for text_id, items in shown_by.items() for seq, _ in items}
 
     def scores(pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
         named_in: dict[int, set[str]] = {}
@@ -463,18 +500,25 @@ def _graph_scores(
 
     # The strongest items the windows bring in, by what the windows show of them; then every
     # query entity each of those and each lexical candidate shows, for their final score.
-    lexical = set(candidates)
     first = scores(windows)
     kept = heapq.nlargest(
         GRAPH_CANDIDATES,
         (seq for seq in first if seq not in lexical),
         key=lambda seq: (first[seq][0], seq),
     )
-    chosen = sorted(lexical.union(kept))
-    pairs = {pair for pair in windows if pair[0] in lexical or pair[0] in first}
-    pairs.update(ranking_rows.candidate_mentions(conn, chosen, entity_ids))
-    final = scores(pair for pair in pairs if pair[0] in lexical or pair[0] in kept)
-    return final
+    chosen = {**{seq: text_of[seq] for seq in kept}, **lexical}
+    views = {seq: view for items in shown_by.values() for seq, view in items}
+    views.update(lexical_views)
+    by_text: dict[int, list[int]] = {}
+    for seq, text_id in chosen.items():
+        by_text.setdefault(text_id, []).append(seq)
+    pairs = {
+        (seq, entity_id)
+        for text_id, entity_id, flag in ranking_rows.entities_of_texts(conn, by_text, entity_ids)
+        for seq in by_text[text_id]
+        if not flag or views.get(seq) == "full"
+    }
+    return scores(pairs)
 
 
 def _fuse(

@@ -8,12 +8,22 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    union_all,
+    update,
+)
 
 from ..errors import InvalidArgumentError
 from .database import shown_content, shows_mention
@@ -46,7 +56,9 @@ __all__ = [
     "next_relation_id",
     "prune_candidates",
     "write_batch",
-    "load_tenant",
+    "load_entities",
+    "load_relations",
+    "strongest_links",
     "log_merge",
     "take_merge",
     "merge_entity_rows",
@@ -164,17 +176,17 @@ class EvidenceRow:
     created_at: str | None
 
 
-def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[RelationRow]]:
-    """Every entity and relation of one tenant, to build its graph view (three scans: the
-    counts are stored)."""
+def load_entities(conn: Connection, tenant: str) -> list[EntityRow]:
+    """Every entity of one tenant with its aliases, to build its graph view (two scans: the
+    mention counts are stored)."""
     alias_map: dict[int, list[str]] = {}
     for entity_id, surface in conn.execute(
         select(aliases.c.entity_id, aliases.c.surface)
         .where(aliases.c.tenant == tenant)
         .order_by(aliases.c.id)
-    ):
+    ).all():
         alias_map.setdefault(int(entity_id), []).append(surface)
-    ents = [
+    return [
         EntityRow(
             id=int(r.id),
             tenant=r.tenant,
@@ -188,10 +200,37 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
         )
         for r in conn.execute(
             select(entities).where(entities.c.tenant == tenant).order_by(entities.c.id)
-        )
+        ).all()
     ]
-    key_of = {e.id: e.key for e in ents}
-    columns = (
+
+
+def load_relations(
+    conn: Connection, tenant: str, key_of: Mapping[int, str]
+) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+    """Every relation of one tenant as ``(subject key, predicate, object key, attributes)``
+    (one scan: the support is stored); ``key_of``: entity id -> key (relations of other
+    entities are left out)."""
+    rows = conn.execute(_TENANT_RELATIONS, {"tenant": tenant}).all()
+    for rid, subject, predicate, obj, confidence, first, last, valid_from, valid_to, n in rows:
+        if subject in key_of and obj in key_of:
+            yield (
+                key_of[subject],
+                predicate,
+                key_of[obj],
+                {
+                    "support": n,
+                    "confidence": float(confidence),
+                    "first_seen": first,
+                    "last_seen": last,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
+                    "relation_id": rid,
+                },
+            )
+
+
+_TENANT_RELATIONS = (
+    select(
         relations.c.id,
         relations.c.subject_id,
         relations.c.predicate,
@@ -203,25 +242,35 @@ def load_tenant(conn: Connection, tenant: str) -> tuple[list[EntityRow], list[Re
         relations.c.valid_to,
         relations.c.support,
     )
-    rows = conn.execute(
-        select(*columns).where(relations.c.tenant == tenant).order_by(relations.c.id)
-    )
-    rels = [
-        RelationRow(
-            id=rid,
-            subject_key=key_of[subject],
-            predicate=predicate,
-            object_key=key_of[obj],
-            confidence=float(confidence),
-            first_seen=first_seen,
-            last_seen=last_seen,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            support=int(support),
-        )
-        for rid, subject, predicate, obj, confidence, first_seen, last_seen, valid_from, valid_to, support in rows
-    ]
-    return ents, rels
+    .where(relations.c.tenant == bindparam("tenant"))
+    .order_by(relations.c.id)
+)
+
+
+def strongest_links(conn: Connection, entity_id: int, n: int) -> list[tuple[int, str]]:
+    """The ``n`` entities linked to ``entity_id`` by the strongest relations (either
+    direction), as ``(support of the strongest, entity key)``, strongest first (ties by key,
+    as :meth:`KnowledgeGraph.strongest_neighbours` orders them)."""
+    rows = conn.execute(_STRONGEST_LINKS, {"eid": entity_id, "n": n}).all()
+    return [(int(support), str(key)) for key, support in rows]
+
+
+_LINKS = union_all(
+    select(relations.c.object_id.label("other"), relations.c.support).where(
+        relations.c.subject_id == bindparam("eid")
+    ),
+    select(relations.c.subject_id.label("other"), relations.c.support).where(
+        relations.c.object_id == bindparam("eid")
+    ),
+).subquery()
+_STRONGEST_LINKS = (
+    select(entities.c.key, func.max(_LINKS.c.support).label("strength"))
+    .join(entities, entities.c.id == _LINKS.c.other)
+    .where(_LINKS.c.other != bindparam("eid"))
+    .group_by(entities.c.key)
+    .order_by(func.max(_LINKS.c.support).desc(), entities.c.key)
+    .limit(bindparam("n"))
+)
 
 
 def count_texts(conn: Connection, tenant: str) -> int:

@@ -29,23 +29,22 @@ from sqlalchemy import (
     exists,
     func,
     literal_column,
-    or_,
     select,
     text,
-    union_all,
 )
 
 from . import schema
-from .database import shows_mention
 
 __all__ = [
     "CandidateFacts",
     "Scope",
     "candidate_facts",
-    "candidate_mentions",
     "conversation_members",
-    "entity_windows",
+    "entities_of_texts",
+    "item_texts",
+    "items_showing",
     "lexical_hits",
+    "newest_mentions",
 ]
 
 _M, _T, _MENTIONS = schema.memories, schema.texts, schema.mentions
@@ -142,85 +141,76 @@ def _lexical_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
 
 
 # ---------------------------------------------------------------------------------- graph
-def entity_windows(
-    conn: Connection, windows: Sequence[tuple[int, int]], scope: Scope, scan: int
-) -> list[tuple[int, int]]:
-    """``(seq, entity id)``: for each ``(entity id, window)``, the items of ``scope`` that show
-    the entity's newest ``window`` texts among those that mention it in a part an item of the
-    scope shows, looked for in its newest ``scan * window`` mentions (bounded work, however
-    selective the scope). Windows count texts: a task result kept by several tiers is one."""
-    if not windows:
-        return []
-    params = {**scope.params()}
-    for i, (entity_id, window) in enumerate(windows):
-        params.update({f"e{i}": entity_id, f"w{i}": window, f"s{i}": scan * window})
-    stmt = _entity_windows_statement(len(windows), scope.shape)
-    return [tuple(row) for row in conn.execute(stmt, params).all()]
+def newest_mentions(conn: Connection, entity_id: int, n: int) -> list[tuple[int, int]]:
+    """``(text id, in head)`` of the entity's newest ``n`` mentions, newest first (read
+    backwards from the index (entity_id, text_id, in_head) alone)."""
+    return [tuple(row) for row in conn.execute(_NEWEST_MENTIONS, {"eid": entity_id, "n": n}).all()]
 
 
-@lru_cache(maxsize=128)
-def _entity_windows_statement(
-    entities: int, shape: tuple[bool, tuple[tuple[str, bool], ...]]
-) -> Any:
-    m = _MENTIONS
-    conditions = _scope_conditions(shape)
-    selects = []
-    for i in range(entities):
-        # The entity's newest mentions, read backwards from the index (entity_id, text_id,
-        # in_head) alone; their texts' items are read from the index (text_id, namespace,
-        # tenant, agent_id, view) alone.
-        newest = (
-            select(m.c.text_id, m.c.in_head)
-            .where(m.c.entity_id == bindparam(f"e{i}"))
-            .order_by(m.c.text_id.desc())
-            .limit(bindparam(f"s{i}", type_=Integer))
-            .subquery()
-        )
-        shown = (
-            select(newest.c.text_id)
-            .distinct()
-            .where(
-                exists().where(
-                    _M.c.text_id == newest.c.text_id,
-                    or_(newest.c.in_head == 0, _M.c.view == "full"),
-                    *conditions,
-                )
-            )
-            .order_by(newest.c.text_id.desc())
-            .limit(bindparam(f"w{i}", type_=Integer))
-            .subquery()
-        )
-        selects.append(
-            select(_M.c.seq, bindparam(f"e{i}", type_=Integer).label("entity_id"))
-            .distinct()
-            .join(shown, shown.c.text_id == _M.c.text_id)
-            .join(m, (m.c.text_id == _M.c.text_id) & (m.c.entity_id == bindparam(f"e{i}")))
-            .where(*conditions, or_(m.c.in_head == 0, _M.c.view == "full"))
-        )
-    return union_all(*selects)
+_NEWEST_MENTIONS = (
+    select(_MENTIONS.c.text_id, _MENTIONS.c.in_head)
+    .where(_MENTIONS.c.entity_id == bindparam("eid"))
+    .order_by(_MENTIONS.c.text_id.desc())
+    .limit(bindparam("n"))
+)
 
 
-def candidate_mentions(
-    conn: Connection, seqs: Sequence[int], entity_ids: Sequence[int]
-) -> list[tuple[int, int]]:
-    """``(seq, entity id)`` for each of the items ``seqs`` that shows a mention of one of
-    ``entity_ids``."""
-    out: list[tuple[int, int]] = []
-    for start in range(0, len(seqs), 500):
-        params = {"seqs": list(seqs[start : start + 500]), "entities": list(entity_ids)}
-        out.extend(tuple(row) for row in conn.execute(_CANDIDATE_MENTIONS, params).all())
+def items_showing(
+    conn: Connection, text_ids: Iterable[int], scope: Scope
+) -> dict[int, list[tuple[int, str]]]:
+    """text id -> ``(seq, view)`` of the items of ``scope`` that show it."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    stmt = _items_showing_statement(scope.shape)
+    ordered = sorted(set(text_ids))
+    for start in range(0, len(ordered), 500):
+        params = {**scope.params(), "texts": ordered[start : start + 500]}
+        for seq, text_id, view in conn.execute(stmt, params).all():
+            out.setdefault(text_id, []).append((seq, view))
     return out
 
 
-_CANDIDATE_MENTIONS = (
-    select(_M.c.seq, _MENTIONS.c.entity_id)
-    .distinct()
-    .join(_MENTIONS, _MENTIONS.c.text_id == _M.c.text_id)
-    .where(
-        _M.c.seq.in_(bindparam("seqs", expanding=True)),
-        _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
-        shows_mention(_M, _MENTIONS),
+@lru_cache(maxsize=64)
+def _items_showing_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+    return select(_M.c.seq, _M.c.text_id, _M.c.view).where(
+        _M.c.text_id.in_(bindparam("texts", expanding=True)), *_scope_conditions(shape)
     )
+
+
+def item_texts(conn: Connection, seqs: Sequence[int]) -> dict[int, tuple[int, str]]:
+    """seq -> ``(text id, view)`` of each item."""
+    out: dict[int, tuple[int, str]] = {}
+    ordered = sorted(set(seqs))
+    for start in range(0, len(ordered), 500):
+        for seq, text_id, view in conn.execute(_ITEM_TEXTS, {"seqs": ordered[start : start + 500]}):
+            out[seq] = (text_id, view)
+    return out
+
+
+_ITEM_TEXTS = select(_M.c.seq, _M.c.text_id, _M.c.view).where(
+    _M.c.seq.in_(bindparam("seqs", expanding=True))
+)
+
+
+def entities_of_texts(
+    conn: Connection, text_ids: Iterable[int], entity_ids: Sequence[int]
+) -> list[tuple[int, int, int]]:
+    """``(text id, entity id, 1 if all its mentions there are in the head)`` for each of
+    ``entity_ids`` that the texts mention."""
+    out: list[tuple[int, int, int]] = []
+    ordered = sorted(set(text_ids))
+    for start in range(0, len(ordered), 500):
+        params = {"texts": ordered[start : start + 500], "entities": list(entity_ids)}
+        out.extend(tuple(row) for row in conn.execute(_ENTITIES_OF_TEXTS, params).all())
+    return out
+
+
+_ENTITIES_OF_TEXTS = (
+    select(_MENTIONS.c.text_id, _MENTIONS.c.entity_id, func.min(_MENTIONS.c.in_head))
+    .where(
+        _MENTIONS.c.text_id.in_(bindparam("texts", expanding=True)),
+        _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
+    )
+    .group_by(_MENTIONS.c.text_id, _MENTIONS.c.entity_id)
 )
 
 
