@@ -23,7 +23,7 @@ import pytest
 from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLStorage
 from graphmem.errors import EntityNotFound
 from graphmem.graph.knowledge_graph import Hop
-from graphmem.graph.sql_queries import SQLGraph
+from graphmem.index.sql_graph import SQLGraph
 from graphmem.index.entity_index import EntityIndex
 from graphmem.items import MemoryItem
 from graphmem.store.database import Database

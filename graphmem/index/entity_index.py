@@ -41,10 +41,10 @@ from ..extract.known_names import KnownNames
 from ..extract.normalize import PLACE_LABELS, canonical_key, may_be_one_entity
 from ..extract.pipeline import Analyzer, get_analyzer
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
-from ..graph.sql_queries import SQLGraph
 from ..items import MemoryItem
 from ..store import graph_rows
 from ..store.database import Database, MemoryRow
+from .sql_graph import SQLGraph
 
 __all__ = [
     "GIVEN_LABEL",
@@ -73,7 +73,7 @@ GIVEN_LABEL = "ENTITY"
 #: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
 SQL_GRAPH_THRESHOLD = 50_000
 #: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
-#: recursive SQL (:class:`~graphmem.graph.sql_queries.SQLGraph`), or SQL for large tenants.
+#: recursive SQL (:class:`~graphmem.index.sql_graph.SQLGraph`), or SQL for large tenants.
 GraphCache = Literal["memory", "sql", "auto"]
 #: After these words a lone name NER calls a place stays a place ("lived in Berlin", "met at
 #: Berlin"). "From", "to" and "near" come before people too ("a letter from Ayala", "a monument

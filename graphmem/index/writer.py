@@ -39,12 +39,13 @@ from spacy.tokens import Doc
 from sqlalchemy import Connection
 
 from ..errors import InvalidArgumentError
+from ..extract.normalize import canonical_key
 from ..extract.texts import analyse_texts, whole_text
-from ..items import MemoryItem
-from ..store.database import Database, MemoryRow
+from ..items import MemoryItem, author_of
+from ..store.database import Database, MemoryRow, NewItemRow
 from .entity_index import EntityIndex, IndexedMemory
 
-__all__ = ["NewItem", "NewText", "Writer"]
+__all__ = ["NewItem", "NewText", "Writer", "author_key"]
 
 
 @dataclass
@@ -58,6 +59,24 @@ class NewItem:
     view: str = "full"
     #: Calute's EntityMemory: ``metadata["entities"]`` gets the names the text mentions.
     lists_entities: bool = False
+
+    def row(self, text_id: int) -> NewItemRow:
+        """The row that stores this item as one showing ``text_id``."""
+        return NewItemRow(
+            self.item, self.namespace, self.importance, text_id, self.view, author_key(self.item)
+        )
+
+
+def author_key(item: MemoryItem) -> str | None:
+    """The canonical key of who said or did ``item`` (its speaker or author, else its agent),
+    by which a search favours the memories of a person the query names.
+
+    Example:
+        >>> author_key(MemoryItem("Hi", metadata={"speaker": "Alice Johnson"}))
+        'alice johnson'
+    """
+    author = author_of(item)
+    return canonical_key(author) or None if author else None
 
 
 @dataclass
@@ -131,7 +150,7 @@ class Writer:
         rows = self.db.insert_items(
             conn,
             [
-                (ni.item, ni.namespace, ni.importance, text_id, ni.view)
+                ni.row(text_id)
                 for text, text_id in zip(texts, text_ids, strict=True)
                 for ni in text.items
             ],
@@ -160,9 +179,7 @@ class Writer:
         self, conn: Connection, text_id: int, items: Sequence[NewItem]
     ) -> list[MemoryRow]:
         """Give a stored text more items (a contextual item promoted to long-term memory)."""
-        return self.db.insert_items(
-            conn, [(ni.item, ni.namespace, ni.importance, text_id, ni.view) for ni in items]
-        )
+        return self.db.insert_items(conn, [ni.row(text_id) for ni in items])
 
     def _index(
         self, conn: Connection, text: NewText, text_id: int, doc: Doc | None

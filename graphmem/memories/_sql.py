@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from ..base import Memory
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import ITEM_ATTRIBUTES, check_filters, item_matches
-from ..index.writer import NewItem, NewText
+from ..index.writer import NewItem, NewText, author_key
 from ..items import (
     MemoryItem,
     check_content,
@@ -410,7 +410,7 @@ class SQLMemory(Memory):
             for key, value in updates.items():
                 setattr(changed, key, value)
             self._check_updated(changed)
-            db.update_row(conn, row.seq, changed, self._importance_of(changed))
+            db.update_row(conn, row.seq, changed, self._importance_of(changed), author_key(changed))
             if changed.content != item.content or changed.user_id != item.user_id:
                 self._space.entity_index.replace_text(
                     conn,

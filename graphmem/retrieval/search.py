@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import json
 import math
@@ -501,11 +500,14 @@ def _graph_scores(
     # The strongest items the windows bring in, by what the windows show of them; then every
     # query entity each of those and each lexical candidate shows, for their final score.
     first = scores(windows)
-    kept = heapq.nlargest(
-        GRAPH_CANDIDATES,
-        (seq for seq in first if seq not in lexical),
-        key=lambda seq: (first[seq][0], seq),
-    )
+    # The strongest texts only the graph brings in (a text's items score alike).
+    best_of: dict[int, tuple[float, int]] = {}
+    for seq, (score, _) in first.items():
+        if seq not in lexical:
+            text_id = text_of[seq]
+            best_of[text_id] = max(best_of.get(text_id, (0.0, 0)), (score, seq))
+    strongest = set(heapq.nlargest(GRAPH_CANDIDATES, best_of, key=lambda t: best_of[t]))
+    kept = [seq for seq in first if seq not in lexical and text_of[seq] in strongest]
     chosen = {**{seq: text_of[seq] for seq in kept}, **lexical}
     views = {seq: view for items in shown_by.values() for seq, view in items}
     views.update(lexical_views)
@@ -558,13 +560,31 @@ def _add_adjacency(
     owner = {seq: facts[seq].conversation_id for seq in strongest if seq in facts}
     conversations = sorted({c for c in owner.values() if c is not None})
     members = ranking_rows.conversation_members(conn, conversations, scope)
+    # A conversation is a line of texts (a turn kept by two tiers is one place in it); what a
+    # text is lent goes to each of its items.
+    lines: dict[str, list[int]] = {}
+    items_of: dict[int, list[int]] = {}
+    text_of: dict[int, int] = {}
+    for conversation, rows in members.items():
+        line = lines.setdefault(conversation, [])
+        for seq, text_id in rows:
+            text_of[seq] = text_id
+            if text_id not in items_of:
+                line.append(text_id)
+            items_of.setdefault(text_id, []).append(seq)
     lent: dict[int, float] = {}
+
+    def lend(text_id: int, value: float) -> None:
+        for item in items_of[text_id]:
+            lent[item] = max(lent.get(item, 0.0), value)
+
+    places = {c: {t: i for i, t in enumerate(line)} for c, line in lines.items()}
     for seq in strongest:
-        conversation = owner.get(seq)
-        if conversation is None or conversation not in members:
+        owned = owner.get(seq)
+        if owned is None or owned not in lines or seq not in text_of:
             continue
-        line = members[conversation]
-        position = bisect.bisect_left(line, seq)
+        line = lines[owned]
+        position = places[owned][text_of[seq]]
         base = (
             scores[seq].lexical * FUSION_WEIGHTS["lexical"]
             + scores[seq].graph * FUSION_WEIGHTS["graph"]
@@ -573,12 +593,11 @@ def _add_adjacency(
             # A memory naming the query's entity vouches for its whole (document-sized)
             # conversation: the pronoun sentences of a document are about the same entity.
             for neighbour in line:
-                lent[neighbour] = max(lent.get(neighbour, 0.0), base * CONVERSATION_SHARE)
+                lend(neighbour, base * CONVERSATION_SHARE)
         for distance, decay in enumerate(ADJACENCY_DECAY, start=1):
             for neighbour_at in (position - distance, position + distance):
                 if 0 <= neighbour_at < len(line):
-                    neighbour = line[neighbour_at]
-                    lent[neighbour] = max(lent.get(neighbour, 0.0), base * decay)
+                    lend(line[neighbour_at], base * decay)
     for seq, value in lent.items():
         scores.setdefault(seq, _Score()).adjacency = value
 

@@ -45,14 +45,14 @@ from sqlalchemy import (
 from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError
-from ..extract.normalize import canonical_key
-from ..items import MemoryItem, author_of, decode_metadata, encode_metadata
+from ..items import MemoryItem, decode_metadata, encode_metadata
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
 
 __all__ = [
     "Database",
     "MemoryRow",
+    "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "fts_query_from_text",
     "shown_content",
@@ -84,6 +84,19 @@ STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     """.split()
 )
+
+
+@dataclass(frozen=True)
+class NewItemRow:
+    """A tier item to insert, showing the stored text ``text_id`` (all of it, or with
+    ``view="body"`` its body), with the canonical key of who said or did it."""
+
+    item: MemoryItem
+    namespace: str
+    importance: float | None
+    text_id: int
+    view: str = "full"
+    author_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -347,7 +360,7 @@ class Database:
         return self.insert_items(
             conn,
             [
-                (item, namespace, importance, text_id, "full")
+                NewItemRow(item, namespace, importance, text_id)
                 for (item, namespace, importance), text_id in zip(rows, text_ids, strict=True)
             ],
         )
@@ -359,24 +372,22 @@ class Database:
         rows = [{"tenant": tenant, "head": head, "body": body} for tenant, head, body in texts]
         return [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
 
-    def insert_items(
-        self,
-        conn: Connection,
-        rows: Sequence[tuple[MemoryItem, str, float | None, int, str]],
-    ) -> list[MemoryRow]:
-        """Insert tier items ``(item, namespace, importance, text_id, view)`` of stored texts
-        (one statement); ``view`` is ``"full"`` (the item shows the whole text) or
-        ``"body"``. Returns their rows in order."""
+    def insert_items(self, conn: Connection, rows: Sequence[NewItemRow]) -> list[MemoryRow]:
+        """Insert tier items of stored texts (one statement); returns their rows in order."""
         if not rows:
             return []
         values = [
-            {**_item_values(item, namespace, importance), "text_id": text_id, "view": view}
-            for item, namespace, importance, text_id, view in rows
+            {
+                **_item_values(r.item, r.namespace, r.importance, r.author_key),
+                "text_id": r.text_id,
+                "view": r.view,
+            }
+            for r in rows
         ]
         seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
         return [
-            MemoryRow(seq, namespace, item.user_id or "", text_id, view)
-            for seq, (item, namespace, _, text_id, view) in zip(seqs, rows, strict=True)
+            MemoryRow(seq, r.namespace, r.item.user_id or "", r.text_id, r.view)
+            for seq, r in zip(seqs, rows, strict=True)
         ]
 
     def update_metadata_many(
@@ -526,10 +537,15 @@ class Database:
         return int(conn.execute(_ITEMS_OF_TEXT, {"text_id": text_id}).scalar() or 0) > 1
 
     def update_row(
-        self, conn: Connection, seq: int, item: MemoryItem, importance: float | None
+        self,
+        conn: Connection,
+        seq: int,
+        item: MemoryItem,
+        importance: float | None,
+        author_key: str | None = None,
     ) -> None:
         """Rewrite a row's fields from ``item`` (same seq, namespace and text)."""
-        values = _item_values(item, namespace=None, importance=importance)
+        values = _item_values(item, None, importance, author_key)
         values.pop("namespace")
         conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
 
@@ -682,7 +698,7 @@ def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) ->
 
 
 def _item_values(
-    item: MemoryItem, namespace: str | None, importance: float | None
+    item: MemoryItem, namespace: str | None, importance: float | None, author_key: str | None
 ) -> dict[str, Any]:
     return {
         "memory_id": item.memory_id,
@@ -700,13 +716,8 @@ def _item_values(
         "created_at": item.timestamp.isoformat(),
         "last_accessed": item.last_accessed.isoformat() if item.last_accessed else None,
         "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
-        "author_key": _author_key(item),
+        "author_key": author_key,
     }
-
-
-def _author_key(item: MemoryItem) -> str | None:
-    author = author_of(item)
-    return canonical_key(author) or None if author else None
 
 
 def _row_key(row: Any) -> MemoryRow:

@@ -255,21 +255,22 @@ _FACTS = (
 
 def conversation_members(
     conn: Connection, conversations: Sequence[str], scope: Scope
-) -> dict[str, list[int]]:
-    """The items of ``scope`` in each conversation, in order (``conversation -> seqs``)."""
+) -> dict[str, list[tuple[int, int]]]:
+    """The items of ``scope`` in each conversation, in order (``conversation -> [(seq, text
+    id)]``)."""
     if not conversations:
         return {}
     params = {**scope.params(), "conversations": list(conversations)}
-    members: dict[str, list[int]] = {}
-    for conversation, seq in conn.execute(_members_statement(scope.shape), params).all():
-        members.setdefault(conversation, []).append(seq)
+    members: dict[str, list[tuple[int, int]]] = {}
+    for conversation, seq, text_id in conn.execute(_members_statement(scope.shape), params).all():
+        members.setdefault(conversation, []).append((seq, text_id))
     return members
 
 
 @lru_cache(maxsize=64)
 def _members_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
     return (
-        select(_M.c.conversation_id, _M.c.seq)
+        select(_M.c.conversation_id, _M.c.seq, _M.c.text_id)
         .where(
             _M.c.conversation_id.in_(bindparam("conversations", expanding=True)),
             *_scope_conditions(shape),
