@@ -58,7 +58,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[list[st
                         str(len(chosen)),
                         f"{100 * sum(b) / len(b):.1f}",
                         f"{100 * sum(a) / len(a):.1f}",
-                        f"{diff:+.1f} [{low:+.1f}, {high:+.1f}]",
+                        f"{100 * diff:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]",
                     ]
                 )
     return rows

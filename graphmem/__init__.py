@@ -13,6 +13,7 @@ Example:
 """
 
 from .base import Memory
+from .compat.storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage, SQLStorage
 from .cortex import CortexMemory, PersistenceDisabledWarning
 from .errors import (
     DatabaseFileError,
@@ -25,7 +26,6 @@ from .errors import (
 from .graph import KnowledgeGraph
 from .items import MemoryEntry, MemoryItem
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
-from .storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage, SQLStorage
 
 __version__ = "0.1.0"
 

@@ -34,7 +34,7 @@ class Memory(ABC):
     """Abstract base class for every memory tier.
 
     Args:
-        storage: storage backend for persistence (see :mod:`graphmem.storage`).
+        storage: storage backend for persistence (see :mod:`graphmem.compat.storage`).
         max_items: maximum number of items to keep, ``None`` for no limit.
         enable_embeddings: kept for Calute compatibility; graphmem ranks lexically and
             through the knowledge graph, so no embedding model is needed.

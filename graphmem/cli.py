@@ -39,10 +39,10 @@ from .errors import DatabaseFileError, EntityNotFound, GraphmemError, InvalidArg
 if TYPE_CHECKING:
     import networkx as nx
 
+    from .compat.storage import SQLiteStorage
     from .cortex import CortexMemory
     from .graph.knowledge_graph import Edge, Hop, KnowledgeGraph
     from .memories import EntityMemory, LongTermMemory
-    from .storage import SQLiteStorage
 
 __all__ = ["COMMANDS", "build_parser", "default_db_path", "main", "read_records"]
 
@@ -100,7 +100,7 @@ def _open_existing(args: argparse.Namespace) -> SQLiteStorage:
 
 
 def _open(path: Path) -> SQLiteStorage:
-    from .storage import SQLiteStorage
+    from .compat.storage import SQLiteStorage
 
     if path.is_dir():
         raise DatabaseFileError(f"{path}: is a directory, not a database file")
@@ -758,7 +758,7 @@ def _demo_changes(em: EntityMemory, name: str) -> None:
 
 def _replace_demo_database(db: Path) -> None:
     if db.exists():
-        from .storage import SQLiteStorage
+        from .compat.storage import SQLiteStorage
 
         try:
             storage = SQLiteStorage(db)

@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .index.writer import NewItem, NewText
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
@@ -33,7 +34,6 @@ from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermM
 from .memories._sql import SQLMemory, check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
-from .storage import SQLiteStorage
 from .store import graph_rows
 
 __all__ = ["CortexMemory", "PersistenceDisabledWarning"]

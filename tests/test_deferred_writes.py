@@ -11,9 +11,9 @@ from contextlib import nullcontext
 import pytest
 from sqlalchemy import select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.memories.entity import EntityMemory
 from graphmem.memories.short_term import ShortTermMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import schema
 
 # With capacity 2, saving the fourth text evicts the second while the fourth is pending: the

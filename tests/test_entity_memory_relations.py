@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.graph.knowledge_graph import CO_OCCURS
 from graphmem.items import MemoryItem
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 
 # A neutral first sentence, so the evidence must be the relation's own sentence, not the memory.
 PREFACE = "It was a busy week. "

@@ -14,12 +14,12 @@ import pytest
 from spacy.tokens import Span
 
 from graphmem import CortexMemory
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.extract.entities import find_mentions, interjections
 from graphmem.extract.pipeline import get_analyzer
 from graphmem.graph.knowledge_graph import CO_OCCURS
 from graphmem.index.entity_index import SENTENCE_LINK_WINDOW
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from spacy.language import Language
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.extract.entities import find_mentions
 from graphmem.extract.pipeline import Analyzer, FallbackPipelineWarning, load_pipeline
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 
 
 def _no_pipeline() -> Language | None:
@@ -82,7 +82,7 @@ _SCRIPT = textwrap.dedent(
         from graphmem.extract.pipeline import FallbackPipelineWarning, get_analyzer
         from graphmem.memories.entity import EntityMemory
         from graphmem.memories.long_term import LongTermMemory
-        from graphmem.storage import SQLiteStorage
+        from graphmem.compat.storage import SQLiteStorage
 
         storage = SQLiteStorage(sys.argv[1])
         memory = EntityMemory(storage=storage)

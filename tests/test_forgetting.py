@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import schema
 
 

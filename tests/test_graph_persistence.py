@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.graph.knowledge_graph import CO_OCCURS
 from graphmem.memories.entity import EntityMemory
 from graphmem.memories.long_term import LongTermMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import schema
 
 GRAPH_TABLES = (

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.graph.knowledge_graph import CO_OCCURS
 from graphmem.items import MemoryItem
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 
 
 def _save_later(memory: EntityMemory, text: str) -> MemoryItem:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import schema
 
 GRAPH_TABLES = (

@@ -23,8 +23,8 @@ import pytest
 from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLStorage
 from graphmem.errors import EntityNotFound
 from graphmem.graph.knowledge_graph import Hop
-from graphmem.index.sql_graph import SQLGraph
 from graphmem.index.entity_index import EntityIndex
+from graphmem.index.sql_graph import SQLGraph
 from graphmem.items import MemoryItem
 from graphmem.store.database import Database
 

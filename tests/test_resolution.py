@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
 from graphmem.extract.pipeline import get_analyzer
 from graphmem.items import MemoryItem
 from graphmem.memories.entity import EntityMemory
 from graphmem.memories.user import UserMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import graph_rows, schema
 from graphmem.store.database import Database
 

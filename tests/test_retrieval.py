@@ -632,8 +632,8 @@ class TestBoundedWork:
     ) -> None:
         """Another tier's newer copies (a facade saves a result to several) must not push a
         tier's own rows out of either window."""
+        from graphmem.compat.storage import SQLiteStorage
         from graphmem.retrieval import search
-        from graphmem.storage import SQLiteStorage
 
         storage = SQLiteStorage()
         mine = LongTermMemory(storage=storage)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.extract.normalize import may_shorten
 from graphmem.extract.pipeline import get_analyzer
 from graphmem.memories.entity import EntityMemory
-from graphmem.storage import SQLiteStorage
 from graphmem.store import schema
 
 LONG = "Dana Whitfield works at Northwind Systems."

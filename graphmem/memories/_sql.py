@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from ..base import Memory
+from ..compat.storage import SQLiteStorage, resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import ITEM_ATTRIBUTES, check_filters, item_matches
 from ..index.writer import NewItem, NewText, author_key
@@ -28,7 +29,6 @@ from ..items import (
     encode_metadata,
 )
 from ..retrieval.search import Hit, rank
-from ..storage import SQLiteStorage, resolve_storage
 from ..store.database import SQL_FILTER_COLUMNS, MemoryRow
 
 __all__ = ["SQLMemory", "check_limit", "split_filters"]

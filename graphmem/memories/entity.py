@@ -25,6 +25,7 @@ import networkx as nx
 from spacy.tokens import Span
 from sqlalchemy import select
 
+from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
 from ..extract.normalize import canonical_key
@@ -34,7 +35,6 @@ from ..items import MemoryItem, check_content
 from ..store import graph_rows, schema
 from ..store.database import shown_content, shows_mention
 from ._sql import SQLMemory
-from .calute_views import RelationshipsView
 
 __all__ = ["EntityMemory"]
 
@@ -316,7 +316,7 @@ class EntityMemory(SQLMemory):
     @property
     def relationships(self) -> RelationshipsView:
         """predicate -> ``(subject, object)`` pairs, each once: a live view of the graph that
-        can be changed in place as Calute's dict is (see :mod:`graphmem.memories.calute_views`).
+        can be changed in place as Calute's dict is (see :mod:`graphmem.compat.views`).
 
         Example:
             >>> memory = EntityMemory()

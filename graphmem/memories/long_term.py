@@ -15,9 +15,9 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from ..compat.storage import SQLiteStorage
 from ..errors import InvalidArgumentError
 from ..items import MemoryItem, check_importance
-from ..storage import SQLiteStorage
 from ..store.database import MemoryRow
 from ._sql import SQLMemory
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..compat.storage import SQLiteStorage, resolve_storage
+from ..compat.views import UserPreferencesView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..items import MemoryItem, encode_metadata
-from ..storage import SQLiteStorage, resolve_storage
-from .calute_views import UserPreferencesView
 from .contextual import ContextualMemory
 from .entity import EntityMemory
 
@@ -152,7 +152,7 @@ class UserMemory:
     @property
     def user_preferences(self) -> UserPreferencesView:
         """user id -> preferences, Calute's dict as a live view: changes made in place are
-        stored (see :mod:`graphmem.memories.calute_views`).
+        stored (see :mod:`graphmem.compat.views`).
 
         Example:
             >>> users = UserMemory()

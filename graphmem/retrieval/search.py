@@ -39,7 +39,7 @@ from ..store.database import MemoryRow, query_terms
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
-    from ..storage import SQLiteStorage
+    from ..space import MemorySpace
 
 __all__ = [
     "FUSION_WEIGHTS",
@@ -147,7 +147,7 @@ class QueryAnalysis:
     tenant: str
 
 
-def analyse_query(space: SQLiteStorage, tenant: str, query: str) -> QueryAnalysis:
+def analyse_query(space: MemorySpace, tenant: str, query: str) -> QueryAnalysis:
     """Analyse ``query`` against ``tenant``'s graph (call inside a database read, so the view
     and its matcher are those of one snapshot)."""
     index = space.entity_index
@@ -168,7 +168,7 @@ def analyse_query(space: SQLiteStorage, tenant: str, query: str) -> QueryAnalysi
 
 
 def rank(
-    space: SQLiteStorage,
+    space: MemorySpace,
     namespaces: Sequence[str],
     query: str | QueryAnalysis,
     *,
@@ -201,7 +201,7 @@ class Ranking:
     """Every candidate of one query over some tiers, best first: built once, then split into
     as many result lists as needed (:meth:`take`), e.g. the sections of a context."""
 
-    space: SQLiteStorage
+    space: MemorySpace
     query: QueryAnalysis
     order: list[int]
     scores: dict[int, _Score]
@@ -210,7 +210,7 @@ class Ranking:
     def of(
         cls,
         conn: Any,
-        space: SQLiteStorage,
+        space: MemorySpace,
         namespaces: Sequence[str],
         query: str | QueryAnalysis,
         *,

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -277,3 +278,34 @@ def _members_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
         )
         .order_by(_M.c.seq)
     )
+
+
+# ---------------------------------------------------------------------------------- documents
+def rank_documents(docs: Mapping[str, str], query: str) -> list[tuple[str, float]]:
+    """``(key, BM25 score)`` of the documents (key -> text) that share a stemmed word with
+    ``query``, best first (ties by key), ranked by SQLite FTS5 as memories are.
+
+    Example:
+        >>> docs = {"a": "Alice joined Acme", "b": "lunch", "c": "Bob met Alice at Acme"}
+        >>> [key for key, _ in rank_documents(docs, "Where did Alice join Acme?")]
+        ['a', 'c']
+    """
+    from .database import fts_query_from_text
+
+    fts = fts_query_from_text(query)
+    if fts is None or not docs:
+        return []
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(
+            "CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, body, "
+            "tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        conn.executemany("INSERT INTO docs (key, body) VALUES (?, ?)", docs.items())
+        rows = conn.execute(
+            "SELECT key, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), key",
+            (fts,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(str(key), round(-float(rank), 6)) for key, rank in rows]

@@ -43,8 +43,8 @@ from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..items import check_content
 
 if TYPE_CHECKING:
-    from .entity import EntityMemory
-    from .user import UserMemory
+    from ..memories.entity import EntityMemory
+    from ..memories.user import UserMemory
 
 __all__ = ["RelationPairs", "RelationshipsView", "StoredPreferences", "UserPreferencesView"]
 

@@ -16,18 +16,13 @@ Example:
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
 import threading
 from abc import ABC, abstractmethod
-from collections import Counter
 from typing import Any
 
-from .errors import InvalidArgumentError, InvalidArgumentTypeError
-from .index.entity_index import EntityIndex, GraphCache
-from .index.writer import Writer
-from .store.database import Database
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..space import MemorySpace
+from ..store.ranking_rows import rank_documents
 
 __all__ = [
     "MemoryStorage",
@@ -124,8 +119,9 @@ class SimpleStorage(MemoryStorage):
             return count
 
 
-class SQLiteStorage(MemoryStorage):
-    """graphmem's SQL database, with Calute's key-value methods.
+class SQLiteStorage(MemorySpace, MemoryStorage):
+    """graphmem's SQL database (a :class:`~graphmem.space.MemorySpace`), with Calute's
+    key-value methods.
 
     Args:
         db_path: a SQLite file (created if missing), a SQLAlchemy URL such as
@@ -136,24 +132,8 @@ class SQLiteStorage(MemoryStorage):
     ``SQLStorage`` is the same class under a name that does not suggest SQLite only.
     """
 
-    def __init__(
-        self, db_path: str | os.PathLike[str] | None = None, *, graph_cache: GraphCache = "memory"
-    ) -> None:
-        if db_path is not None and not isinstance(db_path, str | os.PathLike):
-            raise InvalidArgumentTypeError(
-                f"db_path must be a str or path, got {type(db_path).__name__}"
-            )
-        self.db_path = os.fspath(db_path) if db_path is not None else None
-        self.database = Database(db_path)
-        self.entity_index = EntityIndex(self.database, graph_cache=graph_cache)
-        self.writer = Writer(self.database, self.entity_index)
-
     def __repr__(self) -> str:
         return f"SQLiteStorage({self.database.describe()!r})"
-
-    def close(self) -> None:
-        """Release the database connections."""
-        self.database.close()
 
     def save(self, key: str, data: Any) -> bool:
         value = _json_copy(data)
@@ -192,7 +172,8 @@ class RAGStorage(MemoryStorage):
     """Key-value storage with a ranked text search over the stored values.
 
     Calute ranked by cosine similarity of SHA-256 bytes (meaningless); this ranks by BM25
-    over the words of each stored value and returns only values sharing a word with the query.
+    over the words of each stored value (as memories are ranked) and returns only values
+    sharing a (stemmed) word with the query.
 
     Example:
         >>> rag = RAGStorage()
@@ -225,33 +206,13 @@ class RAGStorage(MemoryStorage):
     def search_similar(
         self, query: str, limit: int = 10, threshold: float = 0.0
     ) -> list[tuple[str, float, Any]]:
-        """``(key, score, data)`` of stored values sharing words with ``query``, best first."""
-        from .store.database import query_terms
-
-        terms = query_terms(query)
+        """``(key, score, data)`` of stored values sharing words with ``query``, best first
+        (BM25 over each value's JSON text, as memories are ranked: SQLite FTS5, Porter
+        stemming; scores above ``threshold`` only)."""
         docs = {key: self.backend.load(key) for key in self.backend.list_keys()}
-        tokens = {
-            k: re.findall(r"\w+", json.dumps(v, ensure_ascii=False).lower())
-            for k, v in docs.items()
-        }
-        if not terms or not tokens:
-            return []
-        avg = sum(len(t) for t in tokens.values()) / len(tokens)
-        df = Counter(term for toks in tokens.values() for term in set(toks))
-        scored: list[tuple[str, float, Any]] = []
-        for key, toks in tokens.items():
-            tf = Counter(toks)
-            score = 0.0
-            for term in terms:
-                if tf[term]:
-                    idf = math.log(1 + (len(tokens) - df[term] + 0.5) / (df[term] + 0.5))
-                    score += (
-                        idf * tf[term] * 2.5 / (tf[term] + 1.5 * (0.25 + 0.75 * len(toks) / avg))
-                    )
-            if score > threshold:
-                scored.append((key, score, docs[key]))
-        scored.sort(key=lambda s: (-s[1], s[0]))
-        return scored[:limit]
+        texts = {key: json.dumps(value, ensure_ascii=False) for key, value in docs.items()}
+        ranked = rank_documents(texts, query)
+        return [(key, score, docs[key]) for key, score in ranked if score > threshold][:limit]
 
 
 def resolve_storage(storage: object) -> SQLiteStorage:
