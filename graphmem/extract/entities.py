@@ -21,7 +21,7 @@ from spacy.util import filter_spans
 from spacy.vocab import Vocab
 
 from .._assets import asset_path
-from .entity_patterns import load_entity_patterns
+from .entity_patterns import DeclaredNames, load_entity_patterns
 from .entity_types import corrected_label
 from .known_names import KnownNames
 from .normalize import (
@@ -225,9 +225,16 @@ def _continues_a_name(doc: Doc, start: int) -> bool:
 
 
 def find_mentions(
-    doc: Doc, known: AliasMatcher | None = None, max_mentions: int = 500, include_ner: bool = True
+    doc: Doc,
+    known: AliasMatcher | None = None,
+    max_mentions: int = 500,
+    include_ner: bool = True,
+    declared: DeclaredNames | None = None,
 ) -> list[Mention]:
     """Entity mentions of ``doc`` in text order: NER spans of graph labels plus known names.
+
+    Names the user declared (``declared``: the memory's patterns) come first: they keep their
+    label, and no other span that overlaps one is kept (the declaration corrects the model).
 
     Where a known name, an NER span or a name shaped like an organisation's
     (:func:`organisation_names`) overlap, the longer wins (ties: the NER span, which an
@@ -245,6 +252,12 @@ def find_mentions(
     organisation_extents = {(span.start, span.end) for span in organisations}
     candidates.extend(known_spans)
     candidates.extend(organisations)  # after the model's: a tie keeps the model's span
+    declared_spans = declared.spans(doc) if declared else []
+    if declared_spans:
+        taken = {i for span in declared_spans for i in range(span.start, span.end)}
+        candidates = declared_spans + [
+            s for s in candidates if not taken.intersection(range(s.start, s.end))
+        ]
     person_words = {
         token.lower_ for span in candidates if span.label_ == "PERSON" and len(span) > 1
         for token in span
@@ -252,9 +265,9 @@ def find_mentions(
     mentions: list[Mention] = []
     has_sentences = doc.has_annotation("SENT_START")
     for span in sorted(filter_spans(candidates), key=lambda s: s.start):
-        declared = bool(span.ent_id_)
+        is_declared = bool(span.id_)  # entity-ruler spans: shipped and declared patterns
         extent = (span.start, span.end)
-        text = _trim(span, trusted=declared or extent in known_extents)
+        text = _trim(span, trusted=is_declared or extent in known_extents)
         if text is None:
             continue
         surface = text.text
@@ -262,7 +275,7 @@ def find_mentions(
         if not key or key in role_titles():
             continue
         label = span.label_
-        if declared or label not in MODEL_LABELS:
+        if is_declared or label not in MODEL_LABELS:
             pass  # a declared pattern's label, or a known name's declared type
         elif extent in organisation_extents:
             label = "ORG"  # "Vertex Labs", which the model calls a person

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -37,8 +38,21 @@ from sqlalchemy import Connection
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
+from ..extract.entity_patterns import (
+    DeclaredNames,
+    PatternSource,
+    check_entity_label,
+    read_entity_patterns,
+)
 from ..extract.known_names import KnownNames
-from ..extract.normalize import PLACE_LABELS, canonical_key, may_be_one_entity
+from ..extract.normalize import (
+    PLACE_LABELS,
+    UNKNOWN_LABEL,
+    canonical_key,
+    label_kind,
+    may_be_one_entity,
+    why_not_one_entity,
+)
 from ..extract.pipeline import Analyzer, get_analyzer
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
 from ..items import MemoryItem
@@ -47,7 +61,6 @@ from ..store.database import Database, MemoryRow
 from .sql_graph import SQLGraph
 
 __all__ = [
-    "GIVEN_LABEL",
     "MAX_INDEXED_CHARS",
     "MAX_MEMORY_LINKED_ENTITIES",
     "SENTENCE_LINK_WINDOW",
@@ -68,8 +81,10 @@ SENTENCE_LINK_WINDOW = 32
 #: Entities of one memory but of no common sentence are linked (weaker) among the memory's
 #: this-many most mentioned entities.
 MAX_MEMORY_LINKED_ENTITIES = 12
-#: Label of entities named by the caller (``EntityMemory.save(..., entities=[...])``) and unknown.
-GIVEN_LABEL = "ENTITY"
+#: ``graphmem_meta`` keys of what the user declared: entity-ruler patterns (every tenant's),
+#: and the labels set by :meth:`EntityIndex.relabel` (``tenant -> entity key -> label``).
+DECLARED_PATTERNS_KEY = "entity_patterns"
+RELABELLED_KEY = "entity_labels"
 #: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
 SQL_GRAPH_THRESHOLD = 50_000
 #: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
@@ -87,6 +102,11 @@ def _may_merge(kg: KnowledgeGraph, a: str, b: str) -> bool:
     """Whether the entities of node keys ``a`` and ``b`` (different) may become one."""
     nodes = kg.graph.nodes
     return a != b and may_be_one_entity(nodes[a]["label"], a, nodes[b]["label"], b)
+
+
+def is_declared_label(label: str) -> bool:
+    """Whether ``label`` is one of the user's types (PROJECT, TEAM): it wins label votes."""
+    return label_kind(label) == "declared"
 
 
 class RelationSource(Protocol):
@@ -240,6 +260,11 @@ class EntityIndex:
         #: While deferring: the largest stored mention and evidence ids (None: not read).
         self._newest_ids: tuple[int | None, int | None] | None = None
         self._lock = threading.RLock()
+        #: What the user declared (read from the database whenever a view is rebuilt):
+        #: entity-ruler patterns, and labels set by :meth:`relabel` (tenant -> key -> label).
+        self._declared_patterns: list[dict[str, Any]] = []
+        self._declared: DeclaredNames | None = None
+        self._relabelled: dict[str, dict[str, str]] = {}
 
     @property
     def analyzer(self) -> Analyzer:
@@ -287,6 +312,7 @@ class EntityIndex:
 
     def _load(self, conn: Connection, tenant: str, generation: int) -> _TenantState:
         self._flush_deferred(conn)  # the view is read from the tables
+        self._read_declarations(conn)
         ents = graph_rows.load_entities(conn, tenant)
         kg = KnowledgeGraph(self._evidence_loader)
         kg.texts = graph_rows.count_texts(conn, tenant)
@@ -334,32 +360,50 @@ class EntityIndex:
             return self._tenants[tenant].matcher
 
     def add_relation(
-        self, tenant: str, subject: str, predicate: str, obj: str, confidence: float = 1.0
+        self,
+        tenant: str,
+        subject: str,
+        predicate: str,
+        obj: str,
+        confidence: float = 1.0,
+        labels: tuple[str | None, str | None] = (None, None),
     ) -> Edge:
-        """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become entities."""
+        """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become
+        entities (of ``labels``, else :data:`UNKNOWN_LABEL`).
+
+        A name resolves as in extraction: its own entity, else the one entity it may be a
+        short name of. With a label, a short name only resolves to an entity that label may
+        be one with (:func:`~graphmem.extract.normalize.may_be_one_entity`), and a name whose
+        own entity has an incompatible label is refused.
+
+        Raises:
+            InvalidArgumentError: a label is malformed, or names an entity the name cannot be.
+        """
         key_pred = predicate.strip().lower().replace(" ", "_")
         seen = datetime.now().isoformat()
+        checked = [None if label is None else check_entity_label(label) for label in labels]
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
             before, after, state = self._writable_state(conn, tenant)
             self._pending = _PendingWrites()
             keys = []
-            for name in (subject, obj):
-                key = state.graph.resolve(name)
+            for name, label in zip((subject, obj), checked, strict=True):
+                key = self._resolve_named(state.graph, name, label)
                 if key is None:
                     key = canonical_key(name)
+                    label = label or UNKNOWN_LABEL
                     entity_id = graph_rows.insert_entity(
-                        conn, tenant, key, name.strip(), GIVEN_LABEL, seen
+                        conn, tenant, key, name.strip(), label, seen
                     )
                     state.graph.add_entity(
                         key,
                         name=name.strip(),
-                        label=GIVEN_LABEL,
+                        label=label,
                         first_seen=seen,
                         last_seen=seen,
                         entity_id=entity_id,
                     )
-                    state.matcher.add(name.strip(), GIVEN_LABEL)
+                    state.matcher.add(name.strip(), label)
                 keys.append(key)
             self._link(
                 conn,
@@ -376,6 +420,23 @@ class EntityIndex:
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
             return state.graph._edge(keys[0], keys[1], data)
+
+    @staticmethod
+    def _resolve_named(kg: KnowledgeGraph, name: str, label: str | None) -> str | None:
+        """The entity a name given by hand stands for (None: a new one), by the one label rule."""
+        if label is None:
+            return kg.resolve(name)
+        own = canonical_key(name)
+        key = kg.alias_keys.get(own)
+        if key is None or key not in kg.graph:
+            return kg.of_short_name(name, label)
+        node = kg.graph.nodes[key]
+        reason = why_not_one_entity(label, own, node["label"], key)
+        if reason is not None:
+            raise InvalidArgumentError(
+                f"{name!r} ({label}) cannot be {node['name']!r} ({node['label']}): {reason}"
+            )
+        return key
 
     def _writable_state(self, conn: Connection, tenant: str) -> tuple[int, int, _TenantState]:
         """Count a graph change in this transaction and return the tenant's up-to-date view."""
@@ -401,11 +462,14 @@ class EntityIndex:
                 keys.append(key)
             if keys[0] == keys[1]:
                 raise InvalidArgumentError(f"{keep!r} and {merge!r} are already the same entity")
-            if not _may_merge(state.graph, keys[0], keys[1]):
-                labels = [state.graph.graph.nodes[k]["label"] for k in keys]
+            nodes = state.graph.graph.nodes
+            labels = [nodes[k]["label"] for k in keys]
+            reason = why_not_one_entity(labels[0], keys[0], labels[1], keys[1])
+            if reason is not None:
                 raise InvalidArgumentError(
                     f"{keep!r} ({labels[0]}) and {merge!r} ({labels[1]}) cannot be one entity: "
-                    "a person is not a place or an organisation"
+                    f"{reason} (if one of them is mislabelled, relabel it first: "
+                    f"relabel({merge!r}, {labels[0]!r}))"
                 )
             merge_id = self._merge_rows(conn, tenant, state, keys[0], keys[1])
             self._track_transaction({tenant}, before, after)
@@ -417,9 +481,13 @@ class EntityIndex:
         """Fold entity ``merge`` into ``keep`` (node keys) in the tables, log it for
         :meth:`unmerge`, and drop the tenant's view (it is rebuilt on next use)."""
         nodes = state.graph.graph.nodes
+        keep_id = nodes[keep]["entity_id"]
         snapshot = graph_rows.merge_entity_rows(
-            conn, tenant, nodes[keep]["entity_id"], nodes[merge]["entity_id"]
+            conn, tenant, keep_id, nodes[merge]["entity_id"], is_declared_label
         )
+        pinned = self._relabelled.get(tenant, {}).get(keep)
+        if pinned is not None:
+            graph_rows.write_batch(conn, entity_labels=[{"eid": keep_id, "label": pinned}])
         merge_id = graph_rows.log_merge(conn, tenant, keep, merge, snapshot)
         self._tenants.pop(tenant, None)
         return merge_id
@@ -434,6 +502,101 @@ class EntityIndex:
             graph_rows.unmerge_entity_rows(conn, snapshot)
             self._tenants.pop(tenant, None)
             self._track_transaction({tenant}, before, after)
+
+    # ------------------------------------------------------------------ declared types
+    def declare(self, patterns: PatternSource) -> int:
+        """Declare entity types by entity-ruler patterns, for every tenant of the database;
+        returns how many patterns were new.
+
+        The patterns are stored in the database (a reopened memory knows them) and run beside
+        the shared pipeline on every text indexed from now on; a name they find keeps their
+        label, and a declared label wins its entity's label vote. Entities already known
+        under a phrase pattern's name take its label now.
+
+        Raises:
+            EntityPatternsError: a pattern is malformed (nothing is declared).
+        """
+        checked = read_entity_patterns(patterns)
+        with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
+            before, after = self.db.bump_generation(conn)
+            stored = list(graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or [])
+            signatures = {json.dumps(p, sort_keys=True) for p in stored}
+            fresh: list[dict[str, Any]] = []
+            for pattern in checked:
+                signature = json.dumps(pattern, sort_keys=True)
+                if signature not in signatures:
+                    signatures.add(signature)
+                    fresh.append(pattern)
+            if not fresh:
+                return 0
+            graph_rows.write_setting(conn, DECLARED_PATTERNS_KEY, stored + fresh)
+            phrases = {
+                canonical_key(p["pattern"]): p["label"]
+                for p in fresh
+                if isinstance(p["pattern"], str)
+            }
+            touched = set()
+            for tenant, key, entity_id in graph_rows.entity_ids_named(conn, list(phrases)):
+                graph_rows.set_entity_label(conn, entity_id, phrases[key])
+                touched.add(tenant)
+            self._read_declarations(conn)
+            self._tenants.clear()  # views are rebuilt with the new labels
+            self._track_transaction(touched, before, after)
+            return len(fresh)
+
+    def declared_patterns(self) -> list[dict[str, Any]]:
+        """The entity-ruler patterns declared in this database, oldest first."""
+        with self.db.read() as conn:
+            return list(graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or [])
+
+    def relabel(self, tenant: str, name: str, label: str) -> str:
+        """Give the entity ``name`` resolves to the label ``label``, for good: its mentions
+        are relabelled and later mentions do not vote it back. Returns the previous label.
+
+        The entity's other names must be allowed to be one entity with it under the new
+        label (the one rule of :func:`~graphmem.extract.normalize.may_be_one_entity`):
+        relabelling Bob Stone a place while "Robert Stone" was merged into him is refused.
+
+        Raises:
+            EntityNotFound: no entity has that name.
+            InvalidArgumentError: the label is malformed, or the rule refuses it.
+        """
+        label = check_entity_label(label)
+        with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
+            before, after, state = self._writable_state(conn, tenant)
+            key = state.graph.resolve(name)
+            if key is None:
+                raise EntityNotFound(f"entity {name!r} is not in the graph")
+            node = state.graph.graph.nodes[key]
+            for surface, other in sorted(graph_rows.alias_labels(conn, node["entity_id"]).items()):
+                other_key = canonical_key(surface)
+                reason = (
+                    why_not_one_entity(label, key, other, other_key) if other_key != key else None
+                )
+                if reason is not None:
+                    raise InvalidArgumentError(
+                        f"{node['name']!r} cannot be {label}: it is also named {surface!r} "
+                        f"({other}), and {reason} (unmerge that name first)"
+                    )
+            previous = str(node["label"])
+            graph_rows.set_entity_label(conn, node["entity_id"], label)
+            relabelled = graph_rows.read_setting(conn, RELABELLED_KEY) or {}
+            relabelled.setdefault(tenant, {})[key] = label
+            graph_rows.write_setting(conn, RELABELLED_KEY, relabelled)
+            self._relabelled = relabelled
+            self._tenants.pop(tenant, None)
+            self._track_transaction({tenant}, before, after)
+            return previous
+
+    def _read_declarations(self, conn: Connection) -> None:
+        """Read what the user declared, rebuilding the declared names when it changed."""
+        patterns = graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or []
+        if patterns != self._declared_patterns or self._declared is None:
+            self._declared_patterns = patterns
+            self._declared = DeclaredNames(patterns, lambda text: self.analyzer.nlp.make_doc(text))
+        self._relabelled = graph_rows.read_setting(conn, RELABELLED_KEY) or {}
 
     def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
         with self.db.read() as conn:
@@ -758,7 +921,7 @@ class EntityIndex:
     ) -> IndexedMemory:
         seen = item.timestamp.isoformat()
         mentions = (
-            find_mentions(doc, state.matcher)
+            find_mentions(doc, state.matcher, declared=self._declared)
             if given is None
             else self._given_mentions(state, doc, given)
         )
@@ -809,7 +972,7 @@ class EntityIndex:
                 if m["entity_id"] == entity_ids[key]
             )
         }
-        for key, label in self._vote(conn, disputed).items():
+        for key, label in self._vote(conn, tenant, disputed).items():
             nodes[key]["label"] = label
         for key in keys_in_order:
             node = nodes[key]
@@ -846,7 +1009,7 @@ class EntityIndex:
         matcher = AliasMatcher()
         for name in names:
             known = state.graph.resolve(name)
-            matcher.add(name, state.graph.graph.nodes[known]["label"] if known else GIVEN_LABEL)
+            matcher.add(name, state.graph.graph.nodes[known]["label"] if known else UNKNOWN_LABEL)
         found = find_mentions(doc, matcher, include_ner=False)
         found_keys = {m.key for m in found}
         whole = doc[:]
@@ -854,15 +1017,16 @@ class EntityIndex:
             key = canonical_key(name)
             if key and key not in found_keys:
                 found_keys.add(key)
-                label = matcher.labels.get(name, GIVEN_LABEL)
+                label = matcher.labels.get(name, UNKNOWN_LABEL)
                 # A zero-width span of its own past the text: spans key the mentions, so
                 # two names absent from the text must not share one (they were not linked).
                 pos = len(doc.text) + len(found)
                 found.append(Mention(name, label, key, pos, pos, 0, len(doc.text), whole))
         return found
 
-    def _vote(self, conn: Connection, entity_ids: dict[str, int]) -> dict[str, str]:
-        """Each entity's label becomes the vote of its mentions, stored and pending."""
+    def _vote(self, conn: Connection, tenant: str, entity_ids: dict[str, int]) -> dict[str, str]:
+        """Each entity's label becomes the vote of its mentions, stored and pending (a
+        declared type winning), or the label :meth:`relabel` gave it."""
         pending = self._pending
         unread = [i for i in entity_ids.values() if i not in pending.stored_votes]
         if unread:
@@ -878,8 +1042,13 @@ class EntityIndex:
             for label, (n, first) in pending.pending_votes.get(entity_id, {}).items():
                 stored_n, stored_first = votes.get(label, (0, first))
                 votes[label] = (stored_n + n, stored_first)
-            if votes:
-                out[key] = pending.entity_labels[entity_id] = graph_rows.pick_label(votes)
+            pinned = self._relabelled.get(tenant, {}).get(key)
+            if pinned is not None:
+                out[key] = pending.entity_labels[entity_id] = pinned
+            elif votes:
+                out[key] = pending.entity_labels[entity_id] = graph_rows.pick_label(
+                    votes, is_declared_label
+                )
         return out
 
     def _resolve(

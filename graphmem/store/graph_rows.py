@@ -8,7 +8,7 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +33,7 @@ from .schema import (
     memories,
     mentions,
     merges,
+    meta,
     relation_evidence,
     relations,
     texts,
@@ -70,6 +71,11 @@ __all__ = [
     "subtract_counts",
     "tier_mention_counts",
     "vote_labels",
+    "read_setting",
+    "write_setting",
+    "set_entity_label",
+    "alias_labels",
+    "entity_ids_named",
 ]
 
 # Statements run once per row while indexing are built once: building and hashing a fresh
@@ -412,15 +418,32 @@ def mention_label_counts(
     return out
 
 
-def pick_label(votes: Mapping[str, tuple[int, Any]]) -> str:
+def pick_label(
+    votes: Mapping[str, tuple[int, Any]], preferred: Callable[[str], bool] | None = None
+) -> str:
     """The label voted for an entity from ``label -> (mentions, first)``: the most frequent,
-    a tie going to the label seen first so one odd mention does not flip an entity's label."""
+    a tie going to the label seen first so one odd mention does not flip an entity's label.
+    Labels ``preferred`` accepts (the user's declared types) win over all others.
+
+    Examples:
+        >>> pick_label({"PERSON": (5, 1), "PROJECT": (1, 9)})
+        'PERSON'
+        >>> pick_label({"PERSON": (5, 1), "PROJECT": (1, 9)}, preferred=lambda x: x == "PROJECT")
+        'PROJECT'
+    """
+    if preferred is not None and any(preferred(label) for label in votes):
+        votes = {label: n for label, n in votes.items() if preferred(label)}
     return min(votes, key=lambda label: (-votes[label][0], votes[label][1], label))
 
 
-def vote_labels(conn: Connection, entity_ids: Iterable[int]) -> dict[int, str]:
+def vote_labels(
+    conn: Connection, entity_ids: Iterable[int], preferred: Callable[[str], bool] | None = None
+) -> dict[int, str]:
     """Set each entity's label to the vote of its stored mentions; returns the new labels."""
-    out = {e: pick_label(v) for e, v in mention_label_counts(conn, list(entity_ids)).items()}
+    out = {
+        e: pick_label(v, preferred)
+        for e, v in mention_label_counts(conn, list(entity_ids)).items()
+    }
     write_batch(conn, entity_labels=[{"eid": e, "label": label} for e, label in out.items()])
     return out
 
@@ -526,8 +549,15 @@ def delete_index_rows(conn: Connection, text_id: int) -> None:
     conn.execute(delete(relation_evidence).where(relation_evidence.c.text_id == text_id))
 
 
-def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int) -> dict[str, Any]:
-    """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo."""
+def merge_entity_rows(
+    conn: Connection,
+    tenant: str,
+    keep_id: int,
+    merge_id: int,
+    preferred: Callable[[str], bool] | None = None,
+) -> dict[str, Any]:
+    """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo.
+    The kept entity's label is voted again (``preferred``: as :func:`pick_label`)."""
     e, r, ev = entities, relations, relation_evidence
     involved = conn.execute(
         select(r).where(
@@ -617,7 +647,7 @@ def merge_entity_rows(conn: Connection, tenant: str, keep_id: int, merge_id: int
             last_seen=max(kept["last_seen"], merged["last_seen"]),
         )
     )
-    vote_labels(conn, [keep_id])
+    vote_labels(conn, [keep_id], preferred)
     recount(conn, [keep_id], _relations_of(conn, [keep_id]))
     return snapshot
 
@@ -711,11 +741,36 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
     ).first()
     if later is not None:
         raise InvalidArgumentError(f"undo merge {later.id} before merge {merge_id}")
+    snapshot: dict[str, Any] = json.loads(row.snapshot)
+    # A later merge that folded away an entity this one's relations link to (Bob Stone <-
+    # Robert Stone, then Dana Scott <- Carol King, Robert and Carol having met) holds rows
+    # this undo would restore: those relations would point at an entity that is gone.
+    touched = _snapshot_entities(snapshot)
+    for later_id, later_snapshot in conn.execute(
+        select(merges.c.id, merges.c.snapshot)
+        .where(merges.c.tenant == tenant, merges.c.id > merge_id, merges.c.undone_at.is_(None))
+        .order_by(merges.c.id.desc())
+    ):
+        folded = json.loads(later_snapshot)
+        if {folded["kept_entity"]["id"], folded["merged_entity"]["id"]} & touched:
+            raise InvalidArgumentError(
+                f"undo merge {later_id} ({folded['merged_entity']['name']!r} into "
+                f"{folded['kept_entity']['name']!r}) before merge {merge_id}: it changed "
+                "relations this merge moved"
+            )
     conn.execute(
         update(merges).where(merges.c.id == merge_id).values(undone_at=datetime.now().isoformat())
     )
-    snapshot: dict[str, Any] = json.loads(row.snapshot)
     return snapshot
+
+
+def _snapshot_entities(snapshot: Mapping[str, Any]) -> set[int]:
+    """The entities a merge's snapshot refers to: the two merged and every end of the
+    relations it moved."""
+    out = {int(snapshot["kept_entity"]["id"]), int(snapshot["merged_entity"]["id"])}
+    for row in [*snapshot.get("relations", ()), *snapshot.get("kept_relations_before", ())]:
+        out.update((int(row["subject_id"]), int(row["object_id"])))
+    return out
 
 
 def next_relation_id(conn: Connection) -> int:
@@ -916,3 +971,49 @@ def prune_candidates(
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
             gone_entities.update(idle)
     return gone_relations, gone_entities
+
+
+# ---------------------------------------------------------------------- declared types
+def read_setting(conn: Connection, key: str) -> Any:
+    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent)."""
+    value = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
+    return None if value is None else json.loads(value)
+
+
+def write_setting(conn: Connection, key: str, value: Any) -> None:
+    """Store ``value`` (JSON) under ``key`` in ``graphmem_meta``."""
+    text = json.dumps(value, sort_keys=True)
+    if conn.execute(update(meta).where(meta.c.key == key).values(value=text)).rowcount == 0:
+        conn.execute(insert(meta).values(key=key, value=text))
+
+
+def set_entity_label(conn: Connection, entity_id: int, label: str) -> None:
+    """Give an entity and every mention of it ``label`` (so later votes keep it)."""
+    conn.execute(update(entities).where(entities.c.id == entity_id).values(label=label))
+    conn.execute(update(mentions).where(mentions.c.entity_id == entity_id).values(label=label))
+
+
+def alias_labels(conn: Connection, entity_id: int) -> dict[str, str]:
+    """The surfaces an entity's mentions were written as -> the label most of them carry."""
+    counts: dict[str, dict[str, int]] = {}
+    rows = conn.execute(
+        select(mentions.c.surface, mentions.c.label, func.count())
+        .where(mentions.c.entity_id == entity_id)
+        .group_by(mentions.c.surface, mentions.c.label)
+    )
+    for surface, label, n in rows:
+        counts.setdefault(surface, {})[label] = int(n)
+    return {s: max(v, key=lambda label: (v[label], label)) for s, v in counts.items()}
+
+
+def entity_ids_named(conn: Connection, keys: Sequence[str]) -> list[tuple[str, str, int]]:
+    """``(tenant, alias key, entity id)`` of every entity, of any tenant, one of whose
+    aliases has a key of ``keys``."""
+    if not keys:
+        return []
+    rows = conn.execute(
+        select(aliases.c.tenant, aliases.c.key, aliases.c.entity_id)
+        .where(aliases.c.key.in_(sorted(set(keys))))
+        .order_by(aliases.c.id)
+    )
+    return [(str(t), str(k), int(e)) for t, k, e in rows]
