@@ -28,6 +28,8 @@ from sqlalchemy import Connection
 
 from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
+from .extract.entity_patterns import PatternSource
+from .extract.extractor import Extractor
 from .index.writer import NewItem, NewText
 from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
@@ -129,6 +131,9 @@ class CortexMemory:
             :class:`PersistenceDisabledWarning` says so.
         short_term_capacity: items kept in short-term memory.
         long_term_capacity: items kept in long-term memory before eviction.
+        spacy_model, extractor: how entities and relations are extracted (keyword only; see
+            :class:`~graphmem.memories.EntityMemory`): a bigger spaCy pipeline you installed,
+            or your own :class:`~graphmem.extract.extractor.Extractor`.
     """
 
     def __init__(
@@ -140,6 +145,9 @@ class CortexMemory:
         persistence_path: str | None = None,
         short_term_capacity: int = 50,
         long_term_capacity: int = 5000,
+        *,
+        spacy_model: str | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         if persistence_path is not None and not isinstance(persistence_path, str | os.PathLike):
             raise InvalidArgumentTypeError(
@@ -158,6 +166,8 @@ class CortexMemory:
         )
         space = self.storage if self.storage is not None else SQLiteStorage()
         self._space = space
+        if spacy_model is not None or extractor is not None:
+            space.entity_index.use_extraction(spacy_model=spacy_model, extractor=extractor)
         self.short_term = (
             ShortTermMemory(capacity=short_term_capacity, storage=space)
             if enable_short_term
@@ -176,6 +186,26 @@ class CortexMemory:
 
     def __repr__(self) -> str:
         return f"CortexMemory({self._space.database.describe()!r})"
+
+    # ------------------------------------------------------------------ entity types
+    def declare_entities(self, patterns: PatternSource) -> int:
+        """Declare entity types (PROJECT, TEAM ...) with spaCy ``EntityRuler`` patterns, stored
+        with the memory; see :meth:`EntityMemory.declare_entities`. Returns how many were new.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> memory.declare_entities(['{"label": "PROJECT", "pattern": "Orion"}'])
+            1
+            >>> memory.save_task_result("Plan Orion", "Jake Morrison won Orion.", "Sales")
+            >>> memory.entity_memory.get_entity("Orion").label
+            'PROJECT'
+        """
+        return self._space.entity_index.declare(patterns)
+
+    def relabel(self, name: str, label: str) -> str:
+        """Give an entity a label for good; see :meth:`EntityMemory.relabel`."""
+        check_content(name, "name")
+        return self._space.entity_index.relabel("", name, label)
 
     # ------------------------------------------------------------------ saving
     def save_task_result(

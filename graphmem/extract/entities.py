@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from spacy.language import Language
 from spacy.matcher import Matcher
 from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
@@ -22,6 +23,7 @@ from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from .entity_patterns import DeclaredNames, load_entity_patterns
+from .extractor import ExtractedEntity, Extraction
 from .entity_types import corrected_label
 from .known_names import KnownNames
 from .normalize import (
@@ -37,6 +39,10 @@ __all__ = [
     "Mention",
     "acronym_definitions",
     "business_terms",
+    "extracted_mentions",
+    "extracted_span",
+    "extraction_doc",
+    "extraction_of",
     "find_mentions",
     "is_graph_label",
     "organisation_names",
@@ -299,6 +305,72 @@ def find_mentions(
         if len(mentions) >= max_mentions:
             break
     return mentions
+
+
+#: Where :func:`extraction_doc` keeps a Doc's extraction (``Doc.user_data``).
+_EXTRACTION = "graphmem.extraction"
+
+
+def extraction_doc(nlp: Language, text: str, extraction: Extraction) -> Doc:
+    """A Doc of ``text`` carrying what the user's extractor found in it: tokens, sentences
+    (the pipeline's sentencizer, for co-occurrence) and the extraction's entities as its
+    ``ents`` (the longest where they overlap); no tagger, parser or NER runs.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> from graphmem.extract.extractor import ExtractedEntity, Extraction
+        >>> found = Extraction([ExtractedEntity(0, 5, "PROJECT")])
+        >>> doc = extraction_doc(get_analyzer().nlp, "Atlas went live.", found)
+        >>> [(e.text, e.label_) for e in doc.ents], extraction_of(doc) is found
+        ([('Atlas', 'PROJECT')], True)
+    """
+    doc = nlp.make_doc(text)
+    if "sentencizer" in nlp.pipe_names:
+        doc = nlp.get_pipe("sentencizer")(doc)
+    spans = [extracted_span(doc, entity) for entity in extraction.entities]
+    doc.ents = filter_spans(spans)
+    doc.user_data[_EXTRACTION] = extraction
+    return doc
+
+
+def extraction_of(doc: Doc) -> Extraction | None:
+    """The user's extraction :func:`extraction_doc` put in ``doc``, or None."""
+    found = doc.user_data.get(_EXTRACTION)
+    return found if isinstance(found, Extraction) else None
+
+
+def extracted_span(doc: Doc, entity: ExtractedEntity) -> Span:
+    """The tokens of ``doc`` an extracted entity covers (widened to whole tokens)."""
+    span = doc.char_span(entity.start, entity.end, label=entity.label, alignment_mode="expand")
+    assert span is not None  # "expand" always finds tokens for a non-empty span in the text
+    return span
+
+
+def extracted_mentions(doc: Doc, extraction: Extraction) -> list[Mention]:
+    """The mentions of an extraction's entities, in text order, one per span; names without
+    a letter or key (``"42"``) are left out."""
+    has_sentences = doc.has_annotation("SENT_START")
+    out: dict[tuple[int, int], Mention] = {}
+    for entity in extraction.entities:
+        span = extracted_span(doc, entity)
+        key = canonical_key(span.text)
+        if not key or not is_valid_entity_text(span.text):
+            continue
+        sent = span.sent if has_sentences else doc[:]
+        out.setdefault(
+            (span.start_char, span.end_char),
+            Mention(
+                surface=span.text,
+                label=entity.label,
+                key=key,
+                start=span.start_char,
+                end=span.end_char,
+                sent_start=sent.start_char,
+                sent_end=sent.end_char,
+                span=span,
+            ),
+        )
+    return sorted(out.values(), key=lambda m: m.start)
 
 
 def acronym_definitions(mentions: Sequence[Mention]) -> dict[int, int]:

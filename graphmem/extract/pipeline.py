@@ -17,11 +17,13 @@ Example:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import spacy
@@ -31,6 +33,7 @@ from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
 from .._assets import asset_path
+from ..errors import GraphmemError
 from .entity_patterns import load_entity_patterns, validate_entity_patterns
 
 __all__ = [
@@ -38,8 +41,10 @@ __all__ = [
     "PIPELINE_PACKAGES",
     "Analyzer",
     "FallbackPipelineWarning",
+    "PipelineNotInstalledError",
     "get_analyzer",
     "load_pipeline",
+    "named_analyzer",
 ]
 
 #: Packages tried in order; the second carries the official en_core_web_sm 3.8.0 files.
@@ -66,6 +71,10 @@ class FallbackPipelineWarning(UserWarning):
     """No trained spaCy pipeline could be loaded; entities come from the ruler only."""
 
 
+class PipelineNotInstalledError(GraphmemError, ImportError):
+    """A spaCy pipeline asked for by name is not installed (graphmem never downloads one)."""
+
+
 #: Hyphenated words kept as one token: split, "co-founded Initech" parses as "co" (holding the
 #: subject), "-" and "founded" (holding the object), and the relation rules cannot read it.
 _WHOLE_WORDS = ("co-founded", "co-founder", "co-founders", "co-founding", "co-found", "co-founds")
@@ -82,8 +91,14 @@ def _load_trained() -> Language | None:
     return None
 
 
-def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tuple[Language, bool]:
-    """Load the pipeline; returns ``(nlp, trained)``. ``trained`` is False for the fallback."""
+def load_pipeline(
+    loader: Callable[[], Language | None] = _load_trained, fallback: bool = True
+) -> tuple[Language, bool]:
+    """Load the pipeline; returns ``(nlp, trained)``. ``trained`` is False for the fallback.
+
+    Raises:
+        PipelineNotInstalledError: the loader failed and ``fallback`` is False.
+    """
     reason = f"no trained spaCy pipeline is installed (tried {', '.join(PIPELINE_PACKAGES)})"
     try:
         nlp = loader()
@@ -91,6 +106,8 @@ def load_pipeline(loader: Callable[[], Language | None] = _load_trained) -> tupl
         reason = f"the spaCy pipeline failed to load ({exc})"
         nlp = None
     trained = nlp is not None
+    if nlp is None and not fallback:
+        raise PipelineNotInstalledError(reason)
     if nlp is None:
         # One warning, whatever the reason: callers count on "warn once".
         warnings.warn(
@@ -248,3 +265,44 @@ def get_analyzer() -> Analyzer:
     """The process-wide analyzer (loaded once, on first use)."""
     with _ANALYZER_LOCK:
         return _shared_analyzer()
+
+
+def named_analyzer(model: str) -> Analyzer:
+    """An analyzer over the spaCy pipeline ``model`` the user installed: a package name
+    (``"en_core_web_md"``, ``"en_core_web_trf"``) or a pipeline's folder. Loaded once per
+    process, with graphmem's entity ruler and sentencizer added as to the default one. Nothing
+    is downloaded: a pipeline that is not installed is an error.
+
+    Raises:
+        PipelineNotInstalledError: no such package or folder, or it failed to load.
+
+    Example:
+        >>> named_analyzer("en_core_web_xx_missing")
+        Traceback (most recent call last):
+        ...
+        graphmem.extract.pipeline.PipelineNotInstalledError: the spaCy pipeline 'en_core_web_xx_missing' is not installed: install its package with pip (graphmem never downloads a model), or pass the path of a pipeline folder
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise PipelineNotInstalledError(f"spacy_model must be a package name or a path, got {model!r}")
+    if model in PIPELINE_PACKAGES:
+        return get_analyzer()  # the default pipeline, shared
+    with _ANALYZER_LOCK:
+        return _named_analyzer(model)
+
+
+def _find_module(name: str) -> object | None:
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # "a.b" without "a", "" or a relative name
+        return None
+
+
+@lru_cache(maxsize=4)
+def _named_analyzer(model: str) -> Analyzer:
+    if not Path(model).is_dir() and _find_module(model) is None:
+        raise PipelineNotInstalledError(
+            f"the spaCy pipeline {model!r} is not installed: install its package with pip "
+            "(graphmem never downloads a model), or pass the path of a pipeline folder"
+        )
+    nlp, trained = load_pipeline(lambda: spacy.load(model), fallback=False)
+    return Analyzer(nlp, trained)

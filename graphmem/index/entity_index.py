@@ -36,8 +36,17 @@ from typing import Any, Literal, Protocol
 from spacy.tokens import Doc, Span
 from sqlalchemy import Connection
 
-from ..errors import EntityNotFound, InvalidArgumentError
-from ..extract.entities import AliasMatcher, Mention, acronym_definitions, find_mentions
+from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
+from ..extract.entities import (
+    AliasMatcher,
+    Mention,
+    acronym_definitions,
+    extracted_mentions,
+    extracted_span,
+    extraction_doc,
+    extraction_of,
+    find_mentions,
+)
 from ..extract.entity_patterns import (
     DeclaredNames,
     PatternSource,
@@ -53,7 +62,9 @@ from ..extract.normalize import (
     may_be_one_entity,
     why_not_one_entity,
 )
-from ..extract.pipeline import Analyzer, get_analyzer
+from ..extract.extractor import Extractor, checked_extractions
+from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
+from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
 from ..items import MemoryItem
 from ..store import graph_rows
@@ -84,6 +95,8 @@ MAX_MEMORY_LINKED_ENTITIES = 12
 #: ``graphmem_meta`` keys of what the user declared: entity-ruler patterns (every tenant's),
 #: and the labels set by :meth:`EntityIndex.relabel` (``tenant -> entity key -> label``).
 DECLARED_PATTERNS_KEY = "entity_patterns"
+#: The evidence rule of relations the user's extractor found.
+EXTRACTOR_RULE = "extractor"
 RELABELLED_KEY = "entity_labels"
 #: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
 SQL_GRAPH_THRESHOLD = 50_000
@@ -253,6 +266,7 @@ class EntityIndex:
         self._analyzer = analyzer
         self._relation_source = relation_source
         self._relation_source_loaded = relation_source is not None
+        self._relation_source_given = relation_source is not None
         self._tenants: dict[str, _TenantState] = {}
         self._pending = _PendingWrites()
         #: Inside :meth:`deferred_writes`: :meth:`index` leaves its rows pending.
@@ -265,6 +279,8 @@ class EntityIndex:
         self._declared_patterns: list[dict[str, Any]] = []
         self._declared: DeclaredNames | None = None
         self._relabelled: dict[str, dict[str, str]] = {}
+        #: The user's extractor, used instead of spaCy's rules (:meth:`use_extraction`).
+        self.extractor: Extractor | None = None
 
     @property
     def analyzer(self) -> Analyzer:
@@ -348,6 +364,11 @@ class EntityIndex:
         state = _TenantState(kg, matcher, generation)
         self._tenants[tenant] = state
         return state
+
+    @property
+    def declared_names(self) -> DeclaredNames | None:
+        """The names the user declared (as of the last view read)."""
+        return self._declared
 
     def known_names(self, tenant: str) -> KnownNames:
         """The names the tenant's memory knows (fresh, like :meth:`graph`)."""
@@ -646,12 +667,46 @@ class EntityIndex:
             self._tenants.clear()
 
     # ------------------------------------------------------------------ indexing
+    def use_extraction(
+        self, *, spacy_model: str | None = None, extractor: Extractor | None = None
+    ) -> None:
+        """Extract with the spaCy pipeline ``spacy_model`` (installed by the user), or with
+        the user's ``extractor`` instead of spaCy's rules; None leaves each as it is. Applies
+        to every text this index analyses from now on (every tier of the storage).
+
+        Raises:
+            PipelineNotInstalledError: ``spacy_model`` is not installed.
+            InvalidArgumentTypeError: ``extractor`` has no ``extract`` method.
+        """
+        if extractor is not None and not isinstance(extractor, Extractor):
+            raise InvalidArgumentTypeError(
+                f"extractor must have an extract(texts) method, got {type(extractor).__name__}"
+            )
+        analyzer = named_analyzer(spacy_model) if spacy_model is not None else None
+        with self._lock:
+            if analyzer is not None and analyzer is not self._analyzer:
+                self._analyzer = analyzer
+                self._declared = None  # its phrases are tokenized by the new pipeline
+                if not self._relation_source_given:  # the rules read the new pipeline's parse
+                    self._relation_source_loaded, self._relation_source = False, None
+            if extractor is not None:
+                self.extractor = extractor
+
     def analyse(self, items: Sequence[MemoryItem], relations: bool) -> list[Doc]:
-        """Run the pipeline over the items' text (batched)."""
-        return self.analyzer.analyse(
-            [item.content[:MAX_INDEXED_CHARS] for item in items],
-            relations=relations and self.analyzer.has_parser,
-        )
+        """Run the pipeline (or the user's extractor) over the items' text (batched)."""
+        return self.analyse_texts([("", item.content) for item in items], relations)
+
+    def analyse_texts(self, texts: Sequence[tuple[str, str]], relations: bool) -> list[Doc]:
+        """One Doc per ``(head, body)`` text (:func:`~graphmem.extract.texts.analyse_texts`),
+        or, with the user's extractor, per whole text, carrying its checked extraction."""
+        if self.extractor is None:
+            return analyse_texts(self.analyzer, texts, relations and self.analyzer.has_parser)
+        wholes = [whole_text(head, body)[:MAX_INDEXED_CHARS] for head, body in texts]
+        extractions = checked_extractions(self.extractor, wholes)
+        return [
+            extraction_doc(self.analyzer.nlp, whole, extraction)
+            for whole, extraction in zip(wholes, extractions, strict=True)
+        ]
 
     def index(
         self,
@@ -920,11 +975,13 @@ class EntityIndex:
         head_chars: int = 0,
     ) -> IndexedMemory:
         seen = item.timestamp.isoformat()
-        mentions = (
-            find_mentions(doc, state.matcher, declared=self._declared)
-            if given is None
-            else self._given_mentions(state, doc, given)
-        )
+        extracted = extraction_of(doc)
+        if given is not None:
+            mentions = self._given_mentions(state, doc, given)
+        elif extracted is not None:
+            mentions = extracted_mentions(doc, extracted)
+        else:
+            mentions = find_mentions(doc, state.matcher, declared=self._declared)
         mentions = self._with_author(item, doc, mentions)
         labels = sorted({ent.label_ for ent in doc.ents})
         if labels:
@@ -980,7 +1037,30 @@ class EntityIndex:
             node["last_seen"] = max(node["last_seen"], seen)
             self._pending.entity_touches[entity_ids[key]] = node
         self._link_cooccurring(conn, state, tenant, text_id, mentions, span_keys, seen)
-        source = self.relation_source if relations else None
+        source = self.relation_source if relations and extracted is None else None
+        if relations and extracted is not None and given is None:
+            for relation in extracted.relations:
+                ends = [
+                    span_keys.get((doc_span.start_char, doc_span.end_char))
+                    for doc_span in (
+                        extracted_span(doc, relation.subject),
+                        extracted_span(doc, relation.object),
+                    )
+                ]
+                if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
+                    continue
+                start, end = relation.evidence or (0, len(doc.text))
+                self._link(
+                    conn,
+                    state,
+                    tenant,
+                    ends[0],
+                    relation.predicate,
+                    ends[1],
+                    relation.confidence,
+                    seen,
+                    (text_id, start, end, EXTRACTOR_RULE),
+                )
         if source is not None and doc.has_annotation("DEP"):
             self._add_typed_relations(
                 conn, state, tenant, text_id, doc, mentions, span_keys, seen, source, _author(item)

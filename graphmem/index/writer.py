@@ -40,7 +40,7 @@ from sqlalchemy import Connection
 
 from ..errors import InvalidArgumentError
 from ..extract.normalize import canonical_key
-from ..extract.texts import analyse_texts, whole_text
+from ..extract.texts import whole_text
 from ..items import MemoryItem, author_of
 from ..store.database import Database, MemoryRow, NewItemRow
 from .entity_index import EntityIndex, IndexedMemory
@@ -127,8 +127,8 @@ class Writer:
                 if t.index and (t.relations and analyzer.has_parser) == relations
             ]
             if chosen:
-                docs = analyse_texts(
-                    analyzer, [(texts[i].head, texts[i].body) for i in chosen], relations
+                docs = self.index.analyse_texts(
+                    [(texts[i].head, texts[i].body) for i in chosen], relations
                 )
                 for i, doc in zip(chosen, docs, strict=True):
                     out[i] = doc

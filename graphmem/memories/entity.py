@@ -28,6 +28,8 @@ from sqlalchemy import select
 from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import find_mentions
+from ..extract.entity_patterns import PatternSource
+from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
@@ -66,6 +68,14 @@ class EntityMemory(SQLMemory):
         storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
         max_items: accepted for Calute compatibility (entity memories are not evicted).
         enable_embeddings: accepted for Calute compatibility; unused.
+        spacy_model: a bigger spaCy pipeline you installed (``"en_core_web_md"``, a package
+            name or a folder) to extract with instead of the default ``en_core_web_sm``;
+            nothing is downloaded (:class:`~graphmem.extract.pipeline.PipelineNotInstalledError`
+            when it is not installed).
+        extractor: your own extractor (:class:`~graphmem.extract.extractor.Extractor`), used
+            instead of spaCy's rules for every text saved from now on.
+
+    Both apply to every tier that shares ``storage``.
     """
 
     memory_type = "entity"
@@ -82,6 +92,8 @@ class EntityMemory(SQLMemory):
         *,
         namespace: str | None = None,
         tenant: str | None = None,
+        spacy_model: str | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         super().__init__(
             storage=storage,
@@ -90,6 +102,8 @@ class EntityMemory(SQLMemory):
             namespace=namespace,
             tenant=tenant,
         )
+        if spacy_model is not None or extractor is not None:
+            self.space.entity_index.use_extraction(spacy_model=spacy_model, extractor=extractor)
 
     # ------------------------------------------------------------------ writing
     def save(
@@ -140,24 +154,103 @@ class EntityMemory(SQLMemory):
         return self._build(**record), entities
 
     def add_relation(
-        self, subject: str, predicate: str, obj: str, *, confidence: float = 1.0
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        confidence: float = 1.0,
+        subject_label: str | None = None,
+        object_label: str | None = None,
     ) -> Edge:
         """Record a relation by hand (rule ``manual``); both entities are created if new.
+
+        With ``subject_label`` / ``object_label``, a new entity gets that label and a name is
+        only resolved to an entity it may be one with (the rule of :meth:`merge_entities`).
 
         Example:
             >>> memory = EntityMemory()
             >>> memory.add_relation("Alice Johnson", "mentors", "Bob Stone").predicate
             'mentors'
+            >>> edge = memory.add_relation("Karin Vogel", "cto_of", "Lumen Robotics",
+            ...                            subject_label="PERSON", object_label="ORG")
+            >>> memory.get_entity("Lumen Robotics").label
+            'ORG'
         """
         for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
             check_content(value, name)
         return self.space.entity_index.add_relation(
-            self._graph_tenant, subject, predicate, obj, confidence
+            self._graph_tenant,
+            subject,
+            predicate,
+            obj,
+            confidence,
+            labels=(subject_label, object_label),
         )
 
     def merge_entities(self, keep: str, merge: str) -> int:
-        """Merge entity ``merge`` into ``keep`` (logged); returns the merge id for :meth:`unmerge`."""
+        """Merge entity ``merge`` into ``keep`` (logged); returns the merge id for :meth:`unmerge`.
+
+        Refused, with the reason, when the two cannot be one entity by their labels
+        (:func:`~graphmem.extract.normalize.why_not_one_entity`): a person is not a place, a
+        place and an organisation are one only under one name. When NER mislabelled one of
+        them, :meth:`relabel` it first.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Aisha Bello joined Lumen Robotics in Oslo.")
+            >>> memory.merge_entities("Oslo", "Lumen Robotics")
+            Traceback (most recent call last):
+            ...
+            graphmem.errors.InvalidArgumentError: 'Oslo' (GPE) and 'Lumen Robotics' (ORG) cannot be one entity: a place and an organisation are one entity only under one name (if one of them is mislabelled, relabel it first: relabel('Lumen Robotics', 'GPE'))
+        """
         return self.space.entity_index.merge(self._graph_tenant, keep, merge)
+
+    def relabel(self, name: str, label: str) -> str:
+        """Give the entity ``name`` the label ``label`` for good (persisted; later mentions do
+        not vote it back); returns its previous label.
+
+        Raises:
+            EntityNotFound: no entity has that name.
+            InvalidArgumentError: a malformed label (not upper case, or a value label such as
+                DATE), or one the entity's other names cannot share (unmerge them first).
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Atlas shipped the dashboard for Aurex Logistics in Berlin.")
+            >>> memory.relabel("Atlas", "PRODUCT"), memory.get_entity("Atlas").label
+            ('PERSON', 'PRODUCT')
+        """
+        check_content(name, "name")
+        return self.space.entity_index.relabel(self._graph_tenant, name, label)
+
+    def declare_entities(self, patterns: PatternSource) -> int:
+        """Declare your own entity types (PROJECT, TEAM ...) or fix the model's, with spaCy
+        ``EntityRuler`` patterns: a JSONL file, or a list of pattern dicts or JSONL lines.
+        Returns how many patterns were new.
+
+        The patterns are stored in the database (a reopened memory knows them) and apply to
+        every tier and user of the storage. A name they find keeps their label, whatever the
+        model says, and a declared label wins its entity's label vote; entities already known
+        under a phrase pattern's name are relabelled now.
+
+        Raises:
+            EntityPatternsError: a malformed pattern (the message names where; nothing is
+                declared).
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> memory.declare_entities([{"label": "PROJECT", "pattern": "Atlas"}])
+            1
+            >>> _ = memory.save("Priya Nair reviewed Atlas with Tom Becker.")
+            >>> memory.get_entity("Atlas").label
+            'PROJECT'
+        """
+        return self.space.entity_index.declare(patterns)
+
+    def declared_entities(self) -> list[dict[str, Any]]:
+        """The patterns :meth:`declare_entities` stored, oldest first."""
+        return self.space.entity_index.declared_patterns()
 
     def unmerge(self, merge_id: int) -> None:
         """Undo a merge exactly."""
@@ -416,7 +509,10 @@ class EntityMemory(SQLMemory):
         doc = self.space.entity_index.analyse([MemoryItem(text)], relations=False)[0]
         kg = self.graph
         names: list[str] = []
-        for mention in find_mentions(doc, self.space.entity_index.matcher(self._graph_tenant)):
+        index = self.space.entity_index
+        for mention in find_mentions(
+            doc, index.matcher(self._graph_tenant), declared=index.declared_names
+        ):
             key = kg.resolve(mention.surface)
             name = kg.name_of(key) if key is not None else mention.surface
             if name not in names:
@@ -453,7 +549,9 @@ class EntityMemory(SQLMemory):
         doc = index.analyse([MemoryItem(text)], relations=True)[0]
         spans: list[Span] = []
         names: dict[tuple[int, int], str] = {}
-        for mention in find_mentions(doc, index.matcher(self._graph_tenant)):
+        for mention in find_mentions(
+            doc, index.matcher(self._graph_tenant), declared=index.declared_names
+        ):
             key = kg.resolve(mention.surface) or mention.key
             if key in wanted:
                 node = kg.graph.nodes.get(key)
