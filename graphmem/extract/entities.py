@@ -347,24 +347,26 @@ def extracted_span(doc: Doc, entity: ExtractedEntity) -> Span:
 
 
 def extracted_mentions(doc: Doc, extraction: Extraction) -> list[Mention]:
-    """The mentions of an extraction's entities, in text order, one per span; names without
-    a letter or key (``"42"``) are left out."""
+    """The mentions of an extraction's entities, in text order, one per span, at the
+    extractor's character offsets (its tokens may differ from spaCy's); names without a
+    letter or key (``"42"``) are left out."""
     has_sentences = doc.has_annotation("SENT_START")
     out: dict[tuple[int, int], Mention] = {}
     for entity in extraction.entities:
-        span = extracted_span(doc, entity)
-        key = canonical_key(span.text)
-        if not key or not is_valid_entity_text(span.text):
+        surface = doc.text[entity.start : entity.end]
+        key = canonical_key(surface)
+        if not key or not is_valid_entity_text(surface):
             continue
+        span = extracted_span(doc, entity)
         sent = span.sent if has_sentences else doc[:]
         out.setdefault(
-            (span.start_char, span.end_char),
+            (entity.start, entity.end),
             Mention(
-                surface=span.text,
+                surface=surface,
                 label=entity.label,
                 key=key,
-                start=span.start_char,
-                end=span.end_char,
+                start=entity.start,
+                end=entity.end,
                 sent_start=sent.start_char,
                 sent_end=sent.end_char,
                 span=span,

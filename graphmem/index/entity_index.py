@@ -42,7 +42,6 @@ from ..extract.entities import (
     Mention,
     acronym_definitions,
     extracted_mentions,
-    extracted_span,
     extraction_doc,
     extraction_of,
     find_mentions,
@@ -1041,11 +1040,8 @@ class EntityIndex:
         if relations and extracted is not None and given is None:
             for relation in extracted.relations:
                 ends = [
-                    span_keys.get((doc_span.start_char, doc_span.end_char))
-                    for doc_span in (
-                        extracted_span(doc, relation.subject),
-                        extracted_span(doc, relation.object),
-                    )
+                    span_keys.get((entity.start, entity.end))
+                    for entity in (relation.subject, relation.object)
                 ]
                 if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
                     continue
