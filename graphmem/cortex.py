@@ -24,8 +24,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection
-
 from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .extract.entity_patterns import PatternSource
@@ -36,7 +34,7 @@ from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermM
 from .memories._sql import SQLMemory, check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
-from .store import graph_rows
+from .store import Connection, graph_rows
 
 __all__ = ["CortexMemory", "PersistenceDisabledWarning"]
 

@@ -35,8 +35,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy.exc import IntegrityError, StatementError
-
 from .errors import GraphmemError, InvalidArgumentError, SchemaVersionError
 from .store import dump, migrations, schema
 from .store.database import Database
@@ -55,6 +53,9 @@ EXPORT_FORMAT = "graphmem-export"
 EXPORT_FORMAT_VERSION = 1
 
 PathOrFile = str | os.PathLike[str] | IO[str]
+
+#: Errors of rows that do not fit the schema, or of values the conversion refuses.
+_ROWS_THAT_DO_NOT_FIT: tuple[type[Exception], ...] = (*dump.ROW_ERRORS, ValueError)
 
 
 class ImportFileError(GraphmemError, ValueError):
@@ -128,7 +129,7 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
                 migrations.fill_from_v1_copies(conn)
             dump.reset_sequences(conn)
             db.bump_generation(conn)  # graph views cached before the import are stale
-    except (IntegrityError, StatementError, ValueError) as exc:
+    except _ROWS_THAT_DO_NOT_FIT as exc:
         if isinstance(exc, InvalidArgumentError):
             raise
         raise ImportFileError(

@@ -54,9 +54,7 @@ class TestDeclareEntities:
     def test_declarations_persist_in_the_database(self, tmp_path: Path) -> None:
         path = tmp_path / "memory.db"
         storage = SQLiteStorage(path)
-        EntityMemory(storage=storage).declare_entities(
-            ['{"label": "PROJECT", "pattern": "Orion"}']
-        )
+        EntityMemory(storage=storage).declare_entities(['{"label": "PROJECT", "pattern": "Orion"}'])
         storage.close()
         storage = SQLiteStorage(path)
         try:
@@ -108,9 +106,7 @@ class TestDeclareEntities:
 
 
 class TestRelabel:
-    def test_relabel_persists_and_later_mentions_do_not_vote_it_back(
-        self, tmp_path: Path
-    ) -> None:
+    def test_relabel_persists_and_later_mentions_do_not_vote_it_back(self, tmp_path: Path) -> None:
         path = tmp_path / "memory.db"
         storage = SQLiteStorage(path)
         memory = EntityMemory(storage=storage)
@@ -172,7 +168,9 @@ class TestOneLabelRule:
         memory = EntityMemory()
         memory.save("Ask Aisha.")
         memory.save("Aisha Bello joined Lumen Robotics in Oslo.")
-        with pytest.raises(InvalidArgumentError, match=r"a person is not a place.*relabel\('Aisha'"):
+        with pytest.raises(
+            InvalidArgumentError, match=r"a person is not a place.*relabel\('Aisha'"
+        ):
             memory.merge_entities("Aisha Bello", "Aisha")
         memory.relabel("Aisha", "PERSON")
         memory.merge_entities("Aisha Bello", "Aisha")
@@ -218,7 +216,9 @@ class TestUnmerge:
         ) in before[1]
         first = memory.merge_entities("Bob Stone", "Robert Stone")
         second = memory.merge_entities("Dana Scott", "Carol King")
-        with pytest.raises(InvalidArgumentError, match=f"undo merge {second} .* before merge {first}"):
+        with pytest.raises(
+            InvalidArgumentError, match=f"undo merge {second} .* before merge {first}"
+        ):
             memory.unmerge(first)
         memory.unmerge(second)
         memory.unmerge(first)

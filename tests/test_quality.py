@@ -26,3 +26,22 @@ def test_ruff_format_is_clean() -> None:
 def test_mypy_is_clean() -> None:
     result = _run("mypy", "graphmem")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_layering_contracts_are_kept() -> None:
+    """The import-linter contracts of pyproject.toml (layers, NLP only in extract/, SQL only in
+    store/) hold: a module importing across them fails this test."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run(
+        [str(lint_imports), "--no-logo", "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for contract in ("Layers:", "Only extract/ runs NLP", "Only store/ speaks SQL"):
+        assert any(
+            line.startswith(contract) and line.endswith("KEPT")
+            for line in result.stdout.splitlines()
+        ), result.stdout

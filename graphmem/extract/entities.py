@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -23,8 +23,8 @@ from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from .entity_patterns import DeclaredNames, load_entity_patterns
-from .extractor import ExtractedEntity, Extraction
 from .entity_types import corrected_label
+from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
 from .normalize import (
     MODEL_LABELS,
@@ -46,6 +46,7 @@ __all__ = [
     "find_mentions",
     "is_graph_label",
     "organisation_names",
+    "relation_spans",
 ]
 
 #: Entity labels of the model that become graph nodes; dates and numbers stay attributes of
@@ -101,6 +102,39 @@ class Mention:
     sent_start: int
     sent_end: int
     span: Span
+
+
+def relation_spans(
+    labelled: Iterable[tuple[Mention, str]], speaker_key: str | None = None
+) -> tuple[list[Span], Span | None]:
+    """The entity spans the relation rules read, each with the label given beside its mention
+    (its entity's voted label, not the sentence's NER guess), and the span of the speaker
+    (the mention whose key is ``speaker_key``, or ``None``). A mention of no text (the author
+    of a memory that does not name them) is the speaker only: as an entity span it would
+    cover the whole text.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp("Alice joined Acme.")
+        >>> alice = Mention("Alice", "ORG", "alice", 0, 5, 0, 18, doc[0:1])
+        >>> spans, speaker = relation_spans([(alice, "PERSON")], speaker_key="alice")
+        >>> [(s.text, s.label_) for s in spans], speaker.text
+        ([('Alice', 'PERSON')], 'Alice')
+    """
+    spans: list[Span] = []
+    speaker: Span | None = None
+    for mention, label in labelled:
+        doc = mention.span.doc
+        span = (
+            Span(doc, mention.span.start, mention.span.end, label=label)
+            if mention.end > mention.start
+            else None
+        )
+        if span is not None:
+            spans.append(span)
+        if speaker_key is not None and mention.key == speaker_key and speaker is None:
+            speaker = span if span is not None else Span(doc, 0, 0, label=label)
+    return spans, speaker
 
 
 class AliasMatcher:

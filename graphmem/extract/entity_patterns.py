@@ -128,9 +128,7 @@ def read_entity_patterns(source: PatternSource) -> list[dict[str, Any]]:
     if isinstance(source, str | Path):
         return load_entity_patterns(source)
     if not isinstance(source, Sequence):
-        raise EntityPatternsError(
-            f"patterns must be a path or a list, got {type(source).__name__}"
-        )
+        raise EntityPatternsError(f"patterns must be a path or a list, got {type(source).__name__}")
     if all(isinstance(line, str) for line in source):
         return load_entity_patterns([str(line) for line in source])
     return validate_entity_patterns(source)  # type: ignore[arg-type]

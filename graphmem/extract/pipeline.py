@@ -283,7 +283,9 @@ def named_analyzer(model: str) -> Analyzer:
         graphmem.extract.pipeline.PipelineNotInstalledError: the spaCy pipeline 'en_core_web_xx_missing' is not installed: install its package with pip (graphmem never downloads a model), or pass the path of a pipeline folder
     """
     if not isinstance(model, str) or not model.strip():
-        raise PipelineNotInstalledError(f"spacy_model must be a package name or a path, got {model!r}")
+        raise PipelineNotInstalledError(
+            f"spacy_model must be a package name or a path, got {model!r}"
+        )
     if model in PIPELINE_PACKAGES:
         return get_analyzer()  # the default pipeline, shared
     with _ANALYZER_LOCK:

@@ -31,10 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
-
-from spacy.tokens import Doc, Span
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.entities import (
@@ -45,6 +42,7 @@ from ..extract.entities import (
     extraction_doc,
     extraction_of,
     find_mentions,
+    relation_spans,
 )
 from ..extract.entity_patterns import (
     DeclaredNames,
@@ -52,6 +50,7 @@ from ..extract.entity_patterns import (
     check_entity_label,
     read_entity_patterns,
 )
+from ..extract.extractor import Extractor, checked_extractions
 from ..extract.known_names import KnownNames
 from ..extract.normalize import (
     PLACE_LABELS,
@@ -61,14 +60,16 @@ from ..extract.normalize import (
     may_be_one_entity,
     why_not_one_entity,
 )
-from ..extract.extractor import Extractor, checked_extractions
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
 from ..items import MemoryItem
-from ..store import graph_rows
+from ..store import Connection, graph_rows
 from ..store.database import Database, MemoryRow
 from .sql_graph import SQLGraph
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span
 
 __all__ = [
     "MAX_INDEXED_CHARS",
@@ -1341,18 +1342,10 @@ class EntityIndex:
         # Rules check labels: give each span its entity's voted label, not this sentence's
         # NER guess (the small model calls a lone "Alice" an ORG in "Alice joined Acme").
         nodes = state.graph.graph.nodes
-        spans: list[Span] = []
-        speaker: Span | None = None
-        author_key = canonical_key(author) if author else None
-        for m in mentions:
-            label = nodes[span_keys[(m.start, m.end)]]["label"]
-            # A mention of no text (the author of a memory that does not name them) is the
-            # speaker only: as an entity span it would cover the whole doc.
-            span = Span(doc, m.span.start, m.span.end, label=label) if m.end > m.start else None
-            if span is not None:
-                spans.append(span)
-            if m.key == author_key and speaker is None:
-                speaker = span if span is not None else Span(doc, 0, 0, label=label)
+        spans, speaker = relation_spans(
+            ((m, nodes[span_keys[(m.start, m.end)]]["label"]) for m in mentions),
+            speaker_key=canonical_key(author) if author else None,
+        )
         functional = source.functional_predicates()
         g = state.graph.graph
         for cand in source.extract(doc, spans, speaker=speaker):

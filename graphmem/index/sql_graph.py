@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.normalize import canonical_key, may_shorten
 from ..graph.knowledge_graph import CO_OCCURS, Edge, Hop
-from ..store import graph_queries, graph_rows
+from ..store import Connection, graph_queries, graph_rows
 from ..store.database import Database
 
 __all__ = ["SQLGraph"]

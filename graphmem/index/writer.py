@@ -33,17 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-from spacy.tokens import Doc
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..items import MemoryItem, author_of
+from ..store import Connection
 from ..store.database import Database, MemoryRow, NewItemRow
 from .entity_index import EntityIndex, IndexedMemory
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 __all__ = ["NewItem", "NewText", "Writer", "author_key"]
 

@@ -13,8 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection
-
 from ..base import Memory
 from ..compat.storage import SQLiteStorage, resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -29,6 +27,7 @@ from ..items import (
     encode_metadata,
 )
 from ..retrieval.search import Hit, rank
+from ..store import Connection
 from ..store.database import SQL_FILTER_COLUMNS, MemoryRow
 
 __all__ = ["SQLMemory", "check_limit", "split_filters"]

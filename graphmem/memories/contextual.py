@@ -18,14 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection
-
 from ..base import Memory
 from ..compat.storage import resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import check_filters, item_matches
 from ..items import MemoryItem, check_importance, check_optional_id
 from ..retrieval.search import Hit, rank
+from ..store import Connection
 from ._sql import SQLMemory, check_limit, split_filters
 from .long_term import LongTermMemory
 from .short_term import ShortTermMemory

@@ -22,20 +22,17 @@ from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
 import networkx as nx
-from spacy.tokens import Span
-from sqlalchemy import select
 
 from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
-from ..extract.entities import find_mentions
+from ..extract.entities import Mention, find_mentions, relation_spans
 from ..extract.entity_patterns import PatternSource
 from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..items import MemoryItem, check_content
-from ..store import graph_rows, schema
-from ..store.database import shown_content, shows_mention
+from ..store import graph_rows
 from ._sql import SQLMemory
 
 __all__ = ["EntityMemory"]
@@ -319,38 +316,13 @@ class EntityMemory(SQLMemory):
     def _entity_rows(self, key: str | None = None) -> dict[str, dict[str, Any]]:
         """name -> first_seen, last_seen, frequency, contexts, mentions, over this tier's rows
         (of one entity when ``key`` is given)."""
-        m, e, mem, t = schema.mentions, schema.entities, schema.memories, schema.texts
-        stmt = (
-            select(
-                e.c.name,
-                e.c.key,
-                mem.c.memory_id,
-                t.c.head,
-                t.c.body,
-                mem.c.view,
-                mem.c.created_at,
-                mem.c.seq,
-            )
-            .join(m, m.c.entity_id == e.c.id)
-            .join(mem, mem.c.text_id == m.c.text_id)
-            .join(t, t.c.id == mem.c.text_id)
-            .where(
-                mem.c.namespace == self.namespace,
-                e.c.tenant == self._graph_tenant,
-                shows_mention(mem, m),
-            )
-            .order_by(mem.c.seq)
-        )
-        if key is not None:
-            stmt = stmt.where(e.c.key == key)
-        if self._tenant is not None:
-            stmt = stmt.where(mem.c.tenant == self._tenant)
         out: dict[str, dict[str, Any]] = {}
         seen_rows: dict[str, set[int]] = {}
         with self.space.database.read() as conn:
-            rows = conn.execute(stmt).all()
-        for name, _key, memory_id, head, body, view, created, seq in rows:
-            content = shown_content(head, body, view)
+            rows = graph_rows.tier_entity_mentions(
+                conn, self.namespace, self._graph_tenant, self._tenant, key
+            )
+        for name, memory_id, content, created, seq in rows:
             if seq in seen_rows.setdefault(name, set()):
                 continue
             seen_rows[name].add(seq)
@@ -547,7 +519,7 @@ class EntityMemory(SQLMemory):
         for name in entities:
             wanted.setdefault(kg.resolve(name) or canonical_key(name), name)
         doc = index.analyse([MemoryItem(text)], relations=True)[0]
-        spans: list[Span] = []
+        labelled: list[tuple[Mention, str]] = []
         names: dict[tuple[int, int], str] = {}
         for mention in find_mentions(
             doc, index.matcher(self._graph_tenant), declared=index.declared_names
@@ -555,9 +527,9 @@ class EntityMemory(SQLMemory):
             key = kg.resolve(mention.surface) or mention.key
             if key in wanted:
                 node = kg.graph.nodes.get(key)
-                label = node["label"] if node is not None else mention.label
-                spans.append(Span(doc, mention.span.start, mention.span.end, label=label))
+                labelled.append((mention, node["label"] if node is not None else mention.label))
                 names[(mention.span.start_char, mention.span.end_char)] = wanted[key]
+        spans, _ = relation_spans(labelled)
         triples: list[tuple[str, str, str]] = []
         for cand in source.extract(doc, spans):
             subject = names.get((cand.subject.start_char, cand.subject.end_char))

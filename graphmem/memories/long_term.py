@@ -13,11 +13,10 @@ import os
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection
-
 from ..compat.storage import SQLiteStorage
 from ..errors import InvalidArgumentError
 from ..items import MemoryItem, check_importance
+from ..store import Connection
 from ..store.database import MemoryRow
 from ._sql import SQLMemory
 

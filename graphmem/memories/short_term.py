@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from ..errors import InvalidArgumentError
 from ..items import MemoryItem
+from ..store import Connection
 from ._sql import SQLMemory, check_limit
 
 __all__ = ["ShortTermMemory"]

@@ -18,12 +18,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Table, func, insert, select
+from sqlalchemy.exc import IntegrityError, StatementError
 
 from . import schema
 
 __all__ = [
     "DUMP_TABLES",
     "INTERNAL_META_KEYS",
+    "ROW_ERRORS",
     "insert_rows",
     "is_empty",
     "iter_rows",
@@ -31,6 +33,10 @@ __all__ = [
     "reset_sequences",
     "table_counts",
 ]
+
+#: What :func:`insert_rows` raises for rows that do not fit the schema (a missing column, a
+#: broken reference, a value of the wrong type), for callers that turn it into their own error.
+ROW_ERRORS: tuple[type[Exception], ...] = (IntegrityError, StatementError)
 
 #: Tables in dump order: a table comes after every table its foreign keys point to.
 DUMP_TABLES: dict[str, Table] = {

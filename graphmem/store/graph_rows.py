@@ -69,6 +69,7 @@ __all__ = [
     "texts_by_tenant",
     "recount",
     "subtract_counts",
+    "tier_entity_mentions",
     "tier_mention_counts",
     "vote_labels",
     "read_setting",
@@ -324,6 +325,47 @@ def tier_mention_counts(
     return {str(key): int(count) for key, count in conn.execute(stmt)}
 
 
+def tier_entity_mentions(
+    conn: Connection,
+    namespace: str,
+    graph_tenant: str,
+    tenant: str | None = None,
+    key: str | None = None,
+) -> list[tuple[str, str, str, str, int]]:
+    """``(entity name, memory_id, shown content, created_at, seq)`` for each mention an item of
+    ``namespace`` shows, oldest item first (of one entity when ``key`` is given, of one tenant's
+    items when ``tenant`` is given); a "body" item shows the mentions of its text's body only.
+    """
+    stmt = (
+        select(
+            entities.c.name,
+            memories.c.memory_id,
+            texts.c.head,
+            texts.c.body,
+            memories.c.view,
+            memories.c.created_at,
+            memories.c.seq,
+        )
+        .join(mentions, mentions.c.entity_id == entities.c.id)
+        .join(memories, memories.c.text_id == mentions.c.text_id)
+        .join(texts, texts.c.id == memories.c.text_id)
+        .where(
+            memories.c.namespace == namespace,
+            entities.c.tenant == graph_tenant,
+            shows_mention(memories, mentions),
+        )
+        .order_by(memories.c.seq)
+    )
+    if key is not None:
+        stmt = stmt.where(entities.c.key == key)
+    if tenant is not None:
+        stmt = stmt.where(memories.c.tenant == tenant)
+    return [
+        (name, memory_id, shown_content(head, body, view), created, seq)
+        for name, memory_id, head, body, view, created, seq in conn.execute(stmt)
+    ]
+
+
 def recount(
     conn: Connection, entity_ids: Iterable[int] = (), relation_ids: Iterable[int] = ()
 ) -> None:
@@ -441,8 +483,7 @@ def vote_labels(
 ) -> dict[int, str]:
     """Set each entity's label to the vote of its stored mentions; returns the new labels."""
     out = {
-        e: pick_label(v, preferred)
-        for e, v in mention_label_counts(conn, list(entity_ids)).items()
+        e: pick_label(v, preferred) for e, v in mention_label_counts(conn, list(entity_ids)).items()
     }
     write_batch(conn, entity_labels=[{"eid": e, "label": label} for e, label in out.items()])
     return out
