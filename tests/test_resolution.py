@@ -108,12 +108,22 @@ def test_two_alices_make_a_lone_alice_ambiguous(memory: EntityMemory) -> None:
     assert memory.get_entity("Johnson") == johnson
 
 
-def test_a_lone_name_seen_before_the_full_name_is_not_merged_later(memory: EntityMemory) -> None:
-    """Resolution is at save time; the earlier lone "Alice" keeps its own entity."""
+def test_a_lone_name_seen_before_the_full_name_joins_it(memory: EntityMemory) -> None:
+    """Issue 16: "Ravi" saved before "Ravi Mehta" is the same person once the full name is
+    known and no other person has the word (the merge is logged, as an explicit one is)."""
     memory.save("Alice reviewed the budget.")
     memory.save("Alice Johnson works at Acme Corp.")
-    assert memory.get_entity("Alice Johnson") is not None
-    assert {key for _, key, _ in _entity_rows(memory.space)} >= {"alice", "alice johnson"}
+    keys = {key for _, key, _ in _entity_rows(memory.space)}
+    assert "alice johnson" in keys and "alice" not in keys
+    info = memory.get_entity("Alice")
+    assert info is not None and info.name == "Alice Johnson" and info.mentions == 2
+
+
+def test_a_lone_name_two_full_names_share_stays_apart(memory: EntityMemory) -> None:
+    memory.save("Alice reviewed the budget.")
+    memory.save("Alice Johnson met Alice Wong at Acme Corp.")
+    keys = {key for _, key, _ in _entity_rows(memory.space)}
+    assert {"alice", "alice johnson", "alice wong"} <= keys
 
 
 class TestTenants:

@@ -58,6 +58,7 @@ from ..extract.normalize import (
     canonical_key,
     label_kind,
     may_be_one_entity,
+    may_shorten,
     why_not_one_entity,
 )
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
@@ -115,6 +116,22 @@ def _may_merge(kg: KnowledgeGraph, a: str, b: str) -> bool:
     """Whether the entities of node keys ``a`` and ``b`` (different) may become one."""
     nodes = kg.graph.nodes
     return a != b and may_be_one_entity(nodes[a]["label"], a, nodes[b]["label"], b)
+
+
+def _shortens_only(kg: KnowledgeGraph, short: str, full: str) -> bool:
+    """Whether the entity keyed by the lone word ``short`` may be a short name of the entity
+    ``full`` and of no other (:func:`~graphmem.extract.normalize.may_shorten`); True when
+    ``short`` is no word of ``full`` (an acronym a definition joins is no short name)."""
+    if short not in full.split():
+        return True
+    nodes = kg.graph.nodes
+    name, label = nodes[short]["name"], nodes[short]["label"]
+    shortened = {
+        node
+        for node in kg.name_words.get(short, ())
+        if node != short and node in nodes and may_shorten(name, label, node, nodes[node]["label"])
+    }
+    return shortened == {full}
 
 
 def is_declared_label(label: str) -> bool:
@@ -754,7 +771,12 @@ class EntityIndex:
             for tenant, keep, merge in merges:
                 state = self._tenants.get(tenant) or self._load(conn, tenant, before)
                 keep_now, merge_now = (state.graph.alias_keys.get(k) for k in (keep, merge))
-                if keep_now and merge_now and _may_merge(state.graph, keep_now, merge_now):
+                if (
+                    keep_now
+                    and merge_now
+                    and _may_merge(state.graph, keep_now, merge_now)
+                    and _shortens_only(state.graph, merge_now, keep_now)
+                ):
                     self._merge_rows(conn, tenant, state, keep_now, merge_now)
             self._track_transaction(touched, before, after)
             return results
@@ -1191,17 +1213,17 @@ class EntityIndex:
             entity_id=entity_id,
         )
         state.matcher.add(mention.surface, mention.label)
-        first_word = mention.key.partition(" ")[0]
-        short = kg.alias_keys.get(first_word) if mention.label == "ORG" else None
-        if (
-            short == first_word != mention.key
-            and short in kg.graph
-            and kg.of_short_name(kg.graph.nodes[short]["name"], kg.graph.nodes[short]["label"])
-            == mention.key
-        ):
-            # "Northwind" was known before "Northwind Systems", which it now shortens:
-            # merged once the batch is written, like names an acronym definition joins.
-            self._pending.merges.append((tenant, mention.key, short))
+        if mention.label in ("ORG", "PERSON") and " " in mention.key:
+            # A lone word known before the full name it now shortens ("Northwind" before
+            # Northwind Systems, "Ravi" before Ravi Mehta) is merged into it once the batch
+            # is written, like names an acronym definition joins: only when it names no
+            # other entity, and by the one label rule (a lone "Sofia" NER called a place
+            # stays apart from Sofia Martin).
+            words = mention.key.split() if mention.label == "PERSON" else mention.key.split()[:1]
+            for word in dict.fromkeys(words):
+                short = kg.alias_keys.get(word)
+                if short == word and short in kg.graph and _shortens_only(kg, short, mention.key):
+                    self._pending.merges.append((tenant, mention.key, short))
         return mention.key, mention.label
 
     def _person_named_nearby(
