@@ -23,6 +23,9 @@ from .errors import (
     InvalidArgumentTypeError,
     SchemaVersionError,
 )
+from .extract.entity_patterns import EntityPatternsError
+from .extract.extractor import ExtractedEntity, ExtractedRelation, Extraction, Extractor
+from .extract.pipeline import PipelineNotInstalledError
 from .graph import KnowledgeGraph
 from .items import MemoryEntry, MemoryItem
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
@@ -35,6 +38,11 @@ __all__ = [
     "DatabaseFileError",
     "EntityMemory",
     "EntityNotFound",
+    "EntityPatternsError",
+    "ExtractedEntity",
+    "ExtractedRelation",
+    "Extraction",
+    "Extractor",
     "GraphmemError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
@@ -45,6 +53,7 @@ __all__ = [
     "MemoryItem",
     "MemoryStorage",
     "PersistenceDisabledWarning",
+    "PipelineNotInstalledError",
     "RAGStorage",
     "SQLiteStorage",
     "SQLStorage",
