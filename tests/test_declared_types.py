@@ -233,3 +233,15 @@ class TestUnmerge:
         memory.unmerge(first)
         memory.unmerge(second)
         assert self._state(memory) == before
+
+
+def test_reset_all_forgets_relabelled_entities_and_keeps_declarations() -> None:
+    memory = CortexMemory()
+    memory.declare_entities(PROJECTS)
+    memory.save_task_result("Triage", "Send the Atlas report to Aisha.", "Support")
+    assert memory.relabel("Aisha", "PERSON") == "GPE"
+    memory.reset_all()
+    memory.save_task_result("Triage", "Send the Atlas report to Aisha.", "Support")
+    assert memory.entity_memory is not None
+    assert _label(memory.entity_memory, "Aisha") == "GPE"  # the model's label again
+    assert _label(memory.entity_memory, "Atlas") == "PROJECT"

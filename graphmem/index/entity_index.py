@@ -93,12 +93,8 @@ SENTENCE_LINK_WINDOW = 32
 #: Entities of one memory but of no common sentence are linked (weaker) among the memory's
 #: this-many most mentioned entities.
 MAX_MEMORY_LINKED_ENTITIES = 12
-#: ``graphmem_meta`` keys of what the user declared: entity-ruler patterns (every tenant's),
-#: and the labels set by :meth:`EntityIndex.relabel` (``tenant -> entity key -> label``).
-DECLARED_PATTERNS_KEY = "entity_patterns"
 #: The evidence rule of relations the user's extractor found.
 EXTRACTOR_RULE = "extractor"
-RELABELLED_KEY = "entity_labels"
 #: With ``graph_cache="auto"``, tenants with more entities than this are queried in SQL.
 SQL_GRAPH_THRESHOLD = 50_000
 #: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
@@ -558,7 +554,7 @@ class EntityIndex:
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
-            stored = list(graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or [])
+            stored = list(graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or [])
             signatures = {json.dumps(p, sort_keys=True) for p in stored}
             fresh: list[dict[str, Any]] = []
             for pattern in checked:
@@ -568,7 +564,7 @@ class EntityIndex:
                     fresh.append(pattern)
             if not fresh:
                 return 0
-            graph_rows.write_setting(conn, DECLARED_PATTERNS_KEY, stored + fresh)
+            graph_rows.write_setting(conn, graph_rows.DECLARED_PATTERNS_KEY, stored + fresh)
             phrases = {
                 canonical_key(p["pattern"]): p["label"]
                 for p in fresh
@@ -586,7 +582,7 @@ class EntityIndex:
     def declared_patterns(self) -> list[dict[str, Any]]:
         """The entity-ruler patterns declared in this database, oldest first."""
         with self.db.read() as conn:
-            return list(graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or [])
+            return list(graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or [])
 
     def relabel(self, tenant: str, name: str, label: str) -> str:
         """Give the entity ``name`` resolves to the label ``label``, for good: its mentions
@@ -620,9 +616,9 @@ class EntityIndex:
                     )
             previous = str(node["label"])
             graph_rows.set_entity_label(conn, node["entity_id"], label)
-            relabelled = graph_rows.read_setting(conn, RELABELLED_KEY) or {}
+            relabelled = graph_rows.read_setting(conn, graph_rows.RELABELLED_KEY) or {}
             relabelled.setdefault(tenant, {})[key] = label
-            graph_rows.write_setting(conn, RELABELLED_KEY, relabelled)
+            graph_rows.write_setting(conn, graph_rows.RELABELLED_KEY, relabelled)
             self._relabelled = relabelled
             self._tenants.pop(tenant, None)
             self._track_transaction({tenant}, before, after)
@@ -630,11 +626,11 @@ class EntityIndex:
 
     def _read_declarations(self, conn: Connection) -> None:
         """Read what the user declared, rebuilding the declared names when it changed."""
-        patterns = graph_rows.read_setting(conn, DECLARED_PATTERNS_KEY) or []
+        patterns = graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or []
         if patterns != self._declared_patterns or self._declared is None:
             self._declared_patterns = patterns
             self._declared = DeclaredNames(patterns, lambda text: self.analyzer.nlp.make_doc(text))
-        self._relabelled = graph_rows.read_setting(conn, RELABELLED_KEY) or {}
+        self._relabelled = graph_rows.read_setting(conn, graph_rows.RELABELLED_KEY) or {}
 
     def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
         with self.db.read() as conn:

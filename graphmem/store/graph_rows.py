@@ -72,6 +72,8 @@ __all__ = [
     "tier_entity_mentions",
     "tier_mention_counts",
     "vote_labels",
+    "DECLARED_PATTERNS_KEY",
+    "RELABELLED_KEY",
     "read_setting",
     "write_setting",
     "set_entity_label",
@@ -572,9 +574,13 @@ def delete_relation(
 
 def delete_tenant_graph(conn: Connection, tenant: str) -> None:
     """Delete a tenant's whole graph: entities (cascading to aliases, mentions, relations and
-    evidence, hand-added ones included) and its merge log."""
+    evidence, hand-added ones included), its merge log and the labels set by relabelling its
+    entities. Declared entity patterns are settings of the database, and stay."""
     conn.execute(delete(entities).where(entities.c.tenant == tenant))
     conn.execute(delete(merges).where(merges.c.tenant == tenant))
+    relabelled = read_setting(conn, RELABELLED_KEY) or {}
+    if relabelled.pop(tenant, None) is not None:
+        write_setting(conn, RELABELLED_KEY, relabelled)
 
 
 def delete_index_rows(conn: Connection, text_id: int) -> None:
@@ -1015,6 +1021,12 @@ def prune_candidates(
 
 
 # ---------------------------------------------------------------------- declared types
+#: ``graphmem_meta`` keys of what the user declared: entity-ruler patterns (every tenant's),
+#: and the labels set by relabelling (``tenant -> entity key -> label``).
+DECLARED_PATTERNS_KEY = "entity_patterns"
+RELABELLED_KEY = "entity_labels"
+
+
 def read_setting(conn: Connection, key: str) -> Any:
     """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent)."""
     value = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
