@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from importlib.resources import files
 
 import pytest
 
-from graphmem import SQLiteStorage
-from graphmem.memories import EntityMemory, LongTermMemory
+from graphmem.demo import build_demo_database
+from graphmem.memories import EntityMemory
 
-DEMO = files("graphmem.demo_data")
 PROJECTS = ("Atlas", "Beacon", "Compass", "Orion")
 
 #: A node named only by numbers and amounts: "200k", "EUR 210k", "$5,000", "3.1M", "78%".
@@ -48,25 +46,14 @@ TERMS = frozenset(
 ROLE_OF = re.compile(r"^(?:CEO|CTO|COO|CFO|VP|head|director|manager|lead)\b.* of ", re.I)
 
 
-def _records() -> list[dict[str, object]]:
-    from graphmem.cli import read_records
-
-    path = DEMO.joinpath("team_memories.jsonl")
-    return read_records(str(path), "jsonl")
-
-
 @pytest.fixture(scope="module")
-def demo_graph() -> Iterator[EntityMemory]:
-    """The demo's database, built as ``graphmem demo`` builds it: the demo's types declared,
-    then every record saved to the long-term and the entity tier."""
-    storage = SQLiteStorage()
-    patterns = DEMO.joinpath("entity_patterns.jsonl").read_text(encoding="utf-8")
-    memory = EntityMemory(storage=storage, max_items=None)
-    memory.declare_entities(patterns.splitlines())
-    records = _records()
-    LongTermMemory(storage=storage, max_items=None).save_many(records)
-    memory.save_many(records)
-    yield memory
+def demo_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EntityMemory]:
+    """The demo's database, built by what ``graphmem demo`` runs (the demo's types declared,
+    then every record saved to the long-term and the entity tier)."""
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    storage, count = build_demo_database(db)
+    assert count > 250
+    yield EntityMemory(storage=storage, max_items=None)
     storage.close()
 
 
