@@ -671,3 +671,32 @@ def test_help_starts_without_loading_the_language_model() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------- declared types
+def test_declare_then_ingest_then_relabel(tmp_path: Path) -> None:
+    db = str(tmp_path / "types.db")
+    types = tmp_path / "types.jsonl"
+    types.write_text('{"label": "PROJECT", "pattern": "Atlas"}\n', encoding="utf-8")
+    result = run("--db", db, "declare", str(types))
+    assert result.returncode == 0, result.stderr
+    assert "Declared 1 new pattern" in result.stdout
+    memories = tmp_path / "in.txt"
+    memories.write_text("Atlas shipped the dashboard for Aurex Logistics in Berlin.\n")
+    assert run("--db", db, "ingest", str(memories), "--no-progress").returncode == 0
+    rows = json.loads(run("--db", db, "entities", "--json").stdout)
+    assert {r["name"]: r["label"] for r in rows}["Atlas"] == "PROJECT"
+    result = run("--db", db, "relabel", "Berlin", "LOC")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Berlin: GPE -> LOC"
+    listed = json.loads(run("--db", db, "declare", "--json").stdout)
+    assert listed == [{"label": "PROJECT", "pattern": "Atlas", "id": "declared"}]
+    assert_one_line_error(run("--db", db, "relabel", "Berlin", "DATE"), "DATE is a value label")
+    assert_one_line_error(run("--db", db, "relabel", "Zed", "PERSON"), "unknown entity 'Zed'")
+
+
+def test_declare_names_the_bad_line(tmp_path: Path) -> None:
+    types = tmp_path / "types.jsonl"
+    types.write_text('{"label": "PROJECT", "pattern": "Atlas"}\n{"label": "x"}\n')
+    result = run("--db", str(tmp_path / "t.db"), "declare", str(types))
+    assert_one_line_error(result, "types.jsonl:2")

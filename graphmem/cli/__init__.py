@@ -30,12 +30,14 @@ from ..records import read_records
 from .commands import (
     UsageError,
     cmd_context,
+    cmd_declare,
     cmd_demo,
     cmd_entities,
     cmd_export,
     cmd_import,
     cmd_ingest,
     cmd_path,
+    cmd_relabel,
     cmd_relations,
     cmd_search,
     cmd_stats,
@@ -114,6 +116,23 @@ COMMANDS: tuple[Command, ...] = (
   graphmem relations "Dana Whitfield"
   graphmem relations "Harbor Analytics" --predicate works_at
   graphmem relations Priya --co-occurs --limit 10""",
+    ),
+    Command(
+        "declare",
+        cmd_declare,
+        "declare entity types (PROJECT, TEAM ...) from a JSONL file of spaCy patterns",
+        """examples:
+  graphmem declare types.jsonl      # lines like {"label": "PROJECT", "pattern": "Atlas"}
+  graphmem declare                  # list what is declared
+  graphmem declare --json""",
+    ),
+    Command(
+        "relabel",
+        cmd_relabel,
+        "give an entity another label, for good",
+        """examples:
+  graphmem relabel Atlas PROJECT
+  graphmem relabel "Aisha" PERSON --user alice""",
     ),
     Command(
         "path",
@@ -203,7 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
     p: argparse.ArgumentParser
     for command in COMMANDS:
         parents = [] if command.name == "demo" else [common]
-        if command.name in {"ingest", "search", "entities", "relations", "path", "viz", "stats"}:
+        if command.name in {
+            "ingest",
+            "search",
+            "entities",
+            "relations",
+            "relabel",
+            "path",
+            "viz",
+            "stats",
+        }:
             parents.append(user)
         p = sub.add_parser(
             command.name,
@@ -259,6 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--evidence", type=_non_negative, default=2, metavar="N", help="sentences per relation"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = parsers["declare"]
+    p.add_argument(
+        "file", metavar="FILE", nargs="?", help="JSONL patterns; without it: list the declared"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (when listing)")
+
+    p = parsers["relabel"]
+    p.add_argument("name", metavar="NAME", type=_non_blank, help="an entity name or alias")
+    p.add_argument("label", metavar="LABEL", type=_non_blank, help="PERSON, ORG, PROJECT ...")
 
     p = parsers["path"]
     p.add_argument("a", metavar="A", type=_non_blank)

@@ -4,6 +4,7 @@ and prints (see :mod:`graphmem.cli` for the parser)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -267,6 +268,45 @@ def cmd_relations(args: argparse.Namespace) -> int:
             print(f"      \u201c{wrap(sentence, 7)}\u201d ({stamp[:10]})")
     if hidden:
         print(f"(+ {hidden} co_occurs relations: pass --co-occurs to list them)")
+    return 0
+
+
+def cmd_declare(args: argparse.Namespace) -> int:
+    path = _db_path(args)
+    if args.file is None:
+        storage = _open_existing(args)
+        try:
+            declared = _entity_memory(storage, None).declared_entities()
+        finally:
+            storage.close()
+        if args.json:
+            print_json(declared)
+        elif not declared:
+            print(f"No entity types are declared in {path}.")
+        for pattern in declared if not args.json else ():
+            print(f"{pattern['label']:<12} {json.dumps(pattern['pattern'], ensure_ascii=False)}")
+        return 0
+    source = Path(args.file)
+    if not source.is_file():
+        raise InvalidArgumentError(f"{args.file}: no such file")
+    storage = _open(path)
+    try:
+        added = _entity_memory(storage, None).declare_entities(source)
+    finally:
+        storage.close()
+    print(f"Declared {added} new pattern{'s' * (added != 1)} in {path}.")
+    return 0
+
+
+def cmd_relabel(args: argparse.Namespace) -> int:
+    storage = _open_existing(args)
+    try:
+        em = _entity_memory(storage, args.user)
+        name = _require_entity(em.graph, args.name).name
+        previous = em.relabel(args.name, args.label)
+    finally:
+        storage.close()
+    print(f"{name}: {previous} -> {args.label}")
     return 0
 
 
