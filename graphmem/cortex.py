@@ -129,9 +129,9 @@ class CortexMemory:
             :class:`PersistenceDisabledWarning` says so.
         short_term_capacity: items kept in short-term memory.
         long_term_capacity: items kept in long-term memory before eviction.
-        spacy_model, extractor: how entities and relations are extracted (keyword only; see
-            :class:`~graphmem.memories.EntityMemory`): a bigger spaCy pipeline you installed,
-            or your own :class:`~graphmem.extract.extractor.Extractor`.
+
+    The constructor is Calute's, exactly; :meth:`use_extraction` chooses a bigger spaCy
+    pipeline or your own extractor, :meth:`declare_entities` your entity types.
     """
 
     def __init__(
@@ -143,9 +143,6 @@ class CortexMemory:
         persistence_path: str | None = None,
         short_term_capacity: int = 50,
         long_term_capacity: int = 5000,
-        *,
-        spacy_model: str | None = None,
-        extractor: Extractor | None = None,
     ) -> None:
         if persistence_path is not None and not isinstance(persistence_path, str | os.PathLike):
             raise InvalidArgumentTypeError(
@@ -164,8 +161,6 @@ class CortexMemory:
         )
         space = self.storage if self.storage is not None else SQLiteStorage()
         self._space = space
-        if spacy_model is not None or extractor is not None:
-            space.entity_index.use_extraction(spacy_model=spacy_model, extractor=extractor)
         self.short_term = (
             ShortTermMemory(capacity=short_term_capacity, storage=space)
             if enable_short_term
@@ -186,6 +181,20 @@ class CortexMemory:
         return f"CortexMemory({self._space.database.describe()!r})"
 
     # ------------------------------------------------------------------ entity types
+    def use_extraction(
+        self, *, spacy_model: str | None = None, extractor: Extractor | None = None
+    ) -> None:
+        """Extract entities and relations of what is saved from now on with a bigger spaCy
+        pipeline you installed (``spacy_model="en_core_web_md"``; nothing is downloaded) or
+        with your own :class:`~graphmem.extract.extractor.Extractor`, instead of the default
+        ``en_core_web_sm`` rules; see :class:`EntityMemory`.
+
+        Raises:
+            PipelineNotInstalledError: ``spacy_model`` is not installed.
+            InvalidArgumentTypeError: ``extractor`` has no ``extract`` method.
+        """
+        self._space.entity_index.use_extraction(spacy_model=spacy_model, extractor=extractor)
+
     def declare_entities(self, patterns: PatternSource) -> int:
         """Declare entity types (PROJECT, TEAM ...) with spaCy ``EntityRuler`` patterns, stored
         with the memory; see :meth:`EntityMemory.declare_entities`. Returns how many were new.

@@ -88,7 +88,8 @@ def test_the_user_extractor_replaces_spacy_s_rules() -> None:
 
 
 def test_the_facade_saves_through_the_user_extractor() -> None:
-    memory = CortexMemory(extractor=ArrowExtractor())
+    memory = CortexMemory()
+    memory.use_extraction(extractor=ArrowExtractor())
     memory.save_task_result("Record the lead", TEXT, agent_role="PM", importance=0.9)
     assert memory.entity_memory is not None
     assert ("Mira Solano", "leads", "Kestrel") in _triples(memory.entity_memory)
