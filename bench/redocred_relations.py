@@ -250,12 +250,9 @@ def end_to_end(
     docs: Sequence[RelationDoc], learned: bool, pmap: PredicateMap, document: bool = True
 ) -> dict[str, Any]:
     """Ingest each abstract into a fresh EntityMemory; score typed edges; time the CPU."""
-    from graphmem.extract.pipeline import get_analyzer
 
     os.environ["GRAPHMEM_LEARNED_RELATIONS"] = "1" if learned else "0"
     os.environ["GRAPHMEM_LEARNED_DOCUMENT"] = "1" if document else "0"
-    # The analyzer remembers recent texts: start each run cold, so both runs parse every text.
-    get_analyzer()._cache.clear()
     entity_docs = [d.entity for d in docs]
     cpu = time.process_time()
     run = GraphmemEntitySystem().run(entity_docs, "doc")

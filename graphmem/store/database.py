@@ -473,10 +473,6 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
 
-    def count_texts(self, conn: Connection) -> int:
-        """Number of stored texts (each analysed once, whatever tiers show it)."""
-        return int(conn.execute(_COUNT_TEXTS).scalar() or 0)
-
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[MemoryRow]:
@@ -642,7 +638,6 @@ _TOUCH = (
     .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
     .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
 )
-_COUNT_TEXTS = select(func.count()).select_from(_T)
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UNSHOWN_TEXTS = select(_T.c.id).where(
     _T.c.id.in_(bindparam("ids", expanding=True)),

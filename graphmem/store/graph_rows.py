@@ -43,7 +43,6 @@ __all__ = [
     "EntityRow",
     "IndexRows",
     "EvidenceRow",
-    "RelationRow",
     "add_alias",
     "conversation_contains",
     "delete_index_rows",
@@ -156,22 +155,6 @@ class EntityRow:
     last_seen: str
     mentions: int
     aliases: list[str]
-
-
-@dataclass
-class RelationRow:
-    """A relation as stored, with its support (number of evidence rows)."""
-
-    id: int
-    subject_key: str
-    predicate: str
-    object_key: str
-    confidence: float
-    first_seen: str
-    last_seen: str
-    valid_from: str | None
-    valid_to: str | None
-    support: int
 
 
 @dataclass
