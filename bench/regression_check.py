@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=str(BASELINE))
     ap.add_argument("--update", action="store_true", help="write the run's figures as baseline")
     a = ap.parse_args(argv)
-    run = figures(json.loads(Path(a.run).read_text()))
+    data = json.loads(Path(a.run).read_text())
+    run = figures(data.get("results", data))  # speed.py nests its results
     if a.update:
         Path(a.baseline).write_text(json.dumps(run, indent=2, sort_keys=True) + "\n")
         print(f"baseline {a.baseline} updated from {a.run}")
