@@ -235,10 +235,11 @@ def crash_child(path: str, seed: int, count: int) -> None:
 
 
 def zygote() -> None:
-    """Load spaCy once; fork a crash child per ``run`` command (see the module docstring)."""
-    from graphmem.extract.pipeline import get_analyzer
+    """Load spaCy, the tiers and the relation models once (an in-memory save warms every
+    lazily loaded part); fork a crash child per ``run`` command (see the module docstring)."""
+    from graphmem import EntityMemory, LongTermMemory, SQLiteStorage  # noqa: F401
 
-    get_analyzer().analyse(["Alice Johnson met Bob Stone in Paris."], relations=True)
+    EntityMemory().save("Alice Johnson met Bob Stone in Paris.")
     _say("ready")
     for line in sys.stdin:
         parts = line.split()
