@@ -21,6 +21,7 @@ from ..index.writer import NewItem, NewText, author_key
 from ..items import (
     MemoryItem,
     check_content,
+    check_event_time,
     check_importance,
     check_optional_id,
     decode_metadata,
@@ -103,9 +104,15 @@ class SQLMemory(Memory):
         conversation_id: object = None,
         task_id: object = None,
         memory_type: str | None = None,
+        timestamp: object = None,
     ) -> MemoryItem:
-        """Validate arguments and build the item; the caller's dicts are copied, not kept."""
+        """Validate arguments and build the item; the caller's dicts are copied, not kept.
+
+        ``timestamp``: the event time (see :func:`~graphmem.items.check_event_time`), the
+        item's ``timestamp`` and its stored ``created_at``; None: now.
+        """
         text = check_content(content)
+        when = check_event_time(timestamp)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidArgumentTypeError(
                 f"metadata must be a dict or None, got {type(metadata).__name__}"
@@ -120,7 +127,7 @@ class SQLMemory(Memory):
                     f"user_id {uid!r} does not match this memory's user {self._tenant!r}"
                 )
             uid = self._tenant
-        return MemoryItem(
+        item = MemoryItem(
             content=text,
             memory_type=memory_type or self.memory_type,
             metadata=merged,
@@ -129,6 +136,9 @@ class SQLMemory(Memory):
             conversation_id=check_optional_id(conversation_id, "conversation_id"),
             user_id=uid,
         )
+        if when is not None:
+            item.timestamp = when
+        return item
 
     def _importance_of(self, item: MemoryItem) -> float | None:
         value = item.metadata.get("importance")

@@ -94,14 +94,18 @@ class EntityMemory(SQLMemory):
         content: str,
         metadata: dict[str, Any] | None = None,
         entities: list[str] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         """Save a memory and link its entities; ``metadata["entities"]`` lists them.
 
         Args:
             entities: names to link instead of extracting them.
+            timestamp: when it happened (a datetime or an ISO 8601 string; default now): the
+                time of its mentions and statements (``first_seen``, ``valid_from`` ...).
         """
-        item = self._build(content, metadata, entities=entities, **kwargs)
+        item = self._build(content, metadata, entities=entities, timestamp=timestamp, **kwargs)
         self._write([item], [entities])
         return item
 
@@ -110,6 +114,8 @@ class EntityMemory(SQLMemory):
         content: str,
         metadata: dict[str, Any] | None = None,
         entities: list[str] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         if entities is not None:
@@ -122,15 +128,7 @@ class EntityMemory(SQLMemory):
         fields = {
             k: kwargs.pop(k, None) for k in ("agent_id", "user_id", "conversation_id", "task_id")
         }
-        # As in LongTermMemory: a given timestamp dates the memory (and the graph's
-        # first_seen / valid_to), instead of landing in the metadata.
-        timestamp = kwargs.pop("timestamp", None)
-        if timestamp is not None and not isinstance(timestamp, datetime):
-            raise InvalidArgumentTypeError("timestamp must be a datetime")
-        item = self._make_item(content, metadata, kwargs, **fields)
-        if timestamp is not None:
-            item.timestamp = timestamp
-        return item
+        return self._make_item(content, metadata, kwargs, timestamp=timestamp, **fields)
 
     def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
         entities = record.get("entities")
