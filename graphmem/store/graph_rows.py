@@ -102,6 +102,7 @@ _UPDATE_RELATIONS = (
     .where(relations.c.id == bindparam("rid"))
     .values(
         confidence=bindparam("new_confidence"),
+        first_seen=bindparam("new_first_seen"),
         last_seen=bindparam("new_last_seen"),
         valid_from=bindparam("new_valid_from"),
         valid_to=bindparam("new_valid_to"),
@@ -111,7 +112,11 @@ _UPDATE_RELATIONS = (
 _TOUCH_ENTITIES = (
     update(entities)
     .where(entities.c.id == bindparam("eid"))
-    .values(last_seen=bindparam("new_last_seen"), mentions=bindparam("new_mentions"))
+    .values(
+        first_seen=bindparam("new_first_seen"),
+        last_seen=bindparam("new_last_seen"),
+        mentions=bindparam("new_mentions"),
+    )
 )
 # Run once per indexing batch: built once.
 _MENTION_LABELS = (
@@ -781,8 +786,8 @@ def write_batch(
 
     ``new_mentions``, ``new_relations`` (with their ``id`` and ``support``) and ``evidence``:
     rows of ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``:
-    ``{"rid", "confidence", "last_seen", "valid_from", "valid_to", "support"}``;
-    ``entity_touches``: ``{"eid", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
+    ``{"rid", "confidence", "first_seen", "last_seen", "valid_from", "valid_to", "support"}``;
+    ``entity_touches``: ``{"eid", "first_seen", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
     "label"}``; ``text_labels``: ``{"tid", "labels"}``.
     """
     if new_mentions:
@@ -796,6 +801,7 @@ def write_batch(
                 {
                     "rid": r["rid"],
                     "new_confidence": r["confidence"],
+                    "new_first_seen": r["first_seen"],
                     "new_last_seen": r["last_seen"],
                     "new_valid_from": r["valid_from"],
                     "new_valid_to": r["valid_to"],
@@ -810,7 +816,12 @@ def write_batch(
         conn.execute(
             _TOUCH_ENTITIES,
             [
-                {"eid": t["eid"], "new_last_seen": t["last_seen"], "new_mentions": t["mentions"]}
+                {
+                    "eid": t["eid"],
+                    "new_first_seen": t["first_seen"],
+                    "new_last_seen": t["last_seen"],
+                    "new_mentions": t["mentions"],
+                }
                 for t in entity_touches
             ],
         )
