@@ -569,7 +569,9 @@ class CortexMemory:
         with self._space.database.read() as conn:
             if self.short_term is not None:
                 if agent_role:
-                    rows = self.short_term._select(conn, agent_filter, 5, newest_first=True)
+                    rows = self.short_term._select(
+                        conn, agent_filter, 5, newest_first=True, by_time=True
+                    )
                     recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
                     read.extend(recent_hits)
                     recent = [hit.item for hit in recent_hits]

@@ -273,10 +273,23 @@ class SQLMemory(Memory):
         filters: Mapping[str, Any] | None,
         limit: int | None,
         newest_first: bool,
+        by_time: bool = False,
     ) -> list[tuple[MemoryRow, MemoryItem]]:
-        """Rows matching ``filters`` in order, streaming in pages so limits stay cheap."""
+        """Rows matching ``filters`` in order, streaming in pages so limits stay cheap;
+        ``by_time``: in event-time order (for bounded tiers: read in one go)."""
         sql, rest = split_filters(filters)
         db = self._space.database
+        if by_time:
+            rows = db.list_items(
+                conn,
+                self._namespaces(),
+                tenant=self._tenant,
+                sql_filters=sql,
+                newest_first=newest_first,
+                limit=None if rest else limit,
+                by_time=True,
+            )
+            return [(row, item) for row, item in rows if item_matches(item, rest)][:limit]
         out: list[tuple[MemoryRow, MemoryItem]] = []
         cursor: int | None = None
         # Column filters are applied by SQL: a page of ``limit`` rows is all that is needed
@@ -475,7 +488,12 @@ class SQLMemory(Memory):
             return []
         with self._space.database.read() as conn:
             rows = self._space.database.list_items(
-                conn, self._namespaces(), tenant=self._tenant, newest_first=True, limit=limit
+                conn,
+                self._namespaces(),
+                tenant=self._tenant,
+                newest_first=True,
+                limit=limit,
+                by_time=True,  # the most recent events, whenever they were saved
             )
         return [item for _, item in reversed(rows)]
 

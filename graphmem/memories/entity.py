@@ -243,7 +243,9 @@ class EntityMemory(SQLMemory):
                 },
             )
             info["frequency"] += 1
-            info["last_seen"] = when
+            # Items are listed as saved; a later save may be of an older event.
+            info["first_seen"] = min(info["first_seen"], when)
+            info["last_seen"] = max(info["last_seen"], when)
             info["contexts"] = [*info["contexts"], content[:100]][-MAX_CONTEXTS:]
             info["mentions"].append(memory_id)
         return out
