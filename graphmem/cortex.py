@@ -131,6 +131,35 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     return _TaskRecord(task, result, agent, importance, metadata, conversation, when)
 
 
+#: Typed relations the context lists under each known entity.
+_RELATIONS_PER_ENTITY = 3
+
+
+def _known_entities(
+    memory: EntityMemory, keys: list[str], counts: Mapping[str, int]
+) -> list[ContextEntry]:
+    """Calute's "Name: 3 mentions" line for each entity, and under it what the memory
+    knows of it: its strongest typed relations, each with when it held ("Samir Haddad
+    works_at Kestrel Automation (2025-03-03 to 2025-04-21)"), each relation once."""
+    relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
+    listed: set[int | None] = set()
+    out: list[ContextEntry] = []
+    for key in keys:
+        out.append(
+            ContextEntry(
+                f"{memory.graph.name_of(key)}: {counts[key]} mentions", 10**9, tier="entity"
+            )
+        )
+        for edge in relations.get(key, []):
+            if edge.relation_id in listed:
+                continue
+            listed.add(edge.relation_id)
+            when = f" ({edge.validity})" if edge.validity else ""
+            line = f"{edge.subject} {edge.predicate} {edge.object}{when}"
+            out.append(ContextEntry(line, 10**9, tier="entity"))
+    return out
+
+
 class PersistenceDisabledWarning(UserWarning):
     """A ``persistence_path`` was given but ``WRITE_MEMORY`` is not ``"1"``: nothing is saved."""
 
@@ -600,17 +629,11 @@ class CortexMemory:
             if self.entity_memory is not None and searching:
                 entity_memory = self.entity_memory
                 counts = entity_memory.mention_counts(ranking.query.named)
-                known = [
-                    ContextEntry(
-                        f"{entity_memory.graph.name_of(key)}: {counts[key]} mentions",
-                        10**9,
-                        tier="entity",
-                    )
-                    for key in ranking.query.named
-                    if counts.get(key)
-                ][:5]
-                report.sections.append(ContextSection("Known entities:", known))
-                report.entities = [e.content.rsplit(":", 1)[0] for e in known]
+                named = [key for key in ranking.query.named if counts.get(key)][:5]
+                report.entities = [entity_memory.graph.name_of(key) for key in named]
+                report.sections.append(
+                    ContextSection("Known entities:", _known_entities(entity_memory, named, counts))
+                )
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
             if searching and max_items > 0:
                 related = ranking.take(

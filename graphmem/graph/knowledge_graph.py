@@ -29,9 +29,18 @@ import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
+from ..extract.predicates import event_predicates
 from ..items import check_event_time, event_stamp
 
-__all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "KnowledgeGraph"]
+__all__ = [
+    "CO_OCCURS",
+    "Edge",
+    "EntityInfo",
+    "EvidenceLoader",
+    "Hop",
+    "KnowledgeGraph",
+    "validity_text",
+]
 
 #: Predicate of the untyped edge between entities mentioned in the same memory.
 CO_OCCURS = "co_occurs"
@@ -39,6 +48,28 @@ CO_OCCURS = "co_occurs"
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
 EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
 NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
+
+
+def validity_text(
+    valid_from: str | None, valid_to: str | None, first_seen: str = "", *, event: bool = False
+) -> str:
+    """When a relation held, by day: ``"since 2025-03-03"`` while it holds, ``"2025-03-03 to
+    2025-04-21"`` once it ended, ``"on 2025-04-21"`` for an ``event`` (a predicate that
+    happens once, such as ``left``); from ``first_seen`` when it has no ``valid_from``, and
+    ``""`` when neither is known.
+
+    Example:
+        >>> validity_text("2025-03-03T09:12:00", None), validity_text(None, "2025-04-21", "2025-03-03")
+        ('since 2025-03-03', '2025-03-03 to 2025-04-21')
+        >>> validity_text("2025-04-21T10:00:00", None, event=True)
+        'on 2025-04-21'
+    """
+    start = (valid_from or first_seen or "")[:10]
+    if valid_to:
+        return f"{start or '?'} to {valid_to[:10]}"
+    if not start:
+        return ""
+    return f"on {start}" if event else f"since {start}"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -90,6 +121,16 @@ class Edge:
     def current(self) -> bool:
         """False once a newer value of a one-valued predicate closed this relation."""
         return self.valid_to is None
+
+    @property
+    def validity(self) -> str:
+        """When it held, as every answer shows it: see :func:`validity_text`."""
+        return validity_text(
+            self.valid_from,
+            self.valid_to,
+            self.first_seen,
+            event=self.predicate in event_predicates(),
+        )
 
 
 @dataclass

@@ -262,6 +262,46 @@ class EntityMemory(SQLMemory):
         key = self.graph.resolve(name)
         return 0 if key is None else self.mention_counts([key]).get(key, 0)
 
+    def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
+        """Entity key -> its ``per_entity`` strongest typed relations (either end; current
+        ones before ended ones, then by support), each with its validity (``Edge.validity``),
+        for the keys that have any. Read from the tables: the graph's edges need not be loaded.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Samir Haddad joined Kestrel Automation.", timestamp="2025-03-03")
+            >>> [(e.predicate, e.object, e.validity) for e in memory.known_relations(["samir haddad"])["samir haddad"]]
+            [('works_at', 'Kestrel Automation', 'since 2025-03-03')]
+        """
+        kg = self.graph
+        nodes = kg.nodes
+        wanted = [key for key in dict.fromkeys(keys) if key in nodes]
+        if not wanted or per_entity <= 0:
+            return {}
+        with self.space.database.read() as conn:
+            rows = graph_rows.typed_relations_of(conn, [nodes[k]["entity_id"] for k in wanted])
+        rows.sort(key=lambda r: (r.valid_to is not None, -r.support, r.id))
+        out: dict[str, list[Edge]] = {}
+        for r in rows:
+            if r.subject_key not in nodes or r.object_key not in nodes:
+                continue
+            edge = Edge(
+                kg.name_of(r.subject_key),
+                r.predicate,
+                kg.name_of(r.object_key),
+                r.support,
+                r.confidence,
+                r.first_seen,
+                r.last_seen,
+                r.valid_from,
+                r.valid_to,
+                r.id,
+            )
+            for key in {r.subject_key, r.object_key}:
+                if key in wanted and len(out.setdefault(key, [])) < per_entity:
+                    out[key].append(edge)
+        return {key: out[key] for key in wanted if out.get(key)}
+
     def mention_counts(self, keys: Iterable[str]) -> dict[str, int]:
         """Entity key -> how many memories of this tier mention it (keys with none left out).
 

@@ -70,6 +70,7 @@ __all__ = [
     "subtract_counts",
     "tier_entity_mentions",
     "tier_mention_counts",
+    "typed_relations_of",
     "vote_labels",
 ]
 
@@ -870,6 +871,57 @@ _EVIDENCE_OF_TEXTS = (
         _OBJECT.c.key,
     )
 )
+
+
+def typed_relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[RelationRow]:
+    """The typed relations (no ``co_occurs``) with one of ``entity_ids`` at either end,
+    strongest first: what a context says about the entities its task names, read without
+    loading the tenant's graph."""
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return []
+    rows = conn.execute(_TYPED_RELATIONS_OF, {"ids": ids}).all()
+    return [
+        RelationRow(
+            int(r.id),
+            r.subject_key,
+            r.predicate,
+            r.object_key,
+            float(r.confidence),
+            r.first_seen,
+            r.last_seen,
+            r.valid_from,
+            r.valid_to,
+            int(r.support),
+        )
+        for r in rows
+    ]
+
+
+_TYPED_RELATIONS_OF = (
+    select(
+        relations.c.id,
+        _SUBJECT.c.key.label("subject_key"),
+        relations.c.predicate,
+        _OBJECT.c.key.label("object_key"),
+        relations.c.confidence,
+        relations.c.first_seen,
+        relations.c.last_seen,
+        relations.c.valid_from,
+        relations.c.valid_to,
+        relations.c.support,
+    )
+    .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
+    .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
+    .where(
+        relations.c.subject_id.in_(bindparam("ids", expanding=True))
+        | relations.c.object_id.in_(bindparam("ids", expanding=True)),
+        relations.c.predicate != "co_occurs",
+    )
+    .order_by(relations.c.support.desc(), relations.c.id)
+)
+
+
 # EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
 _WITH_EVIDENCE = select(relations.c.id).where(
     relations.c.id.in_(bindparam("ids", expanding=True)),
