@@ -1124,6 +1124,7 @@ class EntityIndex:
         functional = source.functional_predicates()
         g = state.graph.graph
         made_here: set[tuple[str, str, str]] = set()
+        stated: list[tuple[str, str, str, dict[str, Any], bool]] = []
         for cand in source.extract(doc, spans, speaker=speaker):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
             obj = span_keys.get((cand.object.start_char, cand.object.end_char))
@@ -1154,9 +1155,12 @@ class EntityIndex:
             if created:
                 made_here.add((subject, cand.predicate, obj))
             if not cand.ends:
-                self._date_backfilled(state, subject, cand.predicate, obj, data, created, seen)
+                stated.append((subject, cand.predicate, obj, data, created))
             for key, other in ended:
                 self._close_value(state, subject, key, other, seen)
+        # Once all of the text's relations are in (what ends a job ends its roles too):
+        for subject, predicate, obj, data, created in stated:
+            self._date_backfilled(state, subject, predicate, obj, data, created, seen)
 
     def _date_backfilled(
         self,
