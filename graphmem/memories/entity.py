@@ -264,7 +264,7 @@ class EntityMemory(SQLMemory):
 
     def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
         """Entity key -> its ``per_entity`` strongest typed relations (either end; current
-        ones before ended ones, then by support), each with its validity (``Edge.validity``),
+        ones before ended ones, then by support, then newest first), each with its validity (``Edge.validity``),
         for the keys that have any. Read from the tables: the graph's edges need not be loaded.
 
         Example:
@@ -280,7 +280,9 @@ class EntityMemory(SQLMemory):
             return {}
         with self.space.database.read() as conn:
             rows = graph_rows.typed_relations_of(conn, [nodes[k]["entity_id"] for k in wanted])
-        rows.sort(key=lambda r: (r.valid_to is not None, -r.support, r.id))
+        # What holds before what ended, then the best supported, then the newest.
+        rows.sort(key=lambda r: (r.valid_from or "", r.id), reverse=True)
+        rows.sort(key=lambda r: (r.valid_to is not None, -r.support))
         out: dict[str, list[Edge]] = {}
         for r in rows:
             if r.subject_key not in nodes or r.object_key not in nodes:
