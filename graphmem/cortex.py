@@ -136,7 +136,7 @@ _RELATIONS_PER_ENTITY = 3
 
 
 def _known_entities(
-    memory: EntityMemory, keys: list[str], counts: Mapping[str, int]
+    memory: EntityMemory, keys: list[str], names: list[str], counts: Mapping[str, int]
 ) -> list[ContextEntry]:
     """Calute's "Name: 3 mentions" line for each entity, and under it what the memory
     knows of it: its strongest typed relations, each with when it held ("Samir Haddad
@@ -144,12 +144,8 @@ def _known_entities(
     relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
     listed: set[int | None] = set()
     out: list[ContextEntry] = []
-    for key in keys:
-        out.append(
-            ContextEntry(
-                f"{memory.graph.name_of(key)}: {counts[key]} mentions", 10**9, tier="entity"
-            )
-        )
+    for key, name in zip(keys, names, strict=True):
+        out.append(ContextEntry(f"{name}: {counts[key]} mentions", 10**9, tier="entity"))
         for edge in relations.get(key, []):
             if edge.relation_id in listed:
                 continue
@@ -630,9 +626,13 @@ class CortexMemory:
                 entity_memory = self.entity_memory
                 counts = entity_memory.mention_counts(ranking.query.named)
                 named = [key for key in ranking.query.named if counts.get(key)][:5]
-                report.entities = [entity_memory.graph.name_of(key) for key in named]
+                kg = entity_memory.graph
+                report.entities = [kg.name_of(key) for key in named]
                 report.sections.append(
-                    ContextSection("Known entities:", _known_entities(entity_memory, named, counts))
+                    ContextSection(
+                        "Known entities:",
+                        _known_entities(entity_memory, named, report.entities, counts),
+                    )
                 )
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
             if searching and max_items > 0:

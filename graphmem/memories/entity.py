@@ -264,8 +264,9 @@ class EntityMemory(SQLMemory):
 
     def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
         """Entity key -> its ``per_entity`` strongest typed relations (either end; current
-        ones before ended ones, then by support, then newest first), each with its validity (``Edge.validity``),
-        for the keys that have any. Read from the tables: the graph's edges need not be loaded.
+        ones before ended ones, then by support, then newest first), each with its validity
+        (``Edge.validity``), for the keys that have any. Read from the tables: the graph's
+        edges need not be loaded.
 
         Example:
             >>> memory = EntityMemory()
@@ -275,34 +276,27 @@ class EntityMemory(SQLMemory):
         """
         kg = self.graph
         nodes = kg.nodes
-        wanted = [key for key in dict.fromkeys(keys) if key in nodes]
-        if not wanted or per_entity <= 0:
-            return {}
+        wanted = {nodes[key]["entity_id"]: key for key in keys if key in nodes}
         with self.space.database.read() as conn:
-            rows = graph_rows.typed_relations_of(conn, [nodes[k]["entity_id"] for k in wanted])
-        # What holds before what ended, then the best supported, then the newest.
-        rows.sort(key=lambda r: (r.valid_from or "", r.id), reverse=True)
-        rows.sort(key=lambda r: (r.valid_to is not None, -r.support))
+            rows = graph_rows.typed_relations_of(conn, list(wanted), per_entity)
         out: dict[str, list[Edge]] = {}
-        for r in rows:
-            if r.subject_key not in nodes or r.object_key not in nodes:
-                continue
-            edge = Edge(
-                kg.name_of(r.subject_key),
-                r.predicate,
-                kg.name_of(r.object_key),
-                r.support,
-                r.confidence,
-                r.first_seen,
-                r.last_seen,
-                r.valid_from,
-                r.valid_to,
-                r.id,
-            )
-            for key in {r.subject_key, r.object_key}:
-                if key in wanted and len(out.setdefault(key, [])) < per_entity:
-                    out[key].append(edge)
-        return {key: out[key] for key in wanted if out.get(key)}
+        for entity_id, r in rows:
+            if r.subject_key in nodes and r.object_key in nodes:
+                out.setdefault(wanted[entity_id], []).append(
+                    Edge(
+                        kg.name_of(r.subject_key),
+                        r.predicate,
+                        kg.name_of(r.object_key),
+                        r.support,
+                        r.confidence,
+                        r.first_seen,
+                        r.last_seen,
+                        r.valid_from,
+                        r.valid_to,
+                        r.id,
+                    )
+                )
+        return {key: out[key] for key in wanted.values() if key in out}
 
     def mention_counts(self, keys: Iterable[str]) -> dict[str, int]:
         """Entity key -> how many memories of this tier mention it (keys with none left out).

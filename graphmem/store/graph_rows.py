@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     bindparam,
+    case,
     delete,
     exists,
     func,
@@ -873,33 +874,61 @@ _EVIDENCE_OF_TEXTS = (
 )
 
 
-def typed_relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[RelationRow]:
-    """The typed relations (no ``co_occurs``) with one of ``entity_ids`` at either end,
-    strongest first: what a context says about the entities its task names, read without
-    loading the tenant's graph."""
+def typed_relations_of(
+    conn: Connection, entity_ids: Sequence[int], per_entity: int
+) -> list[tuple[int, RelationRow]]:
+    """Each entity's ``per_entity`` strongest typed relations (no ``co_occurs``), with it at
+    either end, as ``(entity id, relation)``: current ones before ended ones, then by
+    support, then the newest first. What a context says about the entities its task names,
+    read without loading the tenant's graph (a relation between two of them comes once
+    for each)."""
     ids = sorted(set(entity_ids))
-    if not ids:
+    if not ids or per_entity <= 0:
         return []
-    rows = conn.execute(_TYPED_RELATIONS_OF, {"ids": ids}).all()
+    rows = conn.execute(_TYPED_RELATIONS_OF, {"ids": ids, "n": per_entity}).all()
     return [
-        RelationRow(
-            int(r.id),
-            r.subject_key,
-            r.predicate,
-            r.object_key,
-            float(r.confidence),
-            r.first_seen,
-            r.last_seen,
-            r.valid_from,
-            r.valid_to,
-            int(r.support),
+        (
+            int(r.end_id),
+            RelationRow(
+                int(r.id),
+                r.subject_key,
+                r.predicate,
+                r.object_key,
+                float(r.confidence),
+                r.first_seen,
+                r.last_seen,
+                r.valid_from,
+                r.valid_to,
+                int(r.support),
+            ),
         )
         for r in rows
     ]
 
 
+_STRONGEST_FIRST = (
+    case((relations.c.valid_to.is_(None), 0), else_=1),
+    relations.c.support.desc(),
+    func.coalesce(relations.c.valid_from, "").desc(),
+    relations.c.id.desc(),
+)
+
+
+def _ranked_at(end: Any) -> Any:
+    """The typed relations with one of the ``ids`` at ``end``, ranked per entity."""
+    return select(
+        relations.c.id.label("rid"),
+        end.label("end_id"),
+        func.row_number().over(partition_by=end, order_by=_STRONGEST_FIRST).label("rank"),
+    ).where(end.in_(bindparam("ids", expanding=True)), relations.c.predicate != "co_occurs")
+
+
+_RANKED = union_all(
+    _ranked_at(relations.c.subject_id), _ranked_at(relations.c.object_id)
+).subquery()
 _TYPED_RELATIONS_OF = (
     select(
+        _RANKED.c.end_id,
         relations.c.id,
         _SUBJECT.c.key.label("subject_key"),
         relations.c.predicate,
@@ -911,14 +940,11 @@ _TYPED_RELATIONS_OF = (
         relations.c.valid_to,
         relations.c.support,
     )
+    .join(relations, relations.c.id == _RANKED.c.rid)
     .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
     .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
-    .where(
-        relations.c.subject_id.in_(bindparam("ids", expanding=True))
-        | relations.c.object_id.in_(bindparam("ids", expanding=True)),
-        relations.c.predicate != "co_occurs",
-    )
-    .order_by(relations.c.support.desc(), relations.c.id)
+    .where(_RANKED.c.rank <= bindparam("n"))
+    .order_by(_RANKED.c.end_id, _RANKED.c.rank)
 )
 
 
