@@ -37,10 +37,10 @@ from pathlib import Path
 from common import DEFAULT_LOCOMO, REPO_ROOT, load_locomo, log, machine_line
 from spacy.tokens import Doc, Span
 
-from graphmem.cli import read_records
 from graphmem.extract.pipeline import get_analyzer
 from graphmem.extract.relations import RelationExtractor
 from graphmem.memories.entity import EntityMemory
+from graphmem.records import read_records
 
 PARAGRAPH = REPO_ROOT / "tests" / "data" / "agent_log_paragraph.json"
 AGENT_LOG = REPO_ROOT / "tests" / "data" / "agent_logs" / "dev.json"

@@ -12,20 +12,69 @@ Example:
     ['[Researcher] found: Acme hired Alice Johnson', '[Researcher] found: Acme hired Alice Johnson']
 """
 
-from .base import Memory
-from .compat.storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage, SQLStorage
-from .cortex import CortexMemory, PersistenceDisabledWarning
-from .errors import (
-    DatabaseFileError,
-    EntityNotFound,
-    GraphmemError,
-    InvalidArgumentError,
-    InvalidArgumentTypeError,
-    SchemaVersionError,
-)
-from .graph import KnowledgeGraph
-from .items import MemoryEntry, MemoryItem
-from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import Memory
+    from .compat.storage import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage, SQLStorage
+    from .cortex import CortexMemory, PersistenceDisabledWarning
+    from .errors import (
+        DatabaseFileError,
+        EntityNotFound,
+        GraphmemError,
+        InvalidArgumentError,
+        InvalidArgumentTypeError,
+        SchemaVersionError,
+    )
+    from .graph import KnowledgeGraph
+    from .items import MemoryEntry, MemoryItem
+    from .memories import (
+        ContextualMemory,
+        EntityMemory,
+        LongTermMemory,
+        ShortTermMemory,
+        UserMemory,
+    )
+
+#: Where each public name lives: importing ``graphmem`` loads none of them (spaCy and
+#: SQLAlchemy load with the first memory, so ``graphmem --help`` starts at once).
+_HOMES = {
+    "Memory": "base",
+    "MemoryStorage": "compat.storage",
+    "RAGStorage": "compat.storage",
+    "SimpleStorage": "compat.storage",
+    "SQLiteStorage": "compat.storage",
+    "SQLStorage": "compat.storage",
+    "CortexMemory": "cortex",
+    "PersistenceDisabledWarning": "cortex",
+    "DatabaseFileError": "errors",
+    "EntityNotFound": "errors",
+    "GraphmemError": "errors",
+    "InvalidArgumentError": "errors",
+    "InvalidArgumentTypeError": "errors",
+    "SchemaVersionError": "errors",
+    "KnowledgeGraph": "graph",
+    "MemoryEntry": "items",
+    "MemoryItem": "items",
+    "ContextualMemory": "memories",
+    "EntityMemory": "memories",
+    "LongTermMemory": "memories",
+    "ShortTermMemory": "memories",
+    "UserMemory": "memories",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'graphmem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -53,3 +102,7 @@ __all__ = [
     "SimpleStorage",
     "UserMemory",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -67,7 +67,7 @@ from pyvis.network import Network
 from graphmem._assets import asset_path
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.extract.predicates import event_predicates
-from graphmem.graph.knowledge_graph import validity_text
+from graphmem.graph.knowledge_graph import KnowledgeGraph, validity_text
 
 __all__ = [
     "VizReport",
@@ -142,7 +142,7 @@ class VizReport:
 
 
 def render_graph(
-    graph: nx.Graph,
+    graph: nx.Graph | KnowledgeGraph,
     path: str | Path,
     *,
     title: str = "graphmem",
@@ -152,7 +152,10 @@ def render_graph(
     """Write ``graph`` as one self-contained, offline HTML page at ``path``.
 
     Parameters:
-        graph: the entity graph (conventions in the module docstring).
+        graph: the entity graph (conventions in the module docstring), or a
+            :class:`~graphmem.graph.KnowledgeGraph` (``memory.graph``): all of it, each node
+            and edge with its evidence sentences (for a part of it with evidence, pass
+            ``kg.with_evidence(kg.subgraph(names))``).
         path: the HTML file to write; missing parent folders are created.
         title: shown in the page header and the browser tab (escaped).
         max_nodes: the node budget; above it the least connected nodes are left out.
@@ -173,6 +176,8 @@ def render_graph(
         >>> (report.nodes_drawn, report.edges_drawn, report.nodes_omitted, report.edges_omitted)
         (2, 2, 1, 1)
     """
+    if isinstance(graph, KnowledgeGraph):
+        graph = graph.with_evidence()
     focus_nodes = _focus_nodes(graph, focus)
     kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focus_nodes)
     network = _build_network(graph, kept, set(focus_nodes))

@@ -129,3 +129,39 @@ def test_cortex_adapter_ranks_record_ids_with_speaker_and_conversation() -> None
     assert (item.agent_id, item.conversation_id) == ("Bob", "conv-1")
     system.reset()
     assert system.search_many(["meteor shower"], 5) == [[]]
+
+
+class TestSpeedRegressionCheck:
+    """bench/regression_check.py: a cost ratio more than 25% above the baseline, or a
+    throughput share more than 25% below it, is a regression; absolute figures are not."""
+
+    def test_costs_and_shares(self) -> None:
+        from regression_check import regressions
+
+        baseline = {
+            "1000": {
+                "context/calute": 2.0,
+                "batch throughput/raw nlp.pipe": 0.8,
+                "peak RSS MB": 300.0,
+            }
+        }
+        fine = {
+            "1000": {
+                "context/calute": 2.4,
+                "batch throughput/raw nlp.pipe": 0.66,
+                "peak RSS MB": 900.0,
+            }
+        }
+        assert regressions(fine, baseline) == ([], 2)
+        slow = {"1000": {"context/calute": 2.6, "batch throughput/raw nlp.pipe": 0.6}}
+        found, compared = regressions(slow, baseline)
+        assert compared == 2
+        assert [line.split(":")[0] for line in found] == [
+            "N=1000 context/calute",
+            "N=1000 batch throughput/raw nlp.pipe",
+        ]
+
+    def test_sizes_missing_from_the_baseline_are_not_compared(self) -> None:
+        from regression_check import regressions
+
+        assert regressions({"100000": {"context/calute": 9.0}}, {"1000": {}}) == ([], 0)

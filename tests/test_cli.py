@@ -463,7 +463,7 @@ def test_demo(tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stderr
     text = result.stdout
-    assert re.search(r"Ingested in [\d.]+ s: \d{2,} entities, \d{3,} relations", text)
+    assert re.search(r"Ingested \d+ memories in [\d.]+ s: \d{2,} entities, \d{3,} relations", text)
     assert "Relevant knowledge:" in text and "Aurex Logistics" in text
     assert "== 2. Who works at Harbor Analytics?" in text and "Lena Okafor" in text
     assert "Priya Nair met Tom Becker from Aurex Logistics in Berlin" in text
@@ -653,3 +653,21 @@ def test_a_closed_pipe_ends_quietly(shared_db: Path, args: list[str]) -> None:
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 1
     assert stderr == ""
+
+
+def test_help_starts_without_loading_the_language_model() -> None:
+    code = (
+        "import contextlib, io, sys\n"
+        "from graphmem.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('spacy', 'sqlalchemy', 'networkx') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

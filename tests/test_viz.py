@@ -504,3 +504,16 @@ class TestPageInBrowser:
         assert not any(label.startswith("Lonely") for label in labels - {"Lonely 0"})
         summary = browser.find_element("id", "graphmem-summary").text
         assert summary.startswith("Showing 12 of 45 entities; 33 omitted (least connected).")
+
+
+def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:
+    """``render_graph(memory.graph, ...)`` called from the library shows each relation's
+    evidence sentence, as the CLI's page does."""
+    from graphmem import EntityMemory
+
+    memory = EntityMemory()
+    memory.save("Alice Johnson joined Acme Corp in Berlin.")
+    out = tmp_path / "g.html"
+    render_graph(memory.graph, out)
+    data = json.dumps(page_data(out.read_text(encoding="utf-8")))
+    assert "Alice Johnson joined Acme Corp in Berlin." in data

@@ -39,9 +39,9 @@ import json
 import os
 from collections.abc import Collection, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from spacy.language import Language
@@ -57,6 +57,7 @@ from .relations import (
     is_blocked,
     load_relation_rules,
 )
+from .token_table import TokenTable
 
 __all__ = [
     "DOCUMENT_RULE",
@@ -384,11 +385,25 @@ class LearnedModel:
             1
         """
         scores = np.tile(self.intercepts, (len(feature_lists), 1))
+        known = self.features
+        rows: list[int] = []
+        starts: list[int] = []
+        index: list[int] = []
         for row, names in enumerate(feature_lists):
-            index = [self.features[n] for n in names if n in self.features]
-            if index:
-                scores[row] += self.weights[index].sum(axis=0)
+            found = [i for i in map(known.get, names) if i is not None]
+            if found:
+                rows.append(row)
+                starts.append(len(index))
+                index += found
+        if rows:
+            # Each row's features' weights summed in order (as ``weights[found].sum(axis=0)``).
+            scores[rows] += np.add.reduceat(self.weights[index], starts, axis=0)
         return softmax(scores)
+
+    @cached_property
+    def first_stage_layout(self) -> FirstStageLayout:
+        """Where each predicate read head -> tail sits among :attr:`classes`."""
+        return FirstStageLayout.of(self.classes, self.predicates.symmetric_predicates())
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -479,13 +494,10 @@ def _load_model(directory: Path) -> LearnedModel:
 
 
 # ---------------------------------------------------------------------------------- features
-
-
-def _ancestors(token: Token) -> list[Token]:
-    chain = [token]
-    while chain[-1].head.i != chain[-1].i:
-        chain.append(chain[-1].head)
-    return chain
+#
+# Each feature reads a doc through a TokenTable (lemmas, labels and heads as lists, read once
+# per doc): the public functions below build one for their doc; the extractor builds one per
+# doc and shares it between all the pairs.
 
 
 def dependency_path(a: Token, b: Token) -> tuple[str, str]:
@@ -501,22 +513,27 @@ def dependency_path(a: Token, b: Token) -> tuple[str, str]:
         >>> dependency_path(doc[0], doc[3])
         ('nsubj^ work prep_ at pobj_', 'nsubj^ prep_ pobj_')
     """
-    up, down = _ancestors(a), _ancestors(b)
-    down_ids = {t.i: n for n, t in enumerate(down)}
-    n_up = next((n for n, t in enumerate(up) if t.i in down_ids), None)
+    return _dependency_path(TokenTable.of(a.doc), a.i, b.i)
+
+
+def _dependency_path(table: TokenTable, a: int, b: int) -> tuple[str, str]:
+    up, down = table.ancestors(a), table.ancestors(b)
+    down_ids = {t: n for n, t in enumerate(down)}
+    n_up = next((n for n, t in enumerate(up) if t in down_ids), None)
     if n_up is None:  # not one tree: a span across a sentence boundary
         return "none", "none"
-    n_down = down_ids[up[n_up].i]
+    n_down = down_ids[up[n_up]]
     if n_up + n_down > MAX_PATH_EDGES:
         return "long", "long"
+    deps, lemmas, heads = table.deps, table.lemmas, table.heads
     words: list[str] = []
     labels: list[str] = []
-    for token in up[:n_up]:
-        labels.append(f"{token.dep_}^")
-        words += [f"{token.dep_}^", token.head.lemma_.lower()]
-    for token in reversed(down[:n_down]):
-        labels.append(f"{token.dep_}_")
-        words += [f"{token.dep_}_", token.lemma_.lower()]
+    for t in up[:n_up]:
+        labels.append(f"{deps[t]}^")
+        words += [f"{deps[t]}^", lemmas[heads[t]]]
+    for t in reversed(down[:n_down]):
+        labels.append(f"{deps[t]}_")
+        words += [f"{deps[t]}_", lemmas[t]]
     if words:
         words.pop()  # b itself is named by its label, not its lemma
     return " ".join(words), " ".join(labels)
@@ -533,13 +550,18 @@ def path_tokens(a: Token, b: Token) -> list[Token]:
         >>> [t.text for t in path_tokens(doc[0], doc[3])]
         ['works', 'at']
     """
-    up, down = _ancestors(a), _ancestors(b)
-    down_ids = {t.i for t in down}
-    n_up = next((n for n, t in enumerate(up) if t.i in down_ids), len(up))
-    common = up[n_up].i if n_up < len(up) else None
-    n_down = next((n for n, t in enumerate(down) if t.i == common), len(down))
+    return [a.doc[i] for i in _path_between(TokenTable.of(a.doc), a.i, b.i)]
+
+
+def _path_between(table: TokenTable, a: int, b: int) -> list[int]:
+    """The indices of :func:`path_tokens`, in text order."""
+    up, down = table.ancestors(a), table.ancestors(b)
+    down_ids = set(down)
+    n_up = next((n for n, t in enumerate(up) if t in down_ids), len(up))
+    common = up[n_up] if n_up < len(up) else None
+    n_down = next((n for n, t in enumerate(down) if t == common), len(down))
     inner = up[1 : n_up + 1] + down[1:n_down]
-    return sorted((t for t in inner if t.i not in (a.i, b.i)), key=lambda t: t.i)
+    return sorted(t for t in inner if t not in (a, b))
 
 
 def _bucket(distance: int) -> str:
@@ -562,11 +584,16 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
         >>> [f for f in features if f.startswith(("types=", "path="))]
         ['types=PERSON|ORG', 'path=nsubj^ work prep_ at pobj_']
     """
-    doc = a.doc
-    t1, t2 = a.label_, b.label_
-    types = f"{t1}|{t2}"
-    path, labels = dependency_path(a.root, b.root)
-    between = [t.lemma_.lower() for t in doc[a.end : b.start] if not t.is_space]
+    return _pair_features(TokenTable.of(a.doc), a, b, entities_between)
+
+
+def _pair_features(table: TokenTable, a: Span, b: Span, entities_between: int) -> list[str]:
+    lemmas, deps, heads = table.lemmas, table.deps, table.heads
+    types = f"{a.label_}|{b.label_}"
+    root1, root2 = table.root(a), table.root(b)
+    path, labels = _dependency_path(table, root1, root2)
+    between = [lemmas[i] for i in range(a.end, b.start) if not table.spaces[i]]
+    sentence_start, sentence_end = table.sentence_of(a.start)
     features = [
         f"types={types}",
         f"path={path}",
@@ -576,12 +603,12 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
         f"dist={_bucket(len(between))}",
         f"tdist={types}|{_bucket(len(between))}",
         f"between_ents={min(entities_between, 3)}",
-        f"head1={a.root.lemma_.lower()}",
-        f"head2={b.root.lemma_.lower()}",
-        f"gov1={a.root.dep_}:{a.root.head.lemma_.lower()}",
-        f"gov2={b.root.dep_}:{b.root.head.lemma_.lower()}",
-        f"before1={doc[a.start - 1].lemma_.lower() if a.start > a.sent.start else '<s>'}",
-        f"after2={doc[b.end].lemma_.lower() if b.end < a.sent.end else '</s>'}",
+        f"head1={lemmas[root1]}",
+        f"head2={lemmas[root2]}",
+        f"gov1={deps[root1]}:{lemmas[heads[root1]]}",
+        f"gov2={deps[root2]}:{lemmas[heads[root2]]}",
+        f"before1={lemmas[a.start - 1] if a.start > sentence_start else '<s>'}",
+        f"after2={lemmas[b.end] if b.end < sentence_end else '</s>'}",
     ]
     if len(between) <= 4:
         features.append(f"tbetween={types}|{' '.join(between)}")
@@ -594,10 +621,10 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
 ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj"})
 
 
-def _nearness(x: Span, y: Span) -> tuple[int, int]:
+def _nearness(table: TokenTable, x: Span, y: Span) -> tuple[int, int]:
     """How near ``x`` is to ``y``: dependency edges between their roots, then tokens between."""
     gap = y.start - x.end if x.start < y.start else x.start - y.end
-    return len(path_tokens(x.root, y.root)) + 1, gap
+    return len(_path_between(table, table.root(x), table.root(y))) + 1, gap
 
 
 def competing_mention(a: Span, b: Span, roots: Mapping[int, Span]) -> Span | None:
@@ -621,17 +648,26 @@ def competing_mention(a: Span, b: Span, roots: Mapping[int, Span]) -> Span | Non
         >>> competing_mention(bob, acme, roots) is None
         True
     """
-    inner = path_tokens(a.root, b.root)
-    on_path = {t.i for t in inner} | {a.root.i, b.root.i}
+    return _competing_mention(TokenTable.of(a.doc), a, b, roots)
+
+
+def _competing_mention(
+    table: TokenTable, a: Span, b: Span, roots: Mapping[int, Span]
+) -> Span | None:
+    root1, root2 = table.root(a), table.root(b)
+    inner = _path_between(table, root1, root2)
+    on_path = {*inner, root1, root2}
     for token in inner:
-        for child in token.children:
-            other = roots.get(child.i)
-            if other is None or child.dep_ not in ARGUMENT_DEPS or child.i in on_path:
+        for child in table.children(token):
+            other = roots.get(child)
+            if other is None or table.deps[child] not in ARGUMENT_DEPS or child in on_path:
                 continue
-            if other.text.lower() in (a.text.lower(), b.text.lower()):
+            if table.name(other) in (table.name(a), table.name(b)):
                 continue
             for end, far in ((a, b), (b, a)):
-                if other.label_ == end.label_ and _nearness(other, far) < _nearness(end, far):
+                if other.label_ == end.label_ and _nearness(table, other, far) < _nearness(
+                    table, end, far
+                ):
                     return other
     return None
 
@@ -640,18 +676,23 @@ def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
     """``(a, b, entities between)`` for each two non-overlapping spans of one sentence, ``a``
     first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart, and no :func:`competing_mention`
     between them (with a parse); in text order."""
+    if spans:
+        yield from _mention_pairs(TokenTable.of(spans[0].doc), spans)
+
+
+def _mention_pairs(table: TokenTable, spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
-    parsed = bool(ordered) and ordered[0].doc.has_annotation("DEP")
-    roots = {s.root.i: s for s in ordered} if parsed else {}
+    parsed = table.doc.has_annotation("DEP")
+    roots = {table.root(s): s for s in ordered} if parsed else {}
     for i, a in enumerate(ordered):
-        sentence = a.sent
+        sentence_end = table.sentence_of(a.start)[1]
         for j in range(i + 1, len(ordered)):
             b = ordered[j]
-            if b.start - a.end > MAX_TOKEN_DISTANCE or b.end > sentence.end:
+            if b.start - a.end > MAX_TOKEN_DISTANCE or b.end > sentence_end:
                 break
             if b.start < a.end:
                 continue  # overlapping or nested: not two things
-            if parsed and competing_mention(a, b, roots) is not None:
+            if parsed and _competing_mention(table, a, b, roots) is not None:
                 continue
             between = sum(1 for s in ordered[i + 1 : j] if s.start >= a.end and s.end <= b.start)
             yield a, b, between
@@ -670,10 +711,15 @@ class DocumentEntity:
     mentions: tuple[Span, ...]
     sentences: tuple[int, ...]
 
-    @property
+    @cached_property
     def names(self) -> frozenset[str]:
         """Its mentions' texts, lowercased."""
         return frozenset(m.text.lower() for m in self.mentions)
+
+    @cached_property
+    def sentence_set(self) -> frozenset[int]:
+        """The sentences it is mentioned in."""
+        return frozenset(self.sentences)
 
 
 def document_entities(spans: Sequence[Span]) -> list[DocumentEntity]:
@@ -691,22 +737,149 @@ def document_entities(spans: Sequence[Span]) -> list[DocumentEntity]:
         >>> [(e.key, e.sentences) for e in ents]
         [('ulm', (0, 1)), ('germany', (1,))]
     """
-    if not spans:
-        return []
-    starts = {sent.start: n for n, sent in enumerate(spans[0].doc.sents)}
+    return _document_entities(TokenTable.of(spans[0].doc), spans) if spans else []
+
+
+def _document_entities(table: TokenTable, spans: Sequence[Span]) -> list[DocumentEntity]:
     grouped: dict[str, list[Span]] = {}
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
-        grouped.setdefault(span.text.lower(), []).append(span)
+        grouped.setdefault(table.name(span), []).append(span)
+    number = table.sentence_number
     return [
-        DocumentEntity(
-            key, group[0].label_, tuple(group), tuple(starts[m.sent.start] for m in group)
-        )
+        DocumentEntity(key, group[0].label_, tuple(group), tuple(number(m.start) for m in group))
         for key, group in grouped.items()
     ]
 
 
 def _sentence_bucket(distance: int) -> str:
     return str(distance) if distance < 3 else "3-5" if distance <= 5 else "6+"
+
+
+@dataclass(frozen=True)
+class DocumentFacts:
+    """What the document stage's features read of the whole document: how many entities are
+    named as a country, the most mentions one of them has, and the first-named entity."""
+
+    countries: int
+    top_country_mentions: int | None
+    first: Hashable | None
+
+    @classmethod
+    def of(cls, entities: Sequence[DocumentEntity], countries: frozenset[str]) -> DocumentFacts:
+        named = [len(e.mentions) for e in entities if e.names & countries]
+        return cls(len(named), max(named, default=None), entities[0].key if entities else None)
+
+
+class PairShape(NamedTuple):
+    """All that the document stage's binary features say of an ordered entity pair
+    (:func:`pair_shape_features`); many pairs of many documents share one."""
+
+    head_label: str
+    tail_label: str
+    #: Sentences both are mentioned in, at most 3.
+    shared: int
+    #: How many sentences apart their nearest mentions are (:func:`_sentence_bucket`).
+    distance: str
+    #: Whether the head is named before the tail.
+    head_first: bool
+    #: Mentions of each, at most 4.
+    head_mentions: int
+    tail_mentions: int
+    #: When the tail is named as a country: how many entities are (at most 3), else None.
+    countries: int | None
+    #: Whether the tail is the most mentioned of the countries.
+    tail_top_country: bool
+    head_country: bool
+    #: Whether the head (the tail) is the document's first-named entity.
+    head_is_first: bool
+    tail_is_first: bool
+
+
+def pair_shape(
+    head: DocumentEntity, tail: DocumentEntity, facts: DocumentFacts, countries: frozenset[str]
+) -> PairShape:
+    """The :class:`PairShape` of ``head``, ``tail`` in a document with ``facts``."""
+    shared = len(head.sentence_set & tail.sentence_set)
+    distance = (
+        0 if shared else min(abs(a - b) for a in head.sentence_set for b in tail.sentence_set)
+    )
+    tail_country = bool(tail.names & countries)
+    return PairShape(
+        head.label,
+        tail.label,
+        min(shared, 3),
+        _sentence_bucket(distance),
+        head.mentions[0].start < tail.mentions[0].start,
+        min(len(head.mentions), 4),
+        min(len(tail.mentions), 4),
+        min(facts.countries, 3) if tail_country else None,
+        tail_country and len(tail.mentions) == facts.top_country_mentions,
+        bool(head.names & countries),
+        head.key == facts.first,
+        tail.key == facts.first,
+    )
+
+
+def pair_shape_features(shape: PairShape) -> list[str]:
+    """The binary features of a pair of that shape: both labels, the sentences they share
+    and how far apart they are, whether either is a country name and how many countries the
+    document names, whether either is its first-named entity (an abstract, or a memory, is
+    often about one subject), mention counts.
+
+    Example:
+        >>> shape = PairShape("GPE", "GPE", 0, "1", True, 1, 1, 1, True, False, True, False)
+        >>> pair_shape_features(shape)[:4]
+        ['types=GPE|GPE', 'shared=0', 'tshared=GPE|GPE|0', 'sdist=1']
+    """
+    head, types = shape.head_label, f"{shape.head_label}|{shape.tail_label}"
+    names = [
+        f"types={types}",
+        f"shared={shape.shared}",
+        f"tshared={types}|{shape.shared}",
+        f"sdist={shape.distance}",
+        f"tsdist={types}|{shape.distance}",
+        f"order={types}|{shape.head_first}",
+        f"hment={shape.head_mentions}",
+        f"tment={shape.tail_mentions}",
+    ]
+    if shape.countries is not None:
+        names += [
+            f"tcountry={head}",
+            f"tcountry_n={head}|{shape.countries}",
+            f"tcountry_sdist={head}|{shape.distance}",
+            f"tcountry_top={head}|{shape.tail_top_country}",
+        ]
+        if shape.head_is_first:
+            names.append(f"tcountry_hfirst={head}|{shape.countries}")
+    if shape.head_country:
+        names.append(f"hcountry={shape.tail_label}")
+    if shape.head_is_first:
+        names.append(f"hfirst={types}")
+    if shape.tail_is_first:
+        names.append(f"tfirst={types}")
+    return names
+
+
+#: First-stage probabilities below this are no feature of the document stage.
+MIN_FIRST_STAGE = 0.01
+
+
+def first_stage_features(first_stage: Mapping[str, float]) -> dict[str, float]:
+    """The document stage's features of the first stage's best probability per predicate
+    read head -> tail: ``s1=<predicate>`` (from :data:`MIN_FIRST_STAGE`) and ``s1max``.
+
+    Example:
+        >>> first_stage_features({"country": 0.71234, "born_in": 0.001})
+        {'s1=country': 0.7123, 's1max': 0.7123}
+    """
+    features = {
+        f"s1={predicate}": round(float(probability), 4)
+        for predicate, probability in first_stage.items()
+        if probability >= MIN_FIRST_STAGE
+    }
+    if first_stage:
+        features["s1max"] = round(float(max(first_stage.values())), 4)
+    return features
 
 
 def document_pair_features(
@@ -716,11 +889,9 @@ def document_pair_features(
     countries: frozenset[str],
     first_stage: Mapping[str, float],
 ) -> dict[str, float]:
-    """Features of the ordered entity pair ``head``, ``tail`` of one document: both labels,
-    the sentences they share and how far apart they are, whether either is a country name and
-    how many countries the document names, whether either is its first-named entity (an
-    abstract, or a memory, is often about one subject), mention counts, and the first stage's
-    best probability per predicate read head -> tail (``first_stage``).
+    """Features of the ordered entity pair ``head``, ``tail`` of one document: those of its
+    shape (:func:`pair_shape_features`), then the first stage's best probability per
+    predicate read head -> tail (``first_stage``, :func:`first_stage_features`).
 
     Example:
         >>> import spacy
@@ -733,45 +904,70 @@ def document_pair_features(
         >>> f["tcountry_n=GPE|1"], f["sdist=1"], f["hfirst=GPE|GPE"]
         (1.0, 1.0, 1.0)
     """
-    types = f"{head.label}|{tail.label}"
-    shared = len(set(head.sentences) & set(tail.sentences))
-    distance = min(abs(a - b) for a in head.sentences for b in tail.sentences)
-    n_countries = sum(1 for e in entities if e.names & countries)
-    tail_country, head_country = bool(tail.names & countries), bool(head.names & countries)
-    first = entities[0].key if entities else None
-    names = [
-        f"types={types}",
-        f"shared={min(shared, 3)}",
-        f"tshared={types}|{min(shared, 3)}",
-        f"sdist={_sentence_bucket(distance)}",
-        f"tsdist={types}|{_sentence_bucket(distance)}",
-        f"order={types}|{head.mentions[0].start < tail.mentions[0].start}",
-        f"hment={min(len(head.mentions), 4)}",
-        f"tment={min(len(tail.mentions), 4)}",
-    ]
-    if tail_country:
-        most = max(len(e.mentions) for e in entities if e.names & countries)
-        names += [
-            f"tcountry={head.label}",
-            f"tcountry_n={head.label}|{min(n_countries, 3)}",
-            f"tcountry_sdist={head.label}|{_sentence_bucket(distance)}",
-            f"tcountry_top={head.label}|{len(tail.mentions) == most}",
-        ]
-        if head.key == (entities[0].key if entities else None):
-            names.append(f"tcountry_hfirst={head.label}|{min(n_countries, 3)}")
-    if head_country:
-        names.append(f"hcountry={tail.label}")
-    if head.key == first:
-        names.append(f"hfirst={types}")
-    if tail.key == first:
-        names.append(f"tfirst={types}")
-    features = dict.fromkeys(names, 1.0)
-    for predicate, probability in first_stage.items():
-        if probability >= 0.01:
-            features[f"s1={predicate}"] = round(float(probability), 4)
-    if first_stage:
-        features["s1max"] = round(float(max(first_stage.values())), 4)
+    shape = pair_shape(head, tail, DocumentFacts.of(entities, countries), countries)
+    features = dict.fromkeys(pair_shape_features(shape), 1.0)
+    features.update(first_stage_features(first_stage))
     return features
+
+
+@dataclass(frozen=True)
+class FirstStageLayout:
+    """Where each predicate's probability read head -> tail sits among the first stage's
+    classes: the class ``p>`` of the pair (head, tail) or ``p<`` of the pair (tail, head)
+    (both for a symmetric predicate). Column ``len(classes)`` stands for "no such class"
+    (probability 0); a symmetric predicate with two classes takes the larger."""
+
+    predicates: tuple[str, ...]
+    #: Per predicate, its column in the probabilities of a mention pair (first, second) read
+    #: first -> second; ``forward_also``: a second such column (else the same again).
+    forward: np.ndarray
+    forward_also: np.ndarray
+    #: The same, read second -> first.
+    backward: np.ndarray
+    backward_also: np.ndarray
+
+    @classmethod
+    def of(cls, classes: Sequence[str], symmetric: frozenset[str]) -> FirstStageLayout:
+        predicates = tuple(dict.fromkeys(label[:-1] for label in classes[1:]))
+        columns: dict[tuple[str, bool], list[int]] = {}
+        for j, label in enumerate(classes[1:], start=1):
+            predicate, forward = label[:-1], label[-1] == ">"
+            for direction in (True, False) if predicate in symmetric else (forward,):
+                columns.setdefault((predicate, direction), []).append(j)
+        none = len(classes)
+
+        def column(direction: bool, n: int) -> np.ndarray:
+            found = [columns.get((p, direction), [none]) for p in predicates]
+            return np.array([c[min(n, len(c) - 1)] for c in found], dtype=np.intp)
+
+        return cls(predicates, column(True, 0), column(True, 1), column(False, 0), column(False, 1))
+
+    def maxima(
+        self, rows: Sequence[tuple[Hashable, Hashable]], probabilities: np.ndarray
+    ) -> dict[tuple[Hashable, Hashable], np.ndarray]:
+        """Per ordered entity pair (head, tail), the best probability of each predicate read
+        head -> tail (0 where no class reads it so) over the mention pairs ``rows`` (first
+        entity, second entity) with their class probabilities."""
+        kept = [(a, b) for a, b in rows if a != b]
+        if not kept:
+            return {}
+        padded = np.hstack([probabilities, np.zeros((len(probabilities), 1))])
+        keep = np.array([a != b for a, b in rows], dtype=bool)
+        values = np.vstack(
+            [
+                np.maximum(padded[:, self.forward], padded[:, self.forward_also])[keep],
+                np.maximum(padded[:, self.backward], padded[:, self.backward_also])[keep],
+            ]
+        )
+        slots: dict[tuple[Hashable, Hashable], int] = {}
+        targets = [slots.setdefault(pair, len(slots)) for pair in kept]
+        targets += [slots.setdefault((b, a), len(slots)) for a, b in kept]
+        order = np.argsort(targets, kind="stable")
+        ordered = np.asarray(targets)[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        best = np.maximum.reduceat(values[order], starts, axis=0)
+        by_slot = dict(zip(ordered[starts].tolist(), best, strict=True))
+        return {pair: by_slot[slot] for pair, slot in slots.items()}
 
 
 def first_stage_by_pair(
@@ -788,19 +984,24 @@ def first_stage_by_pair(
         >>> first_stage_by_pair(rows, ["NA", "country>", "country<"], frozenset())
         {('ulm', 'germany'): {'country': 0.7}, ('germany', 'ulm'): {'country': 0.1}}
     """
-    out: dict[tuple[Hashable, Hashable], dict[str, float]] = {}
-    for a, b, probs in rows:
-        if a == b:
-            continue
-        for j, label in enumerate(classes[1:], start=1):
-            predicate = label[:-1]
-            forward = label[-1] == ">"
-            for head, tail in (
-                ((a, b), (b, a)) if predicate in symmetric else ([(a, b)] if forward else [(b, a)])
-            ):
-                slot = out.setdefault((head, tail), {})
-                slot[predicate] = max(slot.get(predicate, 0.0), float(probs[j]))
-    return out
+    layout = FirstStageLayout.of(classes, symmetric)
+    none = len(classes)
+    probabilities = np.array([probs for _, _, probs in rows]).reshape(len(rows), none)
+    maxima = layout.maxima([(a, b) for a, b, _ in rows], probabilities)
+    # A predicate reads head -> tail when a mention pair gave it a class that way round.
+    reads: dict[tuple[Hashable, Hashable], np.ndarray] = {}
+    for a, b, _ in rows:
+        if a != b:
+            for pair, first in (((a, b), layout.forward), ((b, a), layout.backward)):
+                reads[pair] = reads.get(pair, np.zeros(len(first), bool)) | (first != none)
+    return {
+        pair: {
+            p: float(v)
+            for p, v, read in zip(layout.predicates, values.tolist(), reads[pair], strict=True)
+            if read
+        }
+        for pair, values in maxima.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -817,6 +1018,10 @@ class DocumentModel:
     thresholds: np.ndarray
     type_pairs: frozenset[str]
     countries: frozenset[str]
+    #: Class scores of each pair shape seen (the intercepts plus its features' weights).
+    _shape_scores: dict[PairShape, np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def probabilities(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
         """One row of class probabilities per feature mapping (unknown features ignored).
@@ -832,6 +1037,46 @@ class DocumentModel:
                 if index is not None:
                     scores[row] += value * self.weights[index]
         return softmax(scores)
+
+    def pair_probabilities(
+        self, shapes: Sequence[PairShape], first_stage: np.ndarray, predicates: Sequence[str]
+    ) -> np.ndarray:
+        """:meth:`probabilities` of the pairs of ``shapes`` whose first-stage probabilities
+        are the rows of ``first_stage`` (a column per predicate of ``predicates``, 0 where the
+        first stage has none; a row of zeros for a pair it never saw): the same sums, term by
+        term in the same order, with each shape's part computed once."""
+        scores = np.array([self._shape_score(shape) for shape in shapes])
+        # The s1 features, as first_stage_features gives them, predicate by predicate.
+        features = first_stage >= MIN_FIRST_STAGE
+        for column in np.flatnonzero(features.any(axis=0)).tolist():
+            index = self.features.get(f"s1={predicates[column]}")
+            if index is not None:
+                rows = np.flatnonzero(features[:, column])
+                rounded = [round(v, 4) for v in first_stage[rows, column].tolist()]
+                scores[rows] += np.array(rounded)[:, None] * self.weights[index]
+        index = self.features.get("s1max")
+        rows = np.flatnonzero(first_stage.any(axis=1))
+        if len(rows) and index is not None:
+            best = [round(v, 4) for v in first_stage[rows].max(axis=1).tolist()]
+            scores[rows] += np.array(best)[:, None] * self.weights[index]
+        return softmax(scores)
+
+    def _shape_score(self, shape: PairShape) -> np.ndarray:
+        score = self._shape_scores.get(shape)
+        if score is None:
+            score = self.intercepts.copy()
+            for name in dict.fromkeys(pair_shape_features(shape)):
+                index = self.features.get(name)
+                if index is not None:
+                    score += self.weights[index]
+            if len(self._shape_scores) >= MAX_REMEMBERED_SHAPES:
+                self._shape_scores.clear()
+            self._shape_scores[shape] = score
+        return score
+
+
+#: Pair shapes whose class scores the document model remembers (about 300 bytes each).
+MAX_REMEMBERED_SHAPES = 20_000
 
 
 def load_document_model(directory: Path | str | None = None) -> DocumentModel:
@@ -943,10 +1188,13 @@ class LearnedRelationExtractor:
         if not doc.has_annotation("DEP"):
             return []
         spans = list(doc.ents if entities is None else entities)
-        pairs = list(mention_pairs(spans))
+        return self._score(TokenTable.of(doc), spans) if spans else []
+
+    def _score(self, table: TokenTable, spans: Sequence[Span]) -> list[ScoredPair]:
+        pairs = list(_mention_pairs(table, spans))
         if not pairs:
             return []
-        probs = self.model.probabilities([pair_features(a, b, n) for a, b, n in pairs])
+        probs = self.model.probabilities([_pair_features(table, a, b, n) for a, b, n in pairs])
         return [ScoredPair(a, b, p) for (a, b, _), p in zip(pairs, probs, strict=True)]
 
     def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
@@ -956,15 +1204,18 @@ class LearnedRelationExtractor:
         (``learned/document``). Ordered by sentence, subject and object, like the rules' output.
         """
         spans = list(doc.ents if entities is None else entities)
-        scored = self.score(doc, spans)
-        direct = self._direct(scored)
+        if len(spans) < 2:
+            return []  # no pair: nothing to score, to infer from or to relate
+        table = TokenTable.of(doc)
+        scored = self._score(table, spans) if doc.has_annotation("DEP") else []
+        direct = self._direct(table, scored)
         # Entities are told apart by their text here: resolution happens later, in the index.
         first: dict[str, Span] = {}
         for span in sorted(spans, key=lambda s: s.start):
-            first.setdefault(span.text.lower(), span)
+            first.setdefault(table.name(span), span)
         found: dict[Triple, float] = {}
         for c in direct:
-            key = (c.subject.text.lower(), c.predicate, c.object.text.lower())
+            key = (table.name(c.subject), c.predicate, table.name(c.object))
             found[key] = max(found.get(key, 0.0), c.confidence)
         labels: dict[Hashable, str] = {name: span.label_ for name, span in first.items()}
         inferred = []
@@ -972,27 +1223,29 @@ class LearnedRelationExtractor:
             found, labels, self.model.predicates.inference
         ).items():
             subject, obj = first[str(x)], first[str(z)]
-            start = min(subject.sent.start, obj.sent.start, first[str(source[2])].sent.start)
-            end = max(subject.sent.end, obj.sent.end, first[str(source[2])].sent.end)
+            bounds = [table.sentence_of(s.start) for s in (subject, obj, first[str(source[2])])]
+            start, end = min(s for s, _ in bounds), max(e for _, e in bounds)
             inferred.append(
                 RelationCandidate(
                     subject, predicate, obj, doc[start:end], INFERRED_RULE, confidence
                 )
             )
         for c in inferred:
-            found[(c.subject.text.lower(), c.predicate, c.object.text.lower())] = c.confidence
-        document = self._document(scored, spans, found) if spans and self.document else []
+            found[(table.name(c.subject), c.predicate, table.name(c.object))] = c.confidence
+        document = self._document(table, scored, spans, found) if self.document else []
         return sorted(
-            direct + inferred + document + self._implied(direct + inferred + document),
+            direct + inferred + document + self._implied(table, direct + inferred + document),
             key=lambda c: (c.sentence.start, c.subject.start, c.object.start),
         )
 
-    def _implied(self, candidates: Sequence[RelationCandidate]) -> list[RelationCandidate]:
+    def _implied(
+        self, table: TokenTable, candidates: Sequence[RelationCandidate]
+    ) -> list[RelationCandidate]:
         """What the implications add to ``candidates`` (rule id ``learned/inferred``, the
         evidence of the triple each comes from)."""
         by_triple: dict[Triple, RelationCandidate] = {}
         for c in candidates:
-            by_triple.setdefault((c.subject.text.lower(), c.predicate, c.object.text.lower()), c)
+            by_triple.setdefault((table.name(c.subject), c.predicate, table.name(c.object)), c)
         found = {triple: c.confidence for triple, c in by_triple.items()}
         countries = {y for _, _, y in found if y in self.countries}
         out = []
@@ -1008,7 +1261,11 @@ class LearnedRelationExtractor:
         return out
 
     def _document(
-        self, scored: Sequence[ScoredPair], spans: Sequence[Span], found: Mapping[Triple, float]
+        self,
+        table: TokenTable,
+        scored: Sequence[ScoredPair],
+        spans: Sequence[Span],
+        found: Mapping[Triple, float],
     ) -> list[RelationCandidate]:
         """The document stage: every ordered pair of the doc's entities (by text) whose labels
         it scores; a relation fires at its class threshold unless already ``found`` (a pair
@@ -1017,12 +1274,7 @@ class LearnedRelationExtractor:
         memory names its subject once and states its country later)."""
         model = self.document
         assert model is not None
-        entities = document_entities(spans)
-        first_stage = first_stage_by_pair(
-            [(p.first.text.lower(), p.second.text.lower(), p.probabilities) for p in scored],
-            self.model.classes,
-            self.model.predicates.symmetric_predicates(),
-        )
+        entities = _document_entities(table, spans)
         pairs = [
             (h, t)
             for h in entities
@@ -1031,22 +1283,29 @@ class LearnedRelationExtractor:
         ]
         if not pairs:
             return []
-        probs = model.probabilities(
-            [
-                document_pair_features(
-                    h, t, entities, model.countries, first_stage.get((h.key, t.key), {})
-                )
-                for h, t in pairs
-            ]
+        layout = self.model.first_stage_layout
+        maxima = layout.maxima(
+            [(table.name(p.first), table.name(p.second)) for p in scored],
+            np.array([p.probabilities for p in scored]).reshape(
+                len(scored), len(self.model.classes)
+            ),
         )
+        unseen = np.zeros(len(layout.predicates))
+        facts = DocumentFacts.of(entities, model.countries)
+        probs = model.pair_probabilities(
+            [pair_shape(h, t, facts, model.countries) for h, t in pairs],
+            np.array([maxima.get((h.key, t.key), unseen) for h, t in pairs]),
+            layout.predicates,
+        )
+        passing = probs >= model.thresholds
+        passing[:, 0] = False  # NA
         symmetric = self.model.predicates.symmetric_predicates()
+        sentence_of = table.sentence_of
         out = []
-        for (head, tail), p in zip(pairs, probs, strict=True):
-            passing = np.where(p >= model.thresholds)[0]
-            passing = passing[passing > 0]
-            if not len(passing):
-                continue
-            best = int(passing[np.argmax(p[passing])])
+        for row in np.flatnonzero(passing.any(axis=1)).tolist():
+            (head, tail), p = pairs[row], probs[row]
+            classes = np.flatnonzero(passing[row])
+            best = int(classes[np.argmax(p[classes])])
             predicate = model.classes[best]
             if predicate in symmetric and str(head.key) > str(tail.key):
                 head, tail = tail, head
@@ -1056,24 +1315,31 @@ class LearnedRelationExtractor:
                 continue
             subject, obj = min(
                 ((h, t) for h in head.mentions for t in tail.mentions),
-                key=lambda ht: (abs(ht[0].sent.start - ht[1].sent.start), ht[1].start),
+                key=lambda ht: (
+                    abs(sentence_of(ht[0].start)[0] - sentence_of(ht[1].start)[0]),
+                    ht[1].start,
+                ),
             )
+            evidence = table.doc[slice(*table.sentence_of(obj.start))]
             out.append(
                 RelationCandidate(
-                    subject, predicate, obj, obj.sent, DOCUMENT_RULE, round(float(p[best]), 4)
+                    subject, predicate, obj, evidence, DOCUMENT_RULE, round(float(p[best]), 4)
                 )
             )
         return out
 
-    def _direct(self, scored: Sequence[ScoredPair]) -> list[RelationCandidate]:
+    def _direct(self, table: TokenTable, scored: Sequence[ScoredPair]) -> list[RelationCandidate]:
         model = self.model
         out = []
+        doc = table.doc
         for pair in scored:
             passing = np.where(pair.probabilities >= model.thresholds)[0]
             passing = passing[passing > 0]
-            if not len(passing) or is_blocked(
-                self.filters, pair.first.sent, path_tokens(pair.first.root, pair.second.root)
-            ):
+            if not len(passing):
+                continue
+            sentence = doc[slice(*table.sentence_of(pair.first.start))]
+            path = _path_between(table, table.root(pair.first), table.root(pair.second))
+            if is_blocked(self.filters, sentence, [doc[i] for i in path]):
                 continue
             best = int(passing[np.argmax(pair.probabilities[passing])])
             label = model.classes[best]
@@ -1087,7 +1353,7 @@ class LearnedRelationExtractor:
                     subject,
                     label[:-1],
                     obj,
-                    pair.first.sent,
+                    sentence,
                     LEARNED_RULE,
                     round(float(pair.probabilities[best]), 4),
                 )

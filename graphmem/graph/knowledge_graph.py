@@ -132,6 +132,27 @@ class Edge:
             event=self.predicate in event_predicates(),
         )
 
+    def sentences(self) -> list[tuple[str, str]]:
+        """The distinct sentences of its evidence (as loaded: newest first), each with the
+        time of the memory it is from; whitespace runs are one space.
+
+        Example:
+            >>> from types import SimpleNamespace as Ev
+            >>> edge = Edge("Ann", "met", "Bo", 2, 1.0, "", "", None, None, None, [
+            ...     Ev(sentence="Ann  met Bo.", created_at="2026-05-02"),
+            ...     Ev(sentence="Ann met Bo.", created_at="2026-05-01")])
+            >>> edge.sentences()
+            [('Ann met Bo.', '2026-05-02')]
+        """
+        seen: set[str] = set()
+        out: list[tuple[str, str]] = []
+        for ev in self.evidence:
+            sentence = " ".join(str(ev.sentence).split())
+            if sentence and sentence not in seen:
+                seen.add(sentence)
+                out.append((sentence, str(ev.created_at or "")))
+        return out
+
 
 @dataclass
 class Hop:
@@ -438,6 +459,35 @@ class KnowledgeGraph:
         ]
         edges.sort(key=lambda e: (-e.support, e.predicate, e.subject, e.object))
         return self._with_evidence(edges) if evidence else edges
+
+    def with_evidence(
+        self, graph: nx.MultiDiGraph | None = None, per_item: int = 3
+    ) -> nx.MultiDiGraph:
+        """A copy of ``graph`` (a view drawn from this graph: :meth:`subgraph`, a path; the
+        whole graph by default) whose edges and nodes carry ``evidence``: up to ``per_item``
+        distinct sentences, newest first, as the graph page shows them in its tooltips.
+
+        Example:
+            >>> from graphmem import EntityMemory
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Alice Johnson joined Acme Corp in 2021.")
+            >>> drawn = memory.graph.with_evidence()
+            >>> drawn.nodes["alice johnson"]["evidence"]
+            ['Alice Johnson joined Acme Corp in 2021.']
+        """
+        drawn = (self.graph if graph is None else graph).copy()
+        by_relation = {e.relation_id: e for e in self.find(evidence=True)}
+        node_evidence: dict[Any, list[tuple[str, str]]] = {n: [] for n in drawn.nodes}
+        for u, v, data in drawn.edges(data=True):
+            edge = by_relation.get(data.get("relation_id"))
+            found = edge.sentences() if edge is not None else []
+            data["evidence"] = [sentence for sentence, _ in found[:per_item]]
+            node_evidence[u].extend(found)
+            node_evidence[v].extend(found)
+        for node, found in node_evidence.items():
+            newest = sorted(set(found), key=lambda pair: pair[1], reverse=True)
+            drawn.nodes[node]["evidence"] = list(dict.fromkeys(s for s, _ in newest))[:per_item]
+        return drawn
 
     def find(
         self,

@@ -1,0 +1,117 @@
+"""What the ``graphmem`` command prints and how it writes its output files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ..graph.knowledge_graph import Edge
+
+#: Opening words of every page ``graphmem viz`` writes (the comment of viz/graph.html).
+GRAPH_PAGE_MARK = b"graphmem graph page"
+
+
+def check_output(
+    out: Path, db: Path, *, force: bool, replaceable: Callable[[Path], bool] | None
+) -> None:
+    """Refuse an output path that would destroy something: the database itself (or its
+    journal files), a directory, an existing file unless ``replaceable`` says it is an
+    earlier output of the command or ``--force`` was given, or a file in a missing folder."""
+    if not out.parent.is_dir():
+        raise InvalidArgumentError(f"{out.parent}: no such folder (create it first)")
+    database_files = [Path(f"{db}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    if any(same_file(out, f) for f in database_files):
+        raise InvalidArgumentError(f"{out}: refusing to overwrite the database being read")
+    if out.is_dir():
+        raise InvalidArgumentError(f"{out}: is a directory")
+    if out.exists() and not force and not (replaceable is not None and replaceable(out)):
+        raise InvalidArgumentError(f"{out}: already exists (pass --force to replace it)")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.absolute() == b.absolute()
+
+
+def is_graph_page(path: Path) -> bool:
+    """Whether ``path`` is a page ``graphmem viz`` wrote (so writing it again loses nothing)."""
+    with path.open("rb") as handle:
+        return GRAPH_PAGE_MARK in handle.read(256)
+
+
+@contextmanager
+def replacing(out: Path) -> Iterator[Path]:
+    """A new temporary file beside ``out`` that replaces ``out`` when the block succeeds.
+
+    On any error, Ctrl-C included, it is removed and ``out`` is left as it was: no half
+    written output and no ``.partial`` file remain.
+    """
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    partial = Path(name)
+    try:
+        yield partial
+        umask = os.umask(0)
+        os.umask(umask)
+        partial.chmod(0o666 & ~umask)  # the mode a plain new file gets, not mkstemp's 0600
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def edge_dict(edge: Edge) -> dict[str, Any]:
+    return {
+        "subject": edge.subject,
+        "predicate": edge.predicate,
+        "object": edge.object,
+        "support": edge.support,
+        "confidence": edge.confidence,
+        "first_seen": edge.first_seen,
+        "last_seen": edge.last_seen,
+        "valid_to": edge.valid_to,
+        "evidence": [
+            {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
+            for (s, d), ev in zip(edge.sentences(), edge.evidence, strict=False)
+        ],
+    }
+
+
+def edge_line(edge: Edge) -> str:
+    when = f"since {edge.first_seen[:10]}"
+    if edge.valid_to:
+        when = f"{edge.first_seen[:10]} to {edge.valid_to[:10]}"
+    return f"  {edge.subject} --{edge.predicate}--> {edge.object}  [support {edge.support}, {when}]"
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def wrap(text: str, indent: int) -> str:
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    lines = textwrap.wrap(" ".join(text.split()), width=width - indent) or [""]
+    return ("\n" + " " * indent).join(lines)
+
+
+def heading(text: str) -> None:
+    print(f"\n== {text}")
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    return (
+        f"{counts.get('memories', 0)} memories, {counts.get('entities', 0)} entities, "
+        f"{counts.get('relations', 0)} relations, {counts.get('relation_evidence', 0)} "
+        f"evidence rows, {counts.get('kv', 0)} kv rows"
+    )

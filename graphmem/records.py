@@ -1,0 +1,192 @@
+"""Task records from files: what ``graphmem ingest`` reads and how it saves them.
+
+A record is a dict of ``save`` keyword arguments (``content`` and the :data:`RECORD_FIELDS`),
+read from plain text (one memory per line), JSON lines or CSV, each checked before anything
+is saved; a mistake names the file and line.
+
+Example:
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write('{"content": "Alice joined Acme Corp.", "importance": 0.9}\\n')
+    >>> [(r["content"], r["importance"]) for r in read_records(f.name)]
+    [('Alice joined Acme Corp.', 0.9)]
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import GraphmemError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from .compat.storage import SQLiteStorage
+
+__all__ = ["RECORD_FIELDS", "ingest_records", "read_records", "records_from_text"]
+
+#: Fields an input record may carry besides ``content``.
+RECORD_FIELDS = (
+    "agent_id",
+    "user_id",
+    "conversation_id",
+    "task_id",
+    "importance",
+    "metadata",
+    "timestamp",
+    "memory_type",
+)
+
+
+def read_records(source: str, fmt: str = "auto", user: str | None = None) -> list[dict[str, Any]]:
+    """Parse an input file (or ``-`` for stdin) into ``save`` records.
+
+    ``fmt`` is ``text`` (one memory per non-blank line), ``jsonl`` (objects with ``content``
+    and optional ``agent_id``, ``user_id``, ``conversation_id``, ``task_id``, ``importance``,
+    ``metadata``, ``timestamp``, ``memory_type``), ``csv`` (a ``content`` column and the same
+    optional columns; ``metadata`` holds JSON), or ``auto`` (by file suffix; stdin is text).
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        ...     _ = f.write("Alice met Bob\\n\\nBob joined Acme\\n")
+        >>> [r["content"] for r in read_records(f.name)]
+        ['Alice met Bob', 'Bob joined Acme']
+    """
+    if fmt == "auto":
+        suffix = Path(source).suffix.lower() if source != "-" else ""
+        fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(suffix, "text")
+    if source == "-":
+        text = sys.stdin.read()
+        where = "<stdin>"
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise InvalidArgumentError(f"{source}: no such file")
+        if path.is_dir():
+            raise InvalidArgumentError(f"{source}: is a directory, not an input file")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InvalidArgumentError(f"{source}: not UTF-8 text ({exc.reason})") from None
+        where = source
+    return records_from_text(text, fmt, where, user)
+
+
+def records_from_text(
+    text: str, fmt: str, where: str, user: str | None = None
+) -> list[dict[str, Any]]:
+    """The records of ``text`` in format ``fmt`` (``text``, ``jsonl`` or ``csv``, as in
+    :func:`read_records`); errors name ``where`` and the line.
+
+    Example:
+        >>> [r["content"] for r in records_from_text("Alice met Bob\\n\\nBob joined Acme", "text", "notes")]
+        ['Alice met Bob', 'Bob joined Acme']
+    """
+    if fmt == "text":
+        raw = [
+            (number, {"content": line.strip()})
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        ]
+    elif fmt == "jsonl":
+        from .transfer import jsonl_objects
+
+        raw = list(jsonl_objects(text.splitlines(), where, InvalidArgumentError))
+    elif fmt == "csv":
+        raw = list(_csv_rows(text, where))
+    else:
+        raise InvalidArgumentError(f"unknown format {fmt!r} (choose auto, text, jsonl or csv)")
+    return [_record(row, f"{where}, line {number}", user) for number, row in raw]
+
+
+def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "content" not in reader.fieldnames:
+        raise InvalidArgumentError(f"{where}: the CSV header has no 'content' column")
+    for row in reader:
+        number = reader.line_num
+        if None in row:
+            raise InvalidArgumentError(f"{where}, line {number}: more cells than header columns")
+        values: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items()}
+        if values.get("importance") is not None:
+            try:
+                values["importance"] = float(values["importance"])
+            except ValueError:
+                raise InvalidArgumentError(
+                    f"{where}, line {number}: importance {values['importance']!r} is not a number"
+                ) from None
+        if values.get("metadata") is not None:
+            try:
+                values["metadata"] = json.loads(values["metadata"])
+            except json.JSONDecodeError:
+                raise InvalidArgumentError(
+                    f"{where}, line {number}: the metadata cell is not JSON"
+                ) from None
+        if values.get("content") is None:
+            continue  # a blank line inside a CSV file
+        yield number, values
+
+
+def _record(row: dict[str, Any], where: str, user: str | None) -> dict[str, Any]:
+    from .items import check_content, check_importance, check_optional_id, encode_metadata
+
+    unknown = sorted(set(row) - {"content", *RECORD_FIELDS})
+    if unknown:
+        raise InvalidArgumentError(
+            f"{where}: unknown field(s) {', '.join(unknown)} "
+            f"(known: content, {', '.join(RECORD_FIELDS)})"
+        )
+    try:
+        content = check_content(row.get("content"), "content")
+        metadata = row.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise InvalidArgumentError("metadata must be a JSON object")
+        metadata = dict(metadata)
+        encode_metadata(metadata)
+        if row.get("memory_type") is not None:
+            metadata.setdefault("memory_type", check_optional_id(row["memory_type"], "memory_type"))
+        record: dict[str, Any] = {"content": content, "metadata": metadata}
+        for name in ("agent_id", "user_id", "conversation_id", "task_id"):
+            value = check_optional_id(row.get(name), name)
+            if value is not None:
+                record[name] = value
+        if user is not None:
+            record.setdefault("user_id", user)
+        importance = row.get("importance")
+        record["importance"] = check_importance(0.5 if importance is None else importance)
+        stamp = row.get("timestamp")
+        if stamp is not None:
+            if not isinstance(stamp, str):
+                raise InvalidArgumentError("timestamp must be an ISO 8601 string")
+            try:
+                record["timestamp"] = datetime.fromisoformat(stamp)
+            except ValueError:
+                raise InvalidArgumentError(
+                    f"timestamp {stamp!r} is not ISO 8601 (e.g. 2026-05-05T09:30:00+00:00)"
+                ) from None
+    except (GraphmemError, TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"{where}: {exc}") from None
+    return record
+
+
+def ingest_records(
+    storage: SQLiteStorage,
+    records: Sequence[dict[str, Any]],
+    *,
+    batch_size: int = 256,
+    progress: bool = False,
+) -> int:
+    """Save each record to the long-term tier and the entity tier of ``storage``."""
+    from .memories import EntityMemory, LongTermMemory
+
+    long_term = LongTermMemory(storage=storage, max_items=None)
+    entity = EntityMemory(storage=storage, max_items=None)
+    long_term.save_many(records, batch_size=batch_size, progress=progress)
+    entity.save_many(records, batch_size=batch_size, progress=progress)
+    return len(records)
