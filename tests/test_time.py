@@ -394,3 +394,64 @@ class TestAnswers:
         assert current["label"] == "works_at" and current["dashes"] is False
         assert current["tooltip"]["subtitle"] == "support 1 · since 2025-06-02"
         assert "color" in ended and "color" not in current
+
+
+# ------------------------------------------------------------------------- the command line
+def test_ingest_dates_records_by_the_time_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphmem.cli import main
+
+    source = tmp_path / "history.csv"
+    source.write_text(
+        "content,date\n"
+        f"{DEPARTURE},2025-04-21T10:00:00\n"  # saved first, happened later
+        f"{HIRE},2025-03-03T09:00:00\n",
+        encoding="utf-8",
+    )
+    db = str(tmp_path / "cli.db")
+    assert main(["--db", db, "ingest", str(source), "--time-field", "date", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "relations", "Samir Haddad", "--predicate", "works_at"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "Samir Haddad --works_at--> Kestrel Automation (ended)  "
+        "[support 1, 2025-03-03 to 2025-04-21]" in text
+    )
+    assert main(["--db", db, "relations", "Samir Haddad", "--json"]) == 0
+    edges = {(e["predicate"], e["object"]): e for e in json.loads(capsys.readouterr().out)}
+    works = edges[("works_at", "Kestrel Automation")]
+    assert (works["valid_from"], works["valid_to"]) == (JOINED, LEFT)
+    assert works["validity"] == "2025-03-03 to 2025-04-21"
+    assert edges[("left", "Kestrel Automation")]["validity"] == "on 2025-04-21"
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "args", "fragment"),
+    [
+        ("notes.txt", f"{HIRE}\n", ["--time-field", "date"], "a time field needs jsonl or csv"),
+        ("h.csv", f"content,date\n{HIRE},soon\n", ["--time-field", "date"], "date 'soon' is not"),
+        ("h.jsonl", f'{{"content": "{HIRE}", "when": 3}}\n', ["--time-field", "when"],
+         "when must be an ISO 8601 string"),
+        ("h.jsonl", f'{{"content": "{HIRE}", "timestamp": "2025-03-03"}}\n',
+         ["--time-field", "when"], "unknown field(s) timestamp"),
+        ("h.csv", f"content\n{HIRE}\n", ["--time-field", "agent_id"], "cannot be 'agent_id'"),
+    ],
+)  # fmt: skip
+def test_a_bad_time_field_is_one_line_error(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    body: str,
+    args: list[str],
+    fragment: str,
+) -> None:
+    from graphmem.cli import main
+
+    source = tmp_path / name
+    source.write_text(body, encoding="utf-8")
+    db = tmp_path / "new.db"
+    assert main(["--db", str(db), "ingest", str(source), *args]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("graphmem: error: ") and fragment in err[0]
+    assert not db.exists()
