@@ -1184,8 +1184,8 @@ class EntityIndex:
             return
         ends_at = _ended_later(state.graph.graph, source, subject, predicate, obj, seen)
         if created:
-            if ends_at is None:
-                return
+            if ends_at is None or (data["valid_to"] is not None and data["valid_to"] <= ends_at):
+                return  # nothing later ends it, or this text itself already did
             data["valid_to"] = ends_at
         elif ends_at is None or ends_at >= data["valid_from"]:
             data["valid_from"] = seen
