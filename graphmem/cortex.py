@@ -22,6 +22,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from .compat.storage import SQLiteStorage
@@ -29,7 +30,14 @@ from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .extract.entity_patterns import PatternSource
 from .extract.extractor import Extractor
 from .index.writer import NewItem, NewText
-from .items import MemoryItem, check_content, check_importance, check_optional_id, encode_metadata
+from .items import (
+    MemoryItem,
+    check_content,
+    check_event_time,
+    check_importance,
+    check_optional_id,
+    encode_metadata,
+)
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import SQLMemory, check_limit
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
@@ -57,12 +65,15 @@ class _TaskRecord:
     #: ``task_metadata["conversation_id"]``, stored in the items' own column so that search
     #: can filter by it and rank a turn's neighbours (as every tier does for its own saves).
     conversation_id: str | None
+    #: When the task was done (None: now), every item's ``timestamp``.
+    timestamp: datetime | None = None
 
     def _fields(self) -> dict[str, Any]:
         return {
             "metadata": self.metadata,
             "agent_id": self.agent,
             "conversation_id": self.conversation_id,
+            "timestamp": self.timestamp,
         }
 
     def short_term(self) -> dict[str, Any]:
@@ -84,7 +95,14 @@ class _TaskRecord:
         return {"content": self.result, **self._fields(), "importance": self.importance}
 
 
-_TASK_FIELDS = ("task_description", "result", "agent_role", "importance", "task_metadata")
+_TASK_FIELDS = (
+    "task_description",
+    "result",
+    "agent_role",
+    "importance",
+    "task_metadata",
+    "timestamp",
+)
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -110,8 +128,34 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     conversation = check_optional_id(
         (extra or {}).get("conversation_id"), f"{where}task_metadata['conversation_id']"
     )
+    when = check_event_time(record.get("timestamp"), f"{where}timestamp")
     metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
-    return _TaskRecord(task, result, agent, importance, metadata, conversation)
+    return _TaskRecord(task, result, agent, importance, metadata, conversation, when)
+
+
+#: Typed relations the context lists under each known entity.
+_RELATIONS_PER_ENTITY = 3
+
+
+def _known_entities(
+    memory: EntityMemory, keys: list[str], names: list[str], counts: Mapping[str, int]
+) -> list[ContextEntry]:
+    """Calute's "Name: 3 mentions" line for each entity, and under it what the memory
+    knows of it: its strongest typed relations, each with when it held ("Samir Haddad
+    works_at Kestrel Automation (2025-03-03 to 2025-04-21)"), each relation once."""
+    relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
+    listed: set[int | None] = set()
+    out: list[ContextEntry] = []
+    for key, name in zip(keys, names, strict=True):
+        out.append(ContextEntry(f"{name}: {counts[key]} mentions", 10**9, tier="entity"))
+        for edge in relations.get(key, []):
+            if edge.relation_id in listed:
+                continue
+            listed.add(edge.relation_id)
+            when = f" ({edge.validity})" if edge.validity else ""
+            line = f"{edge.subject} {edge.predicate} {edge.object}{when}"
+            out.append(ContextEntry(line, 10**9, tier="entity"))
+    return out
 
 
 class PersistenceDisabledWarning(UserWarning):
@@ -222,12 +266,28 @@ class CortexMemory:
         agent_role: str,
         importance: float = 0.5,
         task_metadata: dict[str, Any] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
     ) -> None:
         """Record a task's result: short-term always, long-term when ``importance >= 0.7``,
         entity and contextual memory always. All of it in one transaction.
 
         ``task_metadata["conversation_id"]`` (a str), when given, is also every stored item's
         ``conversation_id``: search can filter by it, and neighbouring turns rank together.
+
+        ``timestamp``: when the task was done (a datetime or an ISO 8601 string; default
+        now), to record history after the fact. It is every stored item's ``timestamp``
+        (their order, recency and eviction follow it: an old result is the first to go, never
+        a fresher one) and the time of what the result states: entities' ``first_seen`` /
+        ``last_seen``, relations' ``valid_from`` / ``valid_to`` (``as_of`` reads them),
+        whatever order results are saved in.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> memory.save_task_result("Record the new hire", "Samir Haddad joined Kestrel "
+            ...     "Automation.", "HR Agent", timestamp="2025-03-03T09:00:00")
+            >>> [e.valid_from for e in memory.entity_memory.find(predicate="works_at")]
+            ['2025-03-03T09:00:00']
         """
         task = _task_record(
             {
@@ -236,6 +296,7 @@ class CortexMemory:
                 "agent_role": agent_role,
                 "importance": importance,
                 "task_metadata": task_metadata,
+                "timestamp": timestamp,
             }
         )
         self._write_tasks([task])
@@ -247,7 +308,8 @@ class CortexMemory:
         batch_size: int = 256,
         progress: bool = False,
     ) -> int:
-        """Save many task results fast: each a dict of :meth:`save_task_result` arguments.
+        """Save many task results fast: each a dict of :meth:`save_task_result` arguments
+        (``timestamp`` included).
 
         The same tiers and thresholds as :meth:`save_task_result`; every record is validated
         first (nothing is written if one is invalid); text is analysed with ``nlp.pipe`` and
@@ -365,22 +427,31 @@ class CortexMemory:
         return out
 
     def save_agent_interaction(
-        self, agent_role: str, action: str, content: str, importance: float = 0.3
+        self,
+        agent_role: str,
+        action: str,
+        content: str,
+        importance: float = 0.3,
+        *,
+        timestamp: datetime | str | None = None,
     ) -> None:
         """Record ``"[agent_role] action: content"`` in short-term, and long-term when
-        ``importance >= 0.6``."""
+        ``importance >= 0.6``; ``timestamp`` as in :meth:`save_task_result`."""
         for name, value in (("agent_role", agent_role), ("action", action), ("content", content)):
             check_content(value, name)
         importance = check_importance(importance)
+        when = check_event_time(timestamp)
         interaction = f"[{agent_role}] {action}: {content}"
         items: list[NewItem] = []
         if self.short_term is not None:
             item = self.short_term._build(
-                interaction, metadata={"action": action}, agent_id=agent_role
+                interaction, metadata={"action": action}, agent_id=agent_role, timestamp=when
             )
             items.append(self.short_term._new_item(item))
         if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
-            item = self.long_term._build(interaction, agent_id=agent_role, importance=importance)
+            item = self.long_term._build(
+                interaction, agent_id=agent_role, importance=importance, timestamp=when
+            )
             items.append(self.long_term._new_item(item))
         self._write_shared(items)
 
@@ -414,14 +485,22 @@ class CortexMemory:
         return next(t for t in tiers if t is not None and t.namespace == namespace)
 
     def save_cortex_decision(
-        self, decision: str, context: str, outcome: str | None = None, importance: float = 0.7
+        self,
+        decision: str,
+        context: str,
+        outcome: str | None = None,
+        importance: float = 0.7,
+        *,
+        timestamp: datetime | str | None = None,
     ) -> None:
-        """Record an orchestration decision in long-term (agent ``cortex_manager``) and contextual memory."""
+        """Record an orchestration decision in long-term (agent ``cortex_manager``) and
+        contextual memory; ``timestamp`` as in :meth:`save_task_result`."""
         check_content(decision, "decision")
         check_content(context, "context")
         if outcome is not None:
             check_content(outcome, "outcome")
         importance = check_importance(importance)
+        when = check_event_time(timestamp)
         content = f"Decision: {decision}\nContext: {context}"
         if outcome:
             content += f"\nOutcome: {outcome}"
@@ -429,11 +508,15 @@ class CortexMemory:
         items: list[NewItem] = []
         if self.long_term is not None:
             item = self.long_term._build(
-                content, metadata=metadata, importance=importance, agent_id="cortex_manager"
+                content,
+                metadata=metadata,
+                importance=importance,
+                agent_id="cortex_manager",
+                timestamp=when,
             )
             items.append(self.long_term._new_item(item))
         part, item = self.contextual.routed_item(
-            {"content": content, "metadata": metadata, "importance": importance}
+            {"content": content, "metadata": metadata, "importance": importance, "timestamp": when}
         )
         items.append(part._new_item(item))
         self._write_shared(items)
@@ -550,7 +633,9 @@ class CortexMemory:
         with self._space.database.read() as conn:
             if self.short_term is not None:
                 if agent_role:
-                    rows = self.short_term._select(conn, agent_filter, 5, newest_first=True)
+                    rows = self.short_term._select(
+                        conn, agent_filter, 5, newest_first=True, by_time=True
+                    )
                     recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
                     read.extend(recent_hits)
                     recent = [hit.item for hit in recent_hits]
@@ -579,17 +664,15 @@ class CortexMemory:
             if self.entity_memory is not None and searching:
                 entity_memory = self.entity_memory
                 counts = entity_memory.mention_counts(ranking.query.named)
-                known = [
-                    ContextEntry(
-                        f"{entity_memory.graph.name_of(key)}: {counts[key]} mentions",
-                        10**9,
-                        tier="entity",
+                named = [key for key in ranking.query.named if counts.get(key)][:5]
+                kg = entity_memory.graph
+                report.entities = [kg.name_of(key) for key in named]
+                report.sections.append(
+                    ContextSection(
+                        "Known entities:",
+                        _known_entities(entity_memory, named, report.entities, counts),
                     )
-                    for key in ranking.query.named
-                    if counts.get(key)
-                ][:5]
-                report.sections.append(ContextSection("Known entities:", known))
-                report.entities = [e.content.rsplit(":", 1)[0] for e in known]
+                )
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
             if searching and max_items > 0:
                 related = ranking.take(

@@ -23,10 +23,12 @@ __all__ = [
     "MemoryEntry",
     "MemoryItem",
     "check_content",
+    "check_event_time",
     "check_importance",
     "check_optional_id",
     "decode_metadata",
     "encode_metadata",
+    "event_stamp",
 ]
 
 #: Longest content accepted by ``save`` (characters). Larger payloads belong in a file store.
@@ -142,6 +144,54 @@ def check_content(content: object, name: str = "content") -> str:
         )
     _check_encodable(content, name)
     return content
+
+
+def check_event_time(value: object, name: str = "timestamp") -> datetime | None:
+    """The event time given to a save call (None: the save's own time), as a datetime.
+
+    A datetime, a date (its midnight) or an ISO 8601 string ("2025-03-03",
+    "2025-03-03T09:12:00", "2025-03-03T09:12:00+02:00"). Times are kept as graphmem keeps
+    every time, as :class:`MemoryItem` does (``datetime.now()``): naive, on the local clock;
+    an aware time is converted to it, and a naive one is taken as local already.
+
+    Example:
+        >>> check_event_time("2025-03-03T09:12:00")
+        datetime.datetime(2025, 3, 3, 9, 12)
+        >>> check_event_time("next week")
+        Traceback (most recent call last):
+        ...
+        graphmem.errors.InvalidArgumentError: timestamp must be a datetime or an ISO 8601 string, got 'next week'
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidArgumentError(
+                f"{name} must be a datetime or an ISO 8601 string, got {value!r}"
+            ) from None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        raise InvalidArgumentTypeError(
+            f"{name} must be a datetime, a date or an ISO 8601 string, got {type(value).__name__}"
+        )
+    return value.astimezone().replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+def event_stamp(when: datetime) -> str:
+    """The text form of a time in the graph (``first_seen``, ``valid_from`` ...): ISO 8601 on
+    graphmem's naive local clock (see :func:`check_event_time`), so that such texts order
+    as their times do.
+
+    Example:
+        >>> event_stamp(datetime(2025, 3, 3, 9, 12))
+        '2025-03-03T09:12:00'
+    """
+    if when.tzinfo is not None:
+        when = when.astimezone().replace(tzinfo=None)
+    return when.isoformat()
 
 
 def check_importance(importance: object, name: str = "importance") -> float:

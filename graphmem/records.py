@@ -19,7 +19,6 @@ import io
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from .errors import GraphmemError, InvalidArgumentError
 if TYPE_CHECKING:
     from .compat.storage import SQLiteStorage
 
-__all__ = ["RECORD_FIELDS", "ingest_records", "read_records", "records_from_text"]
+__all__ = ["RECORD_FIELDS", "TIME_FIELD", "ingest_records", "read_records", "records_from_text"]
 
 #: Fields an input record may carry besides ``content``.
 RECORD_FIELDS = (
@@ -41,15 +40,27 @@ RECORD_FIELDS = (
     "timestamp",
     "memory_type",
 )
+#: The field of a record that holds its event time, unless the reader is told another.
+TIME_FIELD = "timestamp"
 
 
-def read_records(source: str, fmt: str = "auto", user: str | None = None) -> list[dict[str, Any]]:
+def read_records(
+    source: str,
+    fmt: str = "auto",
+    user: str | None = None,
+    time_field: str = TIME_FIELD,
+) -> list[dict[str, Any]]:
     """Parse an input file (or ``-`` for stdin) into ``save`` records.
 
     ``fmt`` is ``text`` (one memory per non-blank line), ``jsonl`` (objects with ``content``
     and optional ``agent_id``, ``user_id``, ``conversation_id``, ``task_id``, ``importance``,
     ``metadata``, ``timestamp``, ``memory_type``), ``csv`` (a ``content`` column and the same
     optional columns; ``metadata`` holds JSON), or ``auto`` (by file suffix; stdin is text).
+
+    ``time_field`` names the field (or column) holding each record's event time, an ISO
+    8601 string ("2025-03-03", "2025-03-03T09:12:00+01:00"; see
+    :func:`~graphmem.items.check_event_time`), in place of ``timestamp``: ``"date"`` reads
+    an export whose time column is called ``date``. Records without one are dated now.
 
     Example:
         >>> import tempfile
@@ -75,11 +86,11 @@ def read_records(source: str, fmt: str = "auto", user: str | None = None) -> lis
         except UnicodeDecodeError as exc:
             raise InvalidArgumentError(f"{source}: not UTF-8 text ({exc.reason})") from None
         where = source
-    return records_from_text(text, fmt, where, user)
+    return records_from_text(text, fmt, where, user, time_field)
 
 
 def records_from_text(
-    text: str, fmt: str, where: str, user: str | None = None
+    text: str, fmt: str, where: str, user: str | None = None, time_field: str = TIME_FIELD
 ) -> list[dict[str, Any]]:
     """The records of ``text`` in format ``fmt`` (``text``, ``jsonl`` or ``csv``, as in
     :func:`read_records`); errors name ``where`` and the line.
@@ -88,6 +99,14 @@ def records_from_text(
         >>> [r["content"] for r in records_from_text("Alice met Bob\\n\\nBob joined Acme", "text", "notes")]
         ['Alice met Bob', 'Bob joined Acme']
     """
+    if not isinstance(time_field, str) or not time_field.strip():
+        raise InvalidArgumentError("the time field must be a non-empty field name")
+    if time_field == "content" or (time_field != TIME_FIELD and time_field in RECORD_FIELDS):
+        raise InvalidArgumentError(f"the time field cannot be {time_field!r}: it has a meaning")
+    if fmt == "text" and time_field != TIME_FIELD:
+        raise InvalidArgumentError(
+            f"{where}: plain text has no fields; a time field needs jsonl or csv input"
+        )
     if fmt == "text":
         raw = [
             (number, {"content": line.strip()})
@@ -102,7 +121,7 @@ def records_from_text(
         raw = list(_csv_rows(text, where))
     else:
         raise InvalidArgumentError(f"unknown format {fmt!r} (choose auto, text, jsonl or csv)")
-    return [_record(row, f"{where}, line {number}", user) for number, row in raw]
+    return [_record(row, f"{where}, line {number}", user, time_field) for number, row in raw]
 
 
 def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -133,14 +152,22 @@ def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, values
 
 
-def _record(row: dict[str, Any], where: str, user: str | None) -> dict[str, Any]:
-    from .items import check_content, check_importance, check_optional_id, encode_metadata
+def _record(
+    row: dict[str, Any], where: str, user: str | None, time_field: str = TIME_FIELD
+) -> dict[str, Any]:
+    from .items import (
+        check_content,
+        check_event_time,
+        check_importance,
+        check_optional_id,
+        encode_metadata,
+    )
 
-    unknown = sorted(set(row) - {"content", *RECORD_FIELDS})
+    known = ["content", *(time_field if f == TIME_FIELD else f for f in RECORD_FIELDS)]
+    unknown = sorted(set(row) - set(known))
     if unknown:
         raise InvalidArgumentError(
-            f"{where}: unknown field(s) {', '.join(unknown)} "
-            f"(known: content, {', '.join(RECORD_FIELDS)})"
+            f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(known)})"
         )
     try:
         content = check_content(row.get("content"), "content")
@@ -160,15 +187,15 @@ def _record(row: dict[str, Any], where: str, user: str | None) -> dict[str, Any]
             record.setdefault("user_id", user)
         importance = row.get("importance")
         record["importance"] = check_importance(0.5 if importance is None else importance)
-        stamp = row.get("timestamp")
+        stamp = row.get(time_field)
         if stamp is not None:
             if not isinstance(stamp, str):
-                raise InvalidArgumentError("timestamp must be an ISO 8601 string")
+                raise InvalidArgumentError(f"{time_field} must be an ISO 8601 string")
             try:
-                record["timestamp"] = datetime.fromisoformat(stamp)
+                record["timestamp"] = check_event_time(stamp, time_field)
             except ValueError:
                 raise InvalidArgumentError(
-                    f"timestamp {stamp!r} is not ISO 8601 (e.g. 2026-05-05T09:30:00+00:00)"
+                    f"{time_field} {stamp!r} is not ISO 8601 (e.g. 2026-05-05T09:30:00+00:00)"
                 ) from None
     except (GraphmemError, TypeError, ValueError) as exc:
         raise InvalidArgumentError(f"{where}: {exc}") from None

@@ -13,11 +13,14 @@ Graph conventions (what the rest of graphmem passes in; missing attributes have 
   ``mentions`` (``int``), ``aliases`` (``list[str]``), ``evidence`` (``list[str]``, the most
   recent evidence sentences, newest first).
 * Edge key: the predicate. Edge attributes: ``predicate`` (``str`` such as ``"works_at"`` or
-  ``"co_occurs"``; default the key), ``support`` (``int``), ``evidence`` (``list[str]``).
+  ``"co_occurs"``; default the key), ``support`` (``int``), ``evidence`` (``list[str]``),
+  ``valid_from`` / ``valid_to`` / ``first_seen`` (ISO 8601 ``str`` or None: when it held).
 
 On the page: node colour by label (legend in the corner), node size by mentions, edge label =
-predicate, edge width = support, ``co_occurs`` edges dashed, tooltips with a node's aliases and
-recent evidence (an edge's evidence). Above ``max_nodes`` the focus nodes and then the most
+predicate, edge width = support, ``co_occurs`` edges dashed, relations that ended (a
+``valid_to``) faded, dotted and labelled "(ended)", tooltips with a node's aliases and recent
+evidence (an edge's evidence, and when a typed relation held: "since 2025-03-03",
+"2025-03-03 to 2025-04-21"). Above ``max_nodes`` the focus nodes and then the most
 connected nodes are kept, and the page says how many were left out.
 
 Memory content is untrusted. It reaches the page only as JSON inside a non-executed
@@ -63,7 +66,8 @@ from pyvis.network import Network
 
 from graphmem._assets import asset_path
 from graphmem.errors import EntityNotFound, InvalidArgumentError
-from graphmem.graph.knowledge_graph import KnowledgeGraph
+from graphmem.extract.predicates import event_predicates
+from graphmem.graph.knowledge_graph import KnowledgeGraph, validity_text
 
 __all__ = [
     "VizReport",
@@ -102,6 +106,10 @@ _HEADING_CHARS = 200
 _PREDICATE_CHARS = 60
 _ALIAS_COUNT, _ALIAS_CHARS = 12, 80
 _EVIDENCE_COUNT, _EVIDENCE_CHARS = 3, 300
+#: A relation that no longer holds (it has a ``valid_to``): faded and dotted, "(ended)".
+_ENDED_COLOUR = {"color": "#cbd2d9", "highlight": "#7b8794", "hover": "#7b8794", "opacity": 0.85}
+_ENDED_FONT = "#9aa5b1"
+_ENDED_DASHES = [2, 6]
 
 #: Characters that could end the JSON's ``<script>`` block or break it in older parsers.
 _SCRIPT_JSON_ESCAPES = {
@@ -340,13 +348,17 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
         predicate = _text(predicate_value, _PREDICATE_CHARS)
         support = _count(attrs.get("support"), default=1)
         pair = (min(index[source], index[target]), max(index[source], index[target]))
+        typed = predicate != "co_occurs"
+        when = _validity(predicate, attrs) if typed else ""
+        ended = typed and bool(attrs.get("valid_to"))
         network.add_edge(
             index[source],
             index[target],
             id=number,
-            label=predicate,
+            label=f"{predicate} (ended)" if ended else predicate,
             width=round(min(1 + 1.5 * math.log2(max(support, 1)), 8), 2),
-            dashes=predicate == "co_occurs",
+            dashes=_ENDED_DASHES if ended else not typed,
+            **({"color": _ENDED_COLOUR, "font": {"color": _ENDED_FONT}} if ended else {}),
             **_parallel_edge_shape(
                 parallel[pair], reversed_=index[source] > index[target], loop=source == target
             ),
@@ -354,7 +366,7 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
                 "heading": _text(
                     f"{names[source]} —{predicate}{arrow} {names[target]}", _HEADING_CHARS
                 ),
-                "subtitle": f"support {support}",
+                "subtitle": f"support {support}" + (f" · {when}" if when else ""),
                 "sections": [
                     {
                         "heading": "Evidence",
@@ -365,6 +377,22 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
         )
         parallel[pair] += 1
     return network
+
+
+def _validity(predicate: str, attrs: dict[str, Any]) -> str:
+    """When a typed edge held ("since 2025-03-03", "2025-03-03 to 2025-04-21"), from its
+    ``valid_from``, ``valid_to`` and ``first_seen`` attributes ("" when it has none)."""
+
+    def stamp(key: str) -> str | None:
+        value = attrs.get(key)
+        return _text(value, 40) or None if isinstance(value, str) else None
+
+    return validity_text(
+        stamp("valid_from"),
+        stamp("valid_to"),
+        stamp("first_seen") or "",
+        event=predicate in event_predicates(),
+    )
 
 
 def _parallel_edge_shape(position: int, *, reversed_: bool, loop: bool) -> dict[str, Any]:

@@ -483,16 +483,22 @@ class TestBuildContext:
         )
 
     def test_known_entities_section(self) -> None:
+        # Each named entity's line, then its typed relations with when they held.
         memory = CortexMemory(enable_short_term=False, enable_long_term=False)
         memory.save_task_result(
-            "Meet Alice Johnson.", "Alice Johnson joined Acme Corp in Berlin.", "HR"
+            "Meet Alice Johnson.",
+            "Alice Johnson joined Acme Corp in Berlin.",
+            "HR",
+            timestamp="2025-03-03T09:00:00",
         )
         text = memory.build_context_for_task("What does Alice Johnson do at Acme Corp?")
         assert text == "\n".join(
             [
                 "Known entities:",
                 "  • Alice Johnson: 1 mentions",
+                "  • Alice Johnson works_at Acme Corp (since 2025-03-03)",
                 "  • Acme Corp: 1 mentions",
+                "  • Acme Corp located_in Berlin (since 2025-03-03)",
                 "",
                 "Related memories:",
                 "  • Alice Johnson joined Acme Corp in Berlin.",

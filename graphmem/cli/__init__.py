@@ -82,6 +82,7 @@ COMMANDS: tuple[Command, ...] = (
   graphmem ingest notes.txt                 # one memory per non-blank line
   graphmem ingest memories.jsonl --user alice
   graphmem ingest export.csv --no-progress
+  graphmem ingest history.csv --time-field date   # dated by its "date" column
   cat log.txt | graphmem ingest - --format text""",
     ),
     Command(
@@ -253,6 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="input format (default: from the suffix: .jsonl, .csv, else text)",
     )
     p.add_argument("--batch-size", type=_positive, default=256, metavar="N", help="default 256")
+    p.add_argument(
+        "--time-field",
+        default="timestamp",
+        metavar="NAME",
+        help="the JSONL field or CSV column holding each memory's event time, ISO 8601 "
+        "(default: timestamp); it dates the memory and what it states (first_seen, "
+        "valid_from, valid_to), so history can be loaded after the fact",
+    )
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

@@ -115,7 +115,7 @@ def _persistent_cortex(path: Path) -> Iterator[CortexMemory]:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    records = read_records(args.file, args.format, args.user)
+    records = read_records(args.file, args.format, args.user, args.time_field)
     if not records:
         raise InvalidArgumentError(f"{args.file}: no memories to ingest (the input is empty)")
     path = _db_path(args)

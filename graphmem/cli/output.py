@@ -80,7 +80,9 @@ def edge_dict(edge: Edge) -> dict[str, Any]:
         "confidence": edge.confidence,
         "first_seen": edge.first_seen,
         "last_seen": edge.last_seen,
+        "valid_from": edge.valid_from,
         "valid_to": edge.valid_to,
+        "validity": edge.validity,
         "evidence": [
             {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
             for (s, d), ev in zip(edge.sentences(), edge.evidence, strict=False)
@@ -89,10 +91,12 @@ def edge_dict(edge: Edge) -> dict[str, Any]:
 
 
 def edge_line(edge: Edge) -> str:
-    when = f"since {edge.first_seen[:10]}"
-    if edge.valid_to:
-        when = f"{edge.first_seen[:10]} to {edge.valid_to[:10]}"
-    return f"  {edge.subject} --{edge.predicate}--> {edge.object}  [support {edge.support}, {when}]"
+    when = f", {edge.validity}" if edge.validity else ""
+    ended = " (ended)" if edge.valid_to and edge.predicate != "co_occurs" else ""
+    return (
+        f"  {edge.subject} --{edge.predicate}--> {edge.object}{ended}"
+        f"  [support {edge.support}{when}]"
+    )
 
 
 def print_json(value: Any) -> None:

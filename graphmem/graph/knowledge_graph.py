@@ -18,18 +18,29 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import networkx as nx
 
-from ..errors import EntityNotFound, InvalidArgumentError
+from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
+from ..extract.predicates import event_predicates
+from ..items import check_event_time, event_stamp
 
-__all__ = ["CO_OCCURS", "Edge", "EntityInfo", "EvidenceLoader", "Hop", "KnowledgeGraph"]
+__all__ = [
+    "CO_OCCURS",
+    "Edge",
+    "EntityInfo",
+    "EvidenceLoader",
+    "Hop",
+    "KnowledgeGraph",
+    "validity_text",
+]
 
 #: Predicate of the untyped edge between entities mentioned in the same memory.
 CO_OCCURS = "co_occurs"
@@ -37,6 +48,40 @@ CO_OCCURS = "co_occurs"
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
 EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
 NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
+
+
+def validity_text(
+    valid_from: str | None, valid_to: str | None, first_seen: str = "", *, event: bool = False
+) -> str:
+    """When a relation held, by day: ``"since 2025-03-03"`` while it holds, ``"2025-03-03 to
+    2025-04-21"`` once it ended, ``"on 2025-04-21"`` for an ``event`` (a predicate that
+    happens once, such as ``left``); from ``first_seen`` when it has no ``valid_from``, and
+    ``""`` when neither is known.
+
+    Example:
+        >>> validity_text("2025-03-03T09:12:00", None), validity_text(None, "2025-04-21", "2025-03-03")
+        ('since 2025-03-03', '2025-03-03 to 2025-04-21')
+        >>> validity_text("2025-04-21T10:00:00", None, event=True)
+        'on 2025-04-21'
+    """
+    start = (valid_from or first_seen or "")[:10]
+    if valid_to:
+        return f"{start or '?'} to {valid_to[:10]}"
+    if not start:
+        return ""
+    return f"on {start}" if event else f"since {start}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _graph_time(text: str) -> str:
+    """A stored time as :func:`~graphmem.items.event_stamp` writes it: one written with a UTC
+    offset (by an older version, or an imported item) is moved to the local clock."""
+    if len(text) <= 19 or text[-6] not in "+-" and not text.endswith("Z"):
+        return text
+    try:
+        return event_stamp(datetime.fromisoformat(text))
+    except ValueError:
+        return text
 
 
 def _strongest(link: tuple[str, int]) -> tuple[int, str]:
@@ -76,6 +121,16 @@ class Edge:
     def current(self) -> bool:
         """False once a newer value of a one-valued predicate closed this relation."""
         return self.valid_to is None
+
+    @property
+    def validity(self) -> str:
+        """When it held, as every answer shows it: see :func:`validity_text`."""
+        return validity_text(
+            self.valid_from,
+            self.valid_to,
+            self.first_seen,
+            event=self.predicate in event_predicates(),
+        )
 
     def sentences(self) -> list[tuple[str, str]]:
         """The distinct sentences of its evidence (as loaded: newest first), each with the
@@ -562,19 +617,36 @@ class KnowledgeGraph:
                 )
         return self.graph.subgraph(keep).copy()
 
-    def as_of(self, when: datetime | str) -> KnowledgeGraph:
-        """The graph as it stood at ``when``: entities seen by then, relations valid then."""
-        stamp = when.isoformat() if isinstance(when, datetime) else str(when)
+    def as_of(self, when: datetime | date | str) -> KnowledgeGraph:
+        """The graph as it stood at ``when`` (a datetime, a date: its midnight, or an ISO 8601
+        string): the entities first mentioned by then, and the relations valid then,
+        ``valid_from <= when < valid_to`` (no ``valid_to``: still open; no ``valid_from``:
+        from its first evidence).
+
+        Example:
+            >>> kg = KnowledgeGraph()
+            >>> for key in ("samir", "kestrel"):
+            ...     kg.add_entity(key, name=key.title(), label="X", first_seen="2025-03-03T09:00:00")
+            >>> kg.add_edge("samir", "works_at", "kestrel", first_seen="2025-03-03T09:00:00",
+            ...             valid_from="2025-03-03T09:00:00", valid_to="2025-04-21T10:00:00")
+            >>> [len(kg.as_of(t).find()) for t in ("2025-03-03T09:00", "2025-04-01", "2025-04-21T10:00")]
+            [1, 1, 0]
+        """
+        checked = check_event_time(when, "when")
+        if checked is None:
+            raise InvalidArgumentTypeError("when must be a datetime, a date or an ISO 8601 string")
+        stamp = event_stamp(checked)
+
+        def begun(data: dict[str, Any]) -> bool:
+            return not data["first_seen"] or _graph_time(data["first_seen"]) <= stamp
 
         def valid(data: dict[str, Any]) -> bool:
             started = data["valid_from"] or data["first_seen"]
-            ended = data["valid_to"] and data["valid_to"] <= stamp
-            return not (started and started > stamp) and not ended
+            if started and _graph_time(started) > stamp:
+                return False
+            return not data["valid_to"] or stamp < _graph_time(data["valid_to"])
 
-        return self._view(
-            lambda data: not (data["first_seen"] and data["first_seen"] > stamp),
-            lambda _predicate, data: valid(data),
-        )
+        return self._view(begun, lambda _predicate, data: valid(data))
 
     def typed(self) -> KnowledgeGraph:
         """The graph with typed relations only (no ``co_occurs`` links): its paths say how

@@ -64,7 +64,7 @@ from ..extract.normalize import (
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
-from ..items import MemoryItem
+from ..items import MemoryItem, event_stamp
 from ..store import Connection, graph_rows
 from ..store.database import Database, MemoryRow
 from .sql_graph import SQLGraph
@@ -165,7 +165,7 @@ class IndexedMemory:
 
 
 #: Relation columns that change after insertion; the view holds their current values.
-_RELATION_STATE = ("confidence", "last_seen", "valid_from", "valid_to", "support")
+_RELATION_STATE = ("confidence", "first_seen", "last_seen", "valid_from", "valid_to", "support")
 
 
 @dataclass
@@ -187,7 +187,7 @@ class _PendingWrites:
     relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
     next_relation_id: int = 0
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    #: Entities whose mention count or last_seen changed -> their view data (written as is).
+    #: Entities whose mention count or first/last_seen changed -> their view data (written as is).
     entity_touches: dict[int, dict[str, Any]] = field(default_factory=dict)
     entity_labels: dict[int, str] = field(default_factory=dict)
     text_labels: dict[int, str] = field(default_factory=dict)
@@ -234,8 +234,7 @@ class _PendingWrites:
             conn,
             new_mentions=self.mentions,
             new_relations=[
-                {"id": rid, **row, "first_seen": state["first_seen"]}
-                | {k: state[k] for k in _RELATION_STATE}
+                {"id": rid, **row} | {k: state[k] for k in _RELATION_STATE}
                 for rid, (row, state) in self.new_relations.items()
             ],
             relation_updates=[
@@ -245,7 +244,12 @@ class _PendingWrites:
             ],
             evidence=self.evidence,
             entity_touches=[
-                {"eid": e, "last_seen": node["last_seen"], "mentions": node["mentions"]}
+                {
+                    "eid": e,
+                    "first_seen": node["first_seen"],
+                    "last_seen": node["last_seen"],
+                    "mentions": node["mentions"],
+                }
                 for e, node in self.entity_touches.items()
             ],
             entity_labels=[{"eid": e, "label": v} for e, v in self.entity_labels.items()],
@@ -414,7 +418,7 @@ class EntityIndex:
             InvalidArgumentError: a label is malformed, or names an entity the name cannot be.
         """
         key_pred = predicate.strip().lower().replace(" ", "_")
-        seen = datetime.now().isoformat()
+        seen = event_stamp(datetime.now())
         checked = [None if label is None else check_entity_label(label) for label in labels]
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
@@ -991,7 +995,7 @@ class EntityIndex:
         given: Sequence[str] | None = None,
         head_chars: int = 0,
     ) -> IndexedMemory:
-        seen = item.timestamp.isoformat()
+        seen = event_stamp(item.timestamp)
         extracted = extraction_of(doc)
         if given is not None:
             mentions = self._given_mentions(state, doc, given)
@@ -1051,6 +1055,8 @@ class EntityIndex:
         for key in keys_in_order:
             node = nodes[key]
             node["mentions"] += sum(1 for m in mention_rows if m["entity_id"] == entity_ids[key])
+            # A text saved later may be older (history recorded after the fact).
+            node["first_seen"] = min(node["first_seen"], seen)
             node["last_seen"] = max(node["last_seen"], seen)
             self._pending.entity_touches[entity_ids[key]] = node
         self._link_cooccurring(conn, state, tenant, text_id, mentions, span_keys, seen)
@@ -1263,9 +1269,13 @@ class EntityIndex:
         confidence: float,
         seen: str,
         evidence: tuple[int | None, int, int, str],
-    ) -> None:
+    ) -> tuple[dict[str, Any], bool]:
+        """Count one more statement of ``subject -predicate-> obj`` made at ``seen``; returns
+        the relation's view data (its row's values, written at the flush) and whether it is new.
+        """
         g = state.graph.graph
         data = g.get_edge_data(subject, obj, key=predicate)
+        created = data is None
         if data is None:
             state.graph.add_edge(
                 subject,
@@ -1290,7 +1300,11 @@ class EntityIndex:
             # are computed here and written in one batch (no read-back per relation).
             state.graph.add_support(subject, predicate, obj, 1)
             data["confidence"] = max(data["confidence"], confidence)
+            # A text saved later may be older (history recorded after the fact).
+            data["first_seen"] = min(data["first_seen"], seen)
             data["last_seen"] = max(data["last_seen"], seen)
+            if predicate == CO_OCCURS and data["valid_from"] and seen < data["valid_from"]:
+                data["valid_from"] = seen
             self._pending.relation_updates[data["relation_id"]] = data
         relation_id = data["relation_id"]
         text_id, sent_start, sent_end, rule = evidence
@@ -1304,6 +1318,7 @@ class EntityIndex:
                 "rule": rule,
             }
         )
+        return data, created
 
     def _link_cooccurring(
         self,
@@ -1365,22 +1380,25 @@ class EntityIndex:
         )
         functional = source.functional_predicates()
         g = state.graph.graph
+        made_here: set[tuple[str, str, str]] = set()
+        stated: list[tuple[str, str, str, dict[str, Any], bool]] = []
         for cand in source.extract(doc, spans, speaker=speaker):
             subject = span_keys.get((cand.subject.start_char, cand.subject.end_char))
             obj = span_keys.get((cand.object.start_char, cand.object.end_char))
             if subject is None or obj is None or subject == obj:
                 continue
             # What the statement ends (a departure: the job and its roles; "previously worked
-            # at": itself) is the source's call; relations of this same text end none another.
+            # at": itself) is the source's call, among the relations that held when it was
+            # made; relations this same text states end none another.
             held = [
                 (key, other)
                 for _, other, key, data in g.out_edges(subject, keys=True, data=True)
-                if data["valid_to"] is None and (data["valid_from"] or "") < seen
+                if _holds_at(data, seen) and (subject, key, other) not in made_here
             ]
             ended = source.ended_by(cand.predicate, obj, held, ends=cand.ends)
             if cand.predicate in functional and not cand.ends:
                 self._close_older_values(conn, state, subject, cand.predicate, obj, seen)
-            self._link(
+            data, created = self._link(
                 conn,
                 state,
                 tenant,
@@ -1391,15 +1409,55 @@ class EntityIndex:
                 seen,
                 (seq, cand.sentence.start_char, cand.sentence.end_char, cand.rule),
             )
+            if created:
+                made_here.add((subject, cand.predicate, obj))
+            if not cand.ends:
+                stated.append((subject, cand.predicate, obj, data, created))
             for key, other in ended:
                 self._close_value(state, subject, key, other, seen)
+        # Once all of the text's relations are in (what ends a job ends its roles too):
+        for subject, predicate, obj, data, created in stated:
+            self._date_backfilled(state, subject, predicate, obj, data, created, seen)
+
+    def _date_backfilled(
+        self,
+        state: _TenantState,
+        subject: str,
+        predicate: str,
+        obj: str,
+        data: dict[str, Any],
+        created: bool,
+        seen: str,
+    ) -> None:
+        """Give a relation stated at ``seen`` the interval the subject's later statements
+        leave it, when they were saved first (history recorded out of order): a joining saved
+        after the departure ends at the departure; a restatement older than the relation's
+        start moves the start back, unless a statement in between ended it (one row keeps
+        one interval: the latest)."""
+        if not created and not (data["valid_from"] and seen < data["valid_from"]):
+            return
+        source = self.relation_source
+        if source is None:
+            return
+        ends_at = _ended_later(state.graph.graph, source, subject, predicate, obj, seen)
+        if created:
+            if ends_at is None or (data["valid_to"] is not None and data["valid_to"] <= ends_at):
+                return  # nothing later ends it, or this text itself already did
+            data["valid_to"] = ends_at
+        elif ends_at is None or ends_at >= data["valid_from"]:
+            data["valid_from"] = seen
+        else:
+            return
+        self._pending.relation_updates[data["relation_id"]] = data
 
     def _close_value(
         self, state: _TenantState, subject: str, predicate: str, obj: str, seen: str
     ) -> None:
-        """End the open ``subject -predicate-> obj`` ("Bob left Initech" ends his works_at)."""
+        """End ``subject -predicate-> obj`` at ``seen`` if it held then ("Bob left Initech"
+        ends his works_at), unless it was stated again since (ending it at ``seen`` when a
+        later statement, saved first, ended it later)."""
         data = state.graph.graph.get_edge_data(subject, obj, key=predicate)
-        if data is not None and data["valid_to"] is None and data["last_seen"] <= seen:
+        if data is not None and data["last_seen"] <= seen and _holds_at(data, seen):
             data["valid_to"] = seen
             self._pending.relation_updates[data["relation_id"]] = data
 
@@ -1426,6 +1484,39 @@ class EntityIndex:
             # cannot keep both spells; the earlier one stays in the evidence).
             restated["valid_from"], restated["valid_to"] = seen, None
             self._pending.relation_updates[restated["relation_id"]] = restated
+
+
+def _holds_at(data: dict[str, Any], when: str) -> bool:
+    """Whether a relation (its view data) held at ``when``: begun by then (at that very time
+    included: a statement of the same time may end it) and not ended yet."""
+    started = data["valid_from"] or data["first_seen"]
+    return bool(started <= when and (data["valid_to"] is None or data["valid_to"] > when))
+
+
+def _ended_later(
+    g: Any, source: RelationSource, subject: str, predicate: str, obj: str, after: str
+) -> str | None:
+    """The earliest time after ``after`` at which one of ``subject``'s stored statements
+    ends ``subject -predicate-> obj`` (as :meth:`RelationSource.ended_by` says), or None.
+
+    A stored relation's statements are known by their first and last times (and the time
+    it began again, if it did); one recorded closed at the time it began stated its end
+    ("previously worked at").
+    """
+    pairs = [(key, other) for _, other, key in g.out_edges(subject, keys=True) if key != CO_OCCURS]
+    held = [*pairs, (predicate, obj)]
+    best: str | None = None
+    for _, other, key, data in g.out_edges(subject, keys=True, data=True):
+        if key == CO_OCCURS or (key == predicate and other == obj):
+            continue
+        times = [t for t in (data["first_seen"], data["valid_from"], data["last_seen"]) if t]
+        later = min((t for t in times if t > after), default=None)
+        if later is None or (best is not None and later >= best):
+            continue
+        ends = data["valid_from"] is not None and data["valid_from"] == data["valid_to"]
+        if (predicate, obj) in source.ended_by(key, other, held, ends=ends):
+            best = later
+    return best
 
 
 def _author(item: MemoryItem) -> str | None:

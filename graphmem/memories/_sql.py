@@ -21,6 +21,7 @@ from ..index.writer import NewItem, NewText, author_key
 from ..items import (
     MemoryItem,
     check_content,
+    check_event_time,
     check_importance,
     check_optional_id,
     decode_metadata,
@@ -103,9 +104,15 @@ class SQLMemory(Memory):
         conversation_id: object = None,
         task_id: object = None,
         memory_type: str | None = None,
+        timestamp: object = None,
     ) -> MemoryItem:
-        """Validate arguments and build the item; the caller's dicts are copied, not kept."""
+        """Validate arguments and build the item; the caller's dicts are copied, not kept.
+
+        ``timestamp``: the event time (see :func:`~graphmem.items.check_event_time`), the
+        item's ``timestamp`` and its stored ``created_at``; None: now.
+        """
         text = check_content(content)
+        when = check_event_time(timestamp)
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidArgumentTypeError(
                 f"metadata must be a dict or None, got {type(metadata).__name__}"
@@ -120,7 +127,7 @@ class SQLMemory(Memory):
                     f"user_id {uid!r} does not match this memory's user {self._tenant!r}"
                 )
             uid = self._tenant
-        return MemoryItem(
+        item = MemoryItem(
             content=text,
             memory_type=memory_type or self.memory_type,
             metadata=merged,
@@ -129,6 +136,9 @@ class SQLMemory(Memory):
             conversation_id=check_optional_id(conversation_id, "conversation_id"),
             user_id=uid,
         )
+        if when is not None:
+            item.timestamp = when
+        return item
 
     def _importance_of(self, item: MemoryItem) -> float | None:
         value = item.metadata.get("importance")
@@ -263,10 +273,23 @@ class SQLMemory(Memory):
         filters: Mapping[str, Any] | None,
         limit: int | None,
         newest_first: bool,
+        by_time: bool = False,
     ) -> list[tuple[MemoryRow, MemoryItem]]:
-        """Rows matching ``filters`` in order, streaming in pages so limits stay cheap."""
+        """Rows matching ``filters`` in order, streaming in pages so limits stay cheap;
+        ``by_time``: in event-time order (for bounded tiers: read in one go)."""
         sql, rest = split_filters(filters)
         db = self._space.database
+        if by_time:
+            rows = db.list_items(
+                conn,
+                self._namespaces(),
+                tenant=self._tenant,
+                sql_filters=sql,
+                newest_first=newest_first,
+                limit=None if rest else limit,
+                by_time=True,
+            )
+            return [(row, item) for row, item in rows if item_matches(item, rest)][:limit]
         out: list[tuple[MemoryRow, MemoryItem]] = []
         cursor: int | None = None
         # Column filters are applied by SQL: a page of ``limit`` rows is all that is needed
@@ -465,7 +488,12 @@ class SQLMemory(Memory):
             return []
         with self._space.database.read() as conn:
             rows = self._space.database.list_items(
-                conn, self._namespaces(), tenant=self._tenant, newest_first=True, limit=limit
+                conn,
+                self._namespaces(),
+                tenant=self._tenant,
+                newest_first=True,
+                limit=limit,
+                by_time=True,  # the most recent events, whenever they were saved
             )
         return [item for _, item in reversed(rows)]
 

@@ -109,11 +109,20 @@ class ContextualMemory(Memory):
         metadata: dict[str, Any] | None = None,
         importance: float = 0.5,
         to_long_term: bool = False,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save to short-term, or long-term when ``importance >= importance_threshold`` or asked."""
+        """Save to short-term, or long-term when ``importance >= importance_threshold`` or
+        asked; ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now)."""
         part, item = self.routed_item(
-            {**kwargs, "content": content, "metadata": metadata, "importance": importance},
+            {
+                **kwargs,
+                "content": content,
+                "metadata": metadata,
+                "importance": importance,
+                "timestamp": timestamp,
+            },
             to_long_term=to_long_term,
         )
         part._write([item])

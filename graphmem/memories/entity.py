@@ -108,14 +108,18 @@ class EntityMemory(SQLMemory):
         content: str,
         metadata: dict[str, Any] | None = None,
         entities: list[str] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         """Save a memory and link its entities; ``metadata["entities"]`` lists them.
 
         Args:
             entities: names to link instead of extracting them.
+            timestamp: when it happened (a datetime or an ISO 8601 string; default now): the
+                time of its mentions and statements (``first_seen``, ``valid_from`` ...).
         """
-        item = self._build(content, metadata, entities=entities, **kwargs)
+        item = self._build(content, metadata, entities=entities, timestamp=timestamp, **kwargs)
         self._write([item], [entities])
         return item
 
@@ -124,6 +128,8 @@ class EntityMemory(SQLMemory):
         content: str,
         metadata: dict[str, Any] | None = None,
         entities: list[str] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         if entities is not None:
@@ -136,15 +142,7 @@ class EntityMemory(SQLMemory):
         fields = {
             k: kwargs.pop(k, None) for k in ("agent_id", "user_id", "conversation_id", "task_id")
         }
-        # As in LongTermMemory: a given timestamp dates the memory (and the graph's
-        # first_seen / valid_to), instead of landing in the metadata.
-        timestamp = kwargs.pop("timestamp", None)
-        if timestamp is not None and not isinstance(timestamp, datetime):
-            raise InvalidArgumentTypeError("timestamp must be a datetime")
-        item = self._make_item(content, metadata, kwargs, **fields)
-        if timestamp is not None:
-            item.timestamp = timestamp
-        return item
+        return self._make_item(content, metadata, kwargs, timestamp=timestamp, **fields)
 
     def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
         entities = record.get("entities")
@@ -338,7 +336,9 @@ class EntityMemory(SQLMemory):
                 },
             )
             info["frequency"] += 1
-            info["last_seen"] = when
+            # Items are listed as saved; a later save may be of an older event.
+            info["first_seen"] = min(info["first_seen"], when)
+            info["last_seen"] = max(info["last_seen"], when)
             info["contexts"] = [*info["contexts"], content[:100]][-MAX_CONTEXTS:]
             info["mentions"].append(memory_id)
         return out
@@ -354,6 +354,42 @@ class EntityMemory(SQLMemory):
         """
         key = self.graph.resolve(name)
         return 0 if key is None else self.mention_counts([key]).get(key, 0)
+
+    def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
+        """Entity key -> its ``per_entity`` strongest typed relations (either end; current
+        ones before ended ones, then by support, then newest first), each with its validity
+        (``Edge.validity``), for the keys that have any. Read from the tables: the graph's
+        edges need not be loaded.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Samir Haddad joined Kestrel Automation.", timestamp="2025-03-03")
+            >>> [(e.predicate, e.object, e.validity) for e in memory.known_relations(["samir haddad"])["samir haddad"]]
+            [('works_at', 'Kestrel Automation', 'since 2025-03-03')]
+        """
+        kg = self.graph
+        nodes = kg.nodes
+        wanted = {nodes[key]["entity_id"]: key for key in keys if key in nodes}
+        with self.space.database.read() as conn:
+            rows = graph_rows.typed_relations_of(conn, list(wanted), per_entity)
+        out: dict[str, list[Edge]] = {}
+        for entity_id, r in rows:
+            if r.subject_key in nodes and r.object_key in nodes:
+                out.setdefault(wanted[entity_id], []).append(
+                    Edge(
+                        kg.name_of(r.subject_key),
+                        r.predicate,
+                        kg.name_of(r.object_key),
+                        r.support,
+                        r.confidence,
+                        r.first_seen,
+                        r.last_seen,
+                        r.valid_from,
+                        r.valid_to,
+                        r.id,
+                    )
+                )
+        return {key: out[key] for key in wanted.values() if key in out}
 
     def mention_counts(self, keys: Iterable[str]) -> dict[str, int]:
         """Entity key -> how many memories of this tier mention it (keys with none left out).

@@ -79,9 +79,12 @@ class LongTermMemory(SQLMemory):
         user_id: str | None = None,
         conversation_id: str | None = None,
         importance: float = 0.5,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save an item; ``importance`` (0-1) is kept in ``metadata["importance"]``."""
+        """Save an item; ``importance`` (0-1) is kept in ``metadata["importance"]``;
+        ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now)."""
         item = self._build(
             content,
             metadata,
@@ -89,6 +92,7 @@ class LongTermMemory(SQLMemory):
             user_id=user_id,
             conversation_id=conversation_id,
             importance=importance,
+            timestamp=timestamp,
             **kwargs,
         )
         self._write([item])
@@ -102,12 +106,13 @@ class LongTermMemory(SQLMemory):
         user_id: str | None = None,
         conversation_id: str | None = None,
         importance: float = 0.5,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         task_id = kwargs.pop("task_id", None)
-        timestamp = kwargs.pop("timestamp", None)
         extra = {**kwargs, "importance": check_importance(importance)}
-        item = self._make_item(
+        return self._make_item(
             content,
             metadata,
             extra,
@@ -115,12 +120,8 @@ class LongTermMemory(SQLMemory):
             user_id=user_id,
             conversation_id=conversation_id,
             task_id=task_id,
+            timestamp=timestamp,
         )
-        if timestamp is not None:
-            if not isinstance(timestamp, datetime):
-                raise InvalidArgumentError("timestamp must be a datetime")
-            item.timestamp = timestamp
-        return item
 
     def _enforce_capacity(self, conn: Connection) -> None:
         if self.max_items is None:

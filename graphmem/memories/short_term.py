@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidArgumentError
@@ -66,10 +67,13 @@ class ShortTermMemory(SQLMemory):
         agent_id: str | None = None,
         user_id: str | None = None,
         conversation_id: str | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save an item; the oldest items are evicted beyond ``capacity``.
+        """Save an item; the oldest items (by event time) are evicted beyond ``capacity``.
 
+        ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now).
         Extra keyword arguments are stored in the metadata (a ``task_id`` keyword sets the field).
         """
         item = self._build(
@@ -78,6 +82,7 @@ class ShortTermMemory(SQLMemory):
             agent_id=agent_id,
             user_id=user_id,
             conversation_id=conversation_id,
+            timestamp=timestamp,
             **kwargs,
         )
         self._write([item])
@@ -90,6 +95,8 @@ class ShortTermMemory(SQLMemory):
         agent_id: str | None = None,
         user_id: str | None = None,
         conversation_id: str | None = None,
+        *,
+        timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
         task_id = kwargs.pop("task_id", None)
@@ -101,6 +108,7 @@ class ShortTermMemory(SQLMemory):
             user_id=user_id,
             conversation_id=conversation_id,
             task_id=task_id,
+            timestamp=timestamp,
         )
 
     def _enforce_capacity(self, conn: Connection) -> None:

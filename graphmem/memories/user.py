@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 from typing import Any
 
 from ..compat.storage import SQLiteStorage, resolve_storage
@@ -78,9 +79,16 @@ class UserMemory:
         return self.user_entities[user_id]
 
     def save_memory(
-        self, user_id: str, content: str, metadata: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        user_id: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        *,
+        timestamp: datetime | str | None = None,
+        **kwargs: Any,
     ) -> MemoryItem:
-        """Save a memory for ``user_id`` (also linked in the user's entity graph)."""
+        """Save a memory for ``user_id`` (also linked in the user's entity graph);
+        ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now)."""
         memory = self.get_or_create_user_memory(user_id)
         metadata = (
             {**(metadata or {}), "user_id": user_id}
@@ -88,11 +96,15 @@ class UserMemory:
             else metadata
         )
         kwargs.pop("user_id", None)
-        item = memory.save(content, metadata=metadata, user_id=user_id, **kwargs)
+        item = memory.save(
+            content, metadata=metadata, user_id=user_id, timestamp=timestamp, **kwargs
+        )
         entity_kwargs = {
             k: v for k, v in kwargs.items() if k in ("agent_id", "conversation_id", "task_id")
         }
-        self._entities(user_id).save(content, metadata=metadata, user_id=user_id, **entity_kwargs)
+        self._entities(user_id).save(
+            content, metadata=metadata, user_id=user_id, timestamp=item.timestamp, **entity_kwargs
+        )
         return item
 
     def search_user_memory(

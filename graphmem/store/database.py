@@ -44,7 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
-from ..errors import DatabaseFileError
+from ..errors import DatabaseFileError, InvalidArgumentError
 from ..items import MemoryItem, decode_metadata, encode_metadata
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
@@ -446,12 +446,17 @@ class Database:
         newest_first: bool = False,
         limit: int | None = None,
         before_seq: int | None = None,
+        by_time: bool = False,
     ) -> list[tuple[MemoryRow, MemoryItem]]:
-        """Items of ``namespaces`` in insertion order (or newest first)."""
+        """Items of ``namespaces`` in insertion order (or newest first); ``by_time``: in the
+        order of their event times (``created_at``, then insertion), without ``before_seq``."""
         stmt = _ITEMS.where(_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters))
         if before_seq is not None:
+            if by_time:
+                raise InvalidArgumentError("before_seq pages in insertion order, not by_time")
             stmt = stmt.where(_M.c.seq < before_seq if newest_first else _M.c.seq > before_seq)
-        stmt = stmt.order_by(_M.c.seq.desc() if newest_first else _M.c.seq.asc())
+        order = [_M.c.created_at, _M.c.seq] if by_time else [_M.c.seq]
+        stmt = stmt.order_by(*(c.desc() if newest_first else c.asc() for c in order))
         if limit is not None:
             stmt = stmt.limit(limit)
         return [(_row_key(r), _row_to_item(r)) for r in conn.execute(stmt)]
@@ -477,7 +482,9 @@ class Database:
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[MemoryRow]:
         """The rows of ``namespaces`` (of ``tenant`` when given) other than the newest
-        ``keep``, oldest first: what a first-in-first-out capacity of ``keep`` evicts."""
+        ``keep`` by event time (``created_at``, then insertion), oldest first: what a
+        first-in-first-out capacity of ``keep`` evicts. An item saved with an old event time
+        (history recorded after the fact) goes before fresher ones, never instead of them."""
         params: dict[str, Any] = {"namespaces": list(namespaces), "skip": keep}
         stmt = _ROWS_NEWEST_FIRST
         if tenant is not None:
@@ -653,7 +660,7 @@ _COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
 _ROWS_NEWEST_FIRST = (
     select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
     .where(_IN_NAMESPACES)
-    .order_by(_M.c.seq.desc())
+    .order_by(_M.c.created_at.desc(), _M.c.seq.desc())
     .offset(bindparam("skip"))
 )
 _ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     bindparam,
+    case,
     delete,
     exists,
     func,
@@ -43,6 +44,7 @@ __all__ = [
     "EntityRow",
     "IndexRows",
     "EvidenceRow",
+    "RelationRow",
     "add_alias",
     "conversation_contains",
     "delete_index_rows",
@@ -70,6 +72,7 @@ __all__ = [
     "subtract_counts",
     "tier_entity_mentions",
     "tier_mention_counts",
+    "typed_relations_of",
     "vote_labels",
     "DECLARED_PATTERNS_KEY",
     "RELABELLED_KEY",
@@ -109,6 +112,7 @@ _UPDATE_RELATIONS = (
     .where(relations.c.id == bindparam("rid"))
     .values(
         confidence=bindparam("new_confidence"),
+        first_seen=bindparam("new_first_seen"),
         last_seen=bindparam("new_last_seen"),
         valid_from=bindparam("new_valid_from"),
         valid_to=bindparam("new_valid_to"),
@@ -118,7 +122,11 @@ _UPDATE_RELATIONS = (
 _TOUCH_ENTITIES = (
     update(entities)
     .where(entities.c.id == bindparam("eid"))
-    .values(last_seen=bindparam("new_last_seen"), mentions=bindparam("new_mentions"))
+    .values(
+        first_seen=bindparam("new_first_seen"),
+        last_seen=bindparam("new_last_seen"),
+        mentions=bindparam("new_mentions"),
+    )
 )
 # Run once per indexing batch: built once.
 _MENTION_LABELS = (
@@ -155,6 +163,22 @@ class EntityRow:
     last_seen: str
     mentions: int
     aliases: list[str]
+
+
+@dataclass
+class RelationRow:
+    """A relation as stored, with its support (number of evidence rows)."""
+
+    id: int
+    subject_key: str
+    predicate: str
+    object_key: str
+    confidence: float
+    first_seen: str
+    last_seen: str
+    valid_from: str | None
+    valid_to: str | None
+    support: int
 
 
 @dataclass
@@ -824,8 +848,8 @@ def write_batch(
 
     ``new_mentions``, ``new_relations`` (with their ``id`` and ``support``) and ``evidence``:
     rows of ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``:
-    ``{"rid", "confidence", "last_seen", "valid_from", "valid_to", "support"}``;
-    ``entity_touches``: ``{"eid", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
+    ``{"rid", "confidence", "first_seen", "last_seen", "valid_from", "valid_to", "support"}``;
+    ``entity_touches``: ``{"eid", "first_seen", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
     "label"}``; ``text_labels``: ``{"tid", "labels"}``.
     """
     if new_mentions:
@@ -839,6 +863,7 @@ def write_batch(
                 {
                     "rid": r["rid"],
                     "new_confidence": r["confidence"],
+                    "new_first_seen": r["first_seen"],
                     "new_last_seen": r["last_seen"],
                     "new_valid_from": r["valid_from"],
                     "new_valid_to": r["valid_to"],
@@ -853,7 +878,12 @@ def write_batch(
         conn.execute(
             _TOUCH_ENTITIES,
             [
-                {"eid": t["eid"], "new_last_seen": t["last_seen"], "new_mentions": t["mentions"]}
+                {
+                    "eid": t["eid"],
+                    "new_first_seen": t["first_seen"],
+                    "new_last_seen": t["last_seen"],
+                    "new_mentions": t["mentions"],
+                }
                 for t in entity_touches
             ],
         )
@@ -902,6 +932,82 @@ _EVIDENCE_OF_TEXTS = (
         _OBJECT.c.key,
     )
 )
+
+
+def typed_relations_of(
+    conn: Connection, entity_ids: Sequence[int], per_entity: int
+) -> list[tuple[int, RelationRow]]:
+    """Each entity's ``per_entity`` strongest typed relations (no ``co_occurs``), with it at
+    either end, as ``(entity id, relation)``: current ones before ended ones, then by
+    support, then the newest first. What a context says about the entities its task names,
+    read without loading the tenant's graph (a relation between two of them comes once
+    for each)."""
+    ids = sorted(set(entity_ids))
+    if not ids or per_entity <= 0:
+        return []
+    rows = conn.execute(_TYPED_RELATIONS_OF, {"ids": ids, "n": per_entity}).all()
+    return [
+        (
+            int(r.end_id),
+            RelationRow(
+                int(r.id),
+                r.subject_key,
+                r.predicate,
+                r.object_key,
+                float(r.confidence),
+                r.first_seen,
+                r.last_seen,
+                r.valid_from,
+                r.valid_to,
+                int(r.support),
+            ),
+        )
+        for r in rows
+    ]
+
+
+_STRONGEST_FIRST = (
+    case((relations.c.valid_to.is_(None), 0), else_=1),
+    relations.c.support.desc(),
+    func.coalesce(relations.c.valid_from, "").desc(),
+    relations.c.id.desc(),
+)
+
+
+def _ranked_at(end: Any) -> Any:
+    """The typed relations with one of the ``ids`` at ``end``, ranked per entity."""
+    return select(
+        relations.c.id.label("rid"),
+        end.label("end_id"),
+        func.row_number().over(partition_by=end, order_by=_STRONGEST_FIRST).label("rank"),
+    ).where(end.in_(bindparam("ids", expanding=True)), relations.c.predicate != "co_occurs")
+
+
+_RANKED = union_all(
+    _ranked_at(relations.c.subject_id), _ranked_at(relations.c.object_id)
+).subquery()
+_TYPED_RELATIONS_OF = (
+    select(
+        _RANKED.c.end_id,
+        relations.c.id,
+        _SUBJECT.c.key.label("subject_key"),
+        relations.c.predicate,
+        _OBJECT.c.key.label("object_key"),
+        relations.c.confidence,
+        relations.c.first_seen,
+        relations.c.last_seen,
+        relations.c.valid_from,
+        relations.c.valid_to,
+        relations.c.support,
+    )
+    .join(relations, relations.c.id == _RANKED.c.rid)
+    .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
+    .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
+    .where(_RANKED.c.rank <= bindparam("n"))
+    .order_by(_RANKED.c.end_id, _RANKED.c.rank)
+)
+
+
 # EXISTS stops at the first row: an entity of a thousand mentions costs one probe.
 _WITH_EVIDENCE = select(relations.c.id).where(
     relations.c.id.in_(bindparam("ids", expanding=True)),
