@@ -138,6 +138,9 @@ _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
 _PRONOUN_LABELS = {"he": "PERSON", "she": "PERSON", "him": "PERSON", "her": "PERSON"}
 #: Possessives of an organisation ("Acme ... their CTO"); as possessives only.
 _POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG"}
+#: Subject pronouns of an organisation ("Acme is a Toronto firm. *It* was founded by ...");
+#: as subjects only ("it" elsewhere is mostly a thing or a clause).
+_ORG_SUBJECT_PRONOUNS = frozenset({"it"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
@@ -754,6 +757,34 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
     return None
 
 
+def _clause_as_modifier_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
+    """``rule``'s pattern for a finite verb the parser hangs on its subject as a modifier
+    after a parenthetical ("Ann Lee, born in Lyon, *graduated* from MIT": ``acl``, past
+    tense), or None when the rule's subject is not its verb's own active subject.
+
+    A past participle ("Acme, *founded* in 1990") is no statement of its own and keeps
+    its own rules (``acl`` rules such as ``born_in_acl``).
+    """
+    anchor, *rest = rule.pattern
+    attrs = anchor["RIGHT_ATTRS"]
+    tag = attrs.get("TAG")
+    if "DEP" in attrs or not (
+        tag is None or (isinstance(tag, dict) and "VBD" not in tag.get("NOT_IN", ["VBD"]))
+    ):
+        return None
+    for i, node in enumerate(rest):
+        if (
+            node["RIGHT_ID"] == "subject"
+            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
+            and node.get("REL_OP") == ">"
+            and node["RIGHT_ATTRS"].get("DEP") == "nsubj"
+        ):
+            verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": "VBD"}}
+            subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {}}
+            return (verb, *rest[:i], subject, *rest[i + 1 :])
+    return None
+
+
 def _shares_subject(verb: Token) -> bool:
     """Whether a conjoined verb takes its head's subject: it has none of its own and follows
     the conjunction directly ("quit Acme and then *moved*"); a name between them is a subject
@@ -831,7 +862,7 @@ class _Ends:
             words = {t.lower_ for t in fullest}
             if not all({t.lower_ for t in c} <= words for c in candidates):
                 return None
-            subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
+            subjects = [c for c in candidates if _is_subject(c)]
             if subjects:
                 return max(subjects, key=len)
             if described:
@@ -844,6 +875,21 @@ class _Ends:
             if start <= token.idx < end:
                 return span
         return self.speaker
+
+
+def _is_subject(span: Span) -> bool:
+    """Whether ``span`` is a clause's subject, or names it: its apposition ("Acme's founder,
+    *Noemi Diaz*, joined ...") or its possessor ("*Sam Cole*'s last day was Friday"), unless
+    a pronoun is the clause's subject beside it ("The daughter of X, *she* was born ...")."""
+    root = span.root
+    if root.dep_ in _SUBJECT_DEPS:
+        return True
+    noun = root.head
+    return (
+        root.dep_ in ("appos", "poss")
+        and noun.dep_ in _SUBJECT_DEPS
+        and not any(c.dep_ in _SUBJECT_DEPS and c.pos_ == "PRON" for c in noun.head.children)
+    )
 
 
 def _clause_verb(token: Token) -> Token | None:
@@ -880,6 +926,9 @@ class RelationExtractor:
         for rule in self.rules.rules:
             variant = _shared_subject_variant(rule)
             patterns = [rule.pattern] if variant is None else [rule.pattern, variant]
+            modifier = _clause_as_modifier_variant(rule)
+            if modifier is not None:
+                patterns.append(modifier)  # the same nodes in the same order as the rule's
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
                 matcher.add(rule.id, [list(pattern) for pattern in patterns])
@@ -891,7 +940,11 @@ class RelationExtractor:
             # The variant's subject may be passive where the rule's is not: its node is no
             # requirement then.
             needs = _requirements(
-                [n for n in rule.pattern if variant is None or n["RIGHT_ID"] != "subject"]
+                [
+                    n
+                    for n in rule.pattern
+                    if (variant is None and modifier is None) or n["RIGHT_ID"] != "subject"
+                ]
             ) + ((("ORTH", rule.requires),) if rule.requires else ())
             self._matchers.append((needs, matcher))
         # Requirements as columns of Doc.to_array and the integer values they hold there.
@@ -1005,6 +1058,13 @@ class RelationExtractor:
         anchor = next(iter(nodes.values()))
         if _SHARED_HEAD in nodes and not _shares_subject(anchor):
             return
+        if (
+            anchor.dep_ == "acl"
+            and "subject" in nodes
+            and anchor.head == nodes["subject"]
+            and any(child.dep_ in _SUBJECT_DEPS for child in anchor.children)
+        ):
+            return  # a modifier verb with a subject of its own ("Ann: *She* joined Acme")
         if any(
             child.dep_ in words or child.lower_ in words
             for node, words in rule.without.items()
@@ -1126,8 +1186,9 @@ class RelationExtractor:
         operating officer" (a whole title listed in the role aliases).
 
         The words before the role noun that are part of a title (``title_words``, role
-        prefixes) are kept, others ("its new CFO", "a Republican member") are not; a function
-        the role heads ("of logistics", ``department_nouns``) is part of the title.
+        prefixes, or a plain lower-case noun compounded with it: "routing engineer", "depot
+        supervisor") are kept, others ("its new CFO", "a Republican member") are not; a
+        function the role heads ("of logistics", ``department_nouns``) is part of the title.
         """
         aliases = self.rules.role_aliases
         before = self._title_before(role)
@@ -1138,7 +1199,7 @@ class RelationExtractor:
         title = self.rules.title_words | self.rules.role_prefixes
         kept: list[str] = []
         for token in reversed(before):
-            if token.lower_ not in title:
+            if token.lower_ not in title and not _is_title_noun(token):
                 break
             kept.insert(0, token.lower_)
         name = _snake([*kept, head, *self._department_of(role, by_token)])
@@ -1220,7 +1281,12 @@ class RelationExtractor:
         if token.pos_ == "PRON" and token.lower_ in _PRONOUN_LABELS:
             return ends.antecedent(token, _PRONOUN_LABELS[token.lower_]), False
         if token.dep_ == "poss" and token.lower_ in _POSSESSIVE_LABELS:
-            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
+            # "its chief executive": a role says its owner is an organisation, so the one
+            # named before need not be a subject ("Acme's CEO is Ann, and Bob is its CTO").
+            described = token.head.lower_ in self.rules.roles
+            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_], described), False
+        if token.lower_ in _ORG_SUBJECT_PRONOUNS and token.dep_ in _SUBJECT_DEPS:
+            return ends.antecedent(token, "ORG"), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
         if token.lower_ in self.rules.org_descriptions and any(
@@ -1247,6 +1313,12 @@ class RelationExtractor:
                 if other is not None and other not in found:
                     found.append(other)
         return found
+
+
+def _is_title_noun(token: Token) -> bool:
+    """A common noun compounded into a title ("*routing* engineer", "*depot* supervisor"):
+    lower case, so no name ("Fernhollow CEO") or acronym the title words do not list."""
+    return token.dep_ == "compound" and token.pos_ == "NOUN" and token.is_lower
 
 
 def _snake(words: Iterable[str]) -> str:
