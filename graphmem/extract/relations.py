@@ -110,6 +110,7 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "employer",
     "requires",
     "not_countries",
+    "either_attached",
 }
 _PREDICATE_KEYS = frozenset(
     {
@@ -257,6 +258,9 @@ class RelationRule:
     #: The object may not be a country (models/country_names.json): "Mitsubishi Electric
     #: (Japan)" gives a nationality, not the office a city in parentheses does.
     not_countries: bool = False
+    #: Pattern nodes (prepositions) the parser may hang on the node the pattern names or on
+    #: that node's own head: "took up a post *at* Acme" has "at" under "post" or under "took".
+    either_attached: frozenset[str] = frozenset()
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -533,6 +537,13 @@ def _parse_rule(
     for flag in ("ends", "employer", "not_countries"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(source, where, f"{flag!r} must be true or false")
+    for node_id in raw.get("either_attached", []):
+        node = next((n for n in pattern if n.get("RIGHT_ID") == node_id), None)
+        parent = node and next((n for n in pattern if n["RIGHT_ID"] == node.get("LEFT_ID")), None)
+        if parent is None or parent.get("REL_OP") != ">" or "LEFT_ID" not in parent:
+            raise _fail(
+                source, where, f"either_attached node {node_id!r} needs a parent with a head"
+            )
     without = raw.get("without", {})
     if not isinstance(without, dict) or not set(without) <= set(node_ids):
         raise _fail(source, where, "'without' must map pattern node ids to lists")
@@ -558,6 +569,9 @@ def _parse_rule(
         employer=raw.get("employer", False),
         requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
         not_countries=raw.get("not_countries", False),
+        either_attached=frozenset(
+            _string_list(raw.get("either_attached", []), source, f"{where}: either_attached")
+        ),
     )
 
 
@@ -726,14 +740,16 @@ def _attr_value(nlp: Language, attr: str, value: str) -> int:
     return int(nlp.vocab.strings[value])
 
 
-def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
-    """``rule``'s pattern for a verb conjoined to another verb that holds the subject ("Bob
+def _shared_subject_variant(
+    pattern: tuple[dict[str, Any], ...],
+) -> tuple[dict[str, Any], ...] | None:
+    """A rule's ``pattern`` for a verb conjoined to another verb that holds the subject ("Bob
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
 
     The variant hangs the subject on the verb's head (node :data:`_SHARED_HEAD`); a match is
     kept only when the conjoined verb takes that subject (:func:`_shares_subject`).
     """
-    anchor, *rest = rule.pattern
+    anchor, *rest = pattern
     if "DEP" in anchor["RIGHT_ATTRS"]:
         return None
     for i, node in enumerate(rest):
@@ -757,21 +773,23 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
     return None
 
 
-def _clause_as_modifier_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
-    """``rule``'s pattern for a finite verb the parser hangs on its subject as a modifier
-    after a parenthetical ("Ann Lee, born in Lyon, *graduated* from MIT": ``acl``, past
-    tense), or None when the rule's subject is not its verb's own active subject.
+def _clause_as_modifier_variants(
+    pattern: tuple[dict[str, Any], ...],
+) -> list[tuple[dict[str, Any], ...]]:
+    """A rule's ``pattern`` variants for a verb the parser hangs on its subject as a modifier after a
+    parenthetical: a finite one ("Ann Lee, born in Lyon, *graduated* from MIT" with a verb
+    elsewhere: ``acl``, past tense), or any on a subject that heads the sentence, so that
+    the modifier is the sentence's only statement ("Ann Lee, born in Lyon, *graduated* ...").
+    None when the rule's subject is not its verb's own active subject.
 
-    A past participle ("Acme, *founded* in 1990") is no statement of its own and keeps
-    its own rules (``acl`` rules such as ``born_in_acl``).
+    A past participle beside a main verb ("Acme, *founded* in 1990, makes anvils") is no
+    statement of its own and keeps its own rules (``acl`` rules such as ``born_in_acl``).
     """
-    anchor, *rest = rule.pattern
+    anchor, *rest = pattern
     attrs = anchor["RIGHT_ATTRS"]
     tag = attrs.get("TAG")
-    if "DEP" in attrs or not (
-        tag is None or (isinstance(tag, dict) and "VBD" not in tag.get("NOT_IN", ["VBD"]))
-    ):
-        return None
+    if "DEP" in attrs or not (tag is None or (isinstance(tag, dict) and set(tag) == {"NOT_IN"})):
+        return []
     for i, node in enumerate(rest):
         if (
             node["RIGHT_ID"] == "subject"
@@ -779,10 +797,31 @@ def _clause_as_modifier_variant(rule: RelationRule) -> tuple[dict[str, Any], ...
             and node.get("REL_OP") == ">"
             and node["RIGHT_ATTRS"].get("DEP") == "nsubj"
         ):
-            verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": "VBD"}}
-            subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {}}
-            return (verb, *rest[:i], subject, *rest[i + 1 :])
-    return None
+            variants = []
+            for verb_tag, subject_attrs in (("VBD", {}), ({"NOT_IN": ["VBG"]}, {"DEP": "ROOT"})):
+                if isinstance(tag, dict) and verb_tag in tag["NOT_IN"]:
+                    continue
+                verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": verb_tag}}
+                subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": subject_attrs}
+                variants.append((verb, *rest[:i], subject, *rest[i + 1 :]))
+            return variants
+    return []
+
+
+def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
+    """``rule``'s pattern and, for each ``either_attached`` node, the pattern with that node
+    hung on its parent's head instead ("took up a post *at* Acme": "at" under "took")."""
+    patterns = [rule.pattern]
+    for node_id in sorted(rule.either_attached):
+        for pattern in list(patterns):
+            heads = {n["RIGHT_ID"]: n.get("LEFT_ID") for n in pattern}
+            patterns.append(
+                tuple(
+                    {**n, "LEFT_ID": heads[n["LEFT_ID"]]} if n["RIGHT_ID"] == node_id else n
+                    for n in pattern
+                )
+            )
+    return patterns
 
 
 def _shares_subject(verb: Token) -> bool:
@@ -924,11 +963,14 @@ class RelationExtractor:
         # variant asks for all the rule's pattern does but its subject's dependency label.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
-            variant = _shared_subject_variant(rule)
-            patterns = [rule.pattern] if variant is None else [rule.pattern, variant]
-            modifier = _clause_as_modifier_variant(rule)
-            if modifier is not None:
-                patterns.append(modifier)  # the same nodes in the same order as the rule's
+            # The rule's own patterns (one per attachment) and their subject variants: the
+            # modifier variants have the same nodes in the same order as the rule's.
+            patterns = []
+            variant, modifiers = None, []
+            for own in _attachment_variants(rule):
+                variant = _shared_subject_variant(own)
+                modifiers = _clause_as_modifier_variants(own)
+                patterns += [own, *([variant] if variant else []), *modifiers]
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
                 matcher.add(rule.id, [list(pattern) for pattern in patterns])
@@ -943,7 +985,7 @@ class RelationExtractor:
                 [
                     n
                     for n in rule.pattern
-                    if (variant is None and modifier is None) or n["RIGHT_ID"] != "subject"
+                    if (variant is None and not modifiers) or n["RIGHT_ID"] != "subject"
                 ]
             ) + ((("ORTH", rule.requires),) if rule.requires else ())
             self._matchers.append((needs, matcher))
