@@ -16,8 +16,11 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
   since the start of the sentence before, when it is a subject there ("Dana left Acme. She
   joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
   of Mondher Ben Ammar, she ..."), they stay unresolved, and an object pronoun is not the
-  subject of its own clause ("Henrik reports to *her*"); "their" and "its" (possessives)
-  likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO Daniel Brooks ...");
+  subject of its own clause ("Henrik reports to *her*"); a subject's apposition or possessor
+  counts as a subject ("Acme's founder, *Ann Lee*, joined Initech. She ..."); "their" and
+  "its" (possessives) likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO
+  Daniel Brooks ..."), subject or not when they own a role ("Acme's CEO is Ann, and Bob is
+  *its* CTO"), and "it" as a subject ("Acme is a Toronto firm. *It* was founded by ...");
 - "the company", "the firm" ... to the one organisation named before, subject or not
   ("Leila is the CEO of Vantor. Henrik, *the company*'s CTO, ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
