@@ -991,9 +991,13 @@ class EntityIndex:
         if start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS:
             return None
         name = kg.graph.nodes[person]["name"]
-        if place_kind(mention.key) is None or name in doc.text or (
-            conversation_id is not None
-            and graph_rows.conversation_contains(conn, tenant, conversation_id, name)
+        if (
+            place_kind(mention.key) is None
+            or name in doc.text
+            or (
+                conversation_id is not None
+                and graph_rows.conversation_contains(conn, tenant, conversation_id, name)
+            )
         ):
             return person
         return None
