@@ -269,6 +269,12 @@ NEAR_MISSES: list[tuple[str, dict[str, str]]] = [
      {"Omar Diaz": P, "Kestrel Labs": O}),
     ("Kestrel Labs is a Germany-based firm.",  # a country: nationality, not the office
      {"Kestrel Labs": O, "Germany": G}),
+    ("Omar Diaz was a physician in Quebec.",  # a predicate noun: where he worked, no visit
+     {"Omar Diaz": P, "Quebec": G}),
+    ("Omar Diaz was unknown in Poland until 1990.",  # an adjective: no visit
+     {"Omar Diaz": P, "Poland": G}),
+    ("The band opened for Kestrel Labs. The video praised its leader Omar Diaz.",
+     {"Kestrel Labs": O, "Omar Diaz": P}),  # "its" owner not named in its own sentence
 ]  # fmt: skip
 
 

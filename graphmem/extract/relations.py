@@ -869,14 +869,18 @@ class _Ends:
         referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
         return cls(by_token, referents, tuple(line_speakers), speaker)
 
-    def antecedent(self, pronoun: Token, label: str, described: bool = False) -> Span | None:
+    def antecedent(
+        self, pronoun: Token, label: str, described: bool = False, owner: bool = False
+    ) -> Span | None:
         """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
         to the start of the sentence before, provided it is a subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
         pronoun ambiguous (None). A lone candidate that is never a subject is not taken
         either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed;
-        but a description that says what it stands for ("*the company*'s CTO", ``described``)
+        but a description that says what it stands for ("*the company*'s CTO", ``described``),
+        or, in the pronoun's own sentence, a possessive that owns a role (``owner``: "Acme's
+        CEO is Ann, and Bob is *its* CTO")
         takes it. An object pronoun is not the subject of its own clause ("Henrik reports to
         *her*").
         """
@@ -907,7 +911,7 @@ class _Ends:
             subjects = [c for c in candidates if _is_subject(c)]
             if subjects:
                 return max(subjects, key=len)
-            if described:
+            if described or (owner and start == sentence.start):
                 return fullest
         return None
 
@@ -1327,9 +1331,11 @@ class RelationExtractor:
             return ends.antecedent(token, _PRONOUN_LABELS[token.lower_]), False
         if token.dep_ == "poss" and token.lower_ in _POSSESSIVE_LABELS:
             # "its chief executive": a role says its owner is an organisation, so the one
-            # named before need not be a subject ("Acme's CEO is Ann, and Bob is its CTO").
-            described = token.head.lower_ in self.rules.roles
-            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_], described), False
+            # named before in the sentence need not be a subject ("Acme's CEO is Ann, and Bob
+            # is its CTO").
+            owner = token.head.lower_ in self.rules.roles
+            label = _POSSESSIVE_LABELS[token.lower_]
+            return ends.antecedent(token, label, owner=owner), False
         if token.lower_ in _ORG_SUBJECT_PRONOUNS and token.dep_ in _SUBJECT_DEPS:
             return ends.antecedent(token, "ORG"), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
