@@ -269,6 +269,8 @@ NEAR_MISSES: list[tuple[str, dict[str, str]]] = [
      {"Omar Diaz": P, "Kestrel Labs": O}),
     ("Kestrel Labs is a Germany-based firm.",  # a country: nationality, not the office
      {"Kestrel Labs": O, "Germany": G}),
+    ("Nadia Rahman set up a meeting with Kestrel Labs.",  # set up no organisation
+     {"Nadia Rahman": P, "Kestrel Labs": O}),
     ("Omar Diaz was a physician in Quebec.",  # a predicate noun: where he worked, no visit
      {"Omar Diaz": P, "Quebec": G}),
     ("Omar Diaz was unknown in Poland until 1990.",  # an adjective: no visit
