@@ -601,6 +601,8 @@ class TestRulesFileKeys:
             ({"without": {"nowhere": ["dobj"]}}, r"'without' must map pattern node ids"),
             ({"object_preps": "at"}, r"object_preps: expected a list of strings"),
             ({"names": [3]}, r"names: expected a list of strings"),
+            ({"as_modifier": "yes"}, r"'as_modifier' must be true or false"),
+            ({"either_attached": ["subject"]}, r"either_attached node 'subject' needs a parent"),
         ],
     )
     def test_bad_rule_keys(self, change: dict[str, Any], message: str) -> None:

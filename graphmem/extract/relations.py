@@ -114,6 +114,7 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "requires",
     "not_countries",
     "either_attached",
+    "as_modifier",
 }
 _PREDICATE_KEYS = frozenset(
     {
@@ -264,6 +265,11 @@ class RelationRule:
     #: Pattern nodes (prepositions) the parser may hang on the node the pattern names or on
     #: that node's own head: "took up a post *at* Acme" has "at" under "post" or under "took".
     either_attached: frozenset[str] = frozenset()
+    #: The rule also matches its verb hung as a modifier on a subject that heads the
+    #: sentence ("Ann Lee, born in Lyon, *graduated* from MIT."; "Acme *partnered* with
+    #: Initech", which the small parser reads as a noun phrase): see
+    #: :func:`_clause_as_modifier_variant`. Opt-in: each variant costs matcher time.
+    as_modifier: bool = False
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -537,7 +543,7 @@ def _parse_rule(
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
-    for flag in ("ends", "employer", "not_countries"):
+    for flag in ("ends", "employer", "not_countries", "as_modifier"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(source, where, f"{flag!r} must be true or false")
     for node_id in raw.get("either_attached", []):
@@ -572,6 +578,7 @@ def _parse_rule(
         employer=raw.get("employer", False),
         requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
         not_countries=raw.get("not_countries", False),
+        as_modifier=raw.get("as_modifier", False),
         either_attached=frozenset(
             _string_list(raw.get("either_attached", []), source, f"{where}: either_attached")
         ),
@@ -776,23 +783,22 @@ def _shared_subject_variant(
     return None
 
 
-def _clause_as_modifier_variants(
+def _clause_as_modifier_variant(
     pattern: tuple[dict[str, Any], ...],
-) -> list[tuple[dict[str, Any], ...]]:
-    """A rule's ``pattern`` variants for a verb the parser hangs on its subject as a modifier after a
-    parenthetical: a finite one ("Ann Lee, born in Lyon, *graduated* from MIT" with a verb
-    elsewhere: ``acl``, past tense), or any on a subject that heads the sentence, so that
-    the modifier is the sentence's only statement ("Ann Lee, born in Lyon, *graduated* ...").
-    None when the rule's subject is not its verb's own active subject.
+) -> tuple[dict[str, Any], ...] | None:
+    """A rule's ``pattern`` for a verb the parser hangs as a modifier (``acl``) on a subject
+    that heads the sentence, so that the modifier is the sentence's only statement ("Ann Lee,
+    born in Lyon, *graduated* from MIT."), or None when the rule's subject is not its verb's
+    own active subject.
 
-    A past participle beside a main verb ("Acme, *founded* in 1990, makes anvils") is no
+    A participle beside a main verb ("Acme, *founded* in 1990, makes anvils") is no
     statement of its own and keeps its own rules (``acl`` rules such as ``born_in_acl``).
     """
     anchor, *rest = pattern
     attrs = anchor["RIGHT_ATTRS"]
     tag = attrs.get("TAG")
     if "DEP" in attrs or not (tag is None or (isinstance(tag, dict) and set(tag) == {"NOT_IN"})):
-        return []
+        return None
     for i, node in enumerate(rest):
         if (
             node["RIGHT_ID"] == "subject"
@@ -800,15 +806,10 @@ def _clause_as_modifier_variants(
             and node.get("REL_OP") == ">"
             and node["RIGHT_ATTRS"].get("DEP") == "nsubj"
         ):
-            variants = []
-            for verb_tag, subject_attrs in (("VBD", {}), ({"NOT_IN": ["VBG"]}, {"DEP": "ROOT"})):
-                if isinstance(tag, dict) and verb_tag in tag["NOT_IN"]:
-                    continue
-                verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": verb_tag}}
-                subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": subject_attrs}
-                variants.append((verb, *rest[:i], subject, *rest[i + 1 :]))
-            return variants
-    return []
+            verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": {"NOT_IN": ["VBG"]}}}
+            subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {"DEP": "ROOT"}}
+            return (verb, *rest[:i], subject, *rest[i + 1 :])
+    return None
 
 
 def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
@@ -973,11 +974,11 @@ class RelationExtractor:
             # The rule's own patterns (one per attachment) and their subject variants: the
             # modifier variants have the same nodes in the same order as the rule's.
             patterns = []
-            variant, modifiers = None, []
+            variant = modifier = None
             for own in _attachment_variants(rule):
                 variant = _shared_subject_variant(own)
-                modifiers = _clause_as_modifier_variants(own)
-                patterns += [own, *([variant] if variant else []), *modifiers]
+                modifier = _clause_as_modifier_variant(own) if rule.as_modifier else None
+                patterns += [p for p in (own, variant, modifier) if p is not None]
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
                 matcher.add(rule.id, [list(pattern) for pattern in patterns])
@@ -992,7 +993,7 @@ class RelationExtractor:
                 [
                     n
                     for n in rule.pattern
-                    if (variant is None and not modifiers) or n["RIGHT_ID"] != "subject"
+                    if (variant is None and modifier is None) or n["RIGHT_ID"] != "subject"
                 ]
             ) + ((("ORTH", rule.requires),) if rule.requires else ())
             self._matchers.append((needs, matcher))
