@@ -162,6 +162,42 @@ FAMILIES: list[tuple[str, dict[str, str], set[tuple[str, str, str]]]] = [
      {"Kestrel Labs": O, "Hamburg": G, "Lukas Brandt": P, "Tern Systems": O},
      {("Kestrel Labs", "located_in", "Hamburg"), ("Lukas Brandt", "ceo_of", "Kestrel Labs"),
       ("Lukas Brandt", "works_at", "Tern Systems")}),
+    # issue 16, second corpus (dev2.json): the families in other words, with other names
+    ("Nadia Rahman came on board at Kestrel Labs as head of research. She lives in Porto.",
+     {"Nadia Rahman": P, "Kestrel Labs": O, "Porto": G},
+     {("Nadia Rahman", "works_at", "Kestrel Labs"),
+      ("Nadia Rahman", "head_of_research_of", "Kestrel Labs"),
+      ("Nadia Rahman", "lives_in", "Porto")}),
+    ("Kestrel Labs is a Porto-based firm. It was founded in 2015 by Nadia Rahman.",
+     {"Kestrel Labs": O, "Porto": G, "Nadia Rahman": P},
+     {("Kestrel Labs", "located_in", "Porto"), ("Nadia Rahman", "founded", "Kestrel Labs")}),
+    ("Kestrel Labs' chief executive is Nadia Rahman, and Omar Diaz serves as its chief "
+     "financial officer.",
+     {"Kestrel Labs": O, "Nadia Rahman": P, "Omar Diaz": P},
+     {("Nadia Rahman", "ceo_of", "Kestrel Labs"), ("Omar Diaz", "cfo_of", "Kestrel Labs")}),
+    ("Kestrel Labs' founder, Nadia Rahman, took up a post at Tern Systems as head of data. "
+     "She still lives in Porto.",
+     {"Kestrel Labs": O, "Nadia Rahman": P, "Tern Systems": O, "Porto": G},
+     {("Nadia Rahman", "founder_of", "Kestrel Labs"), ("Nadia Rahman", "works_at", "Tern Systems"),
+      ("Nadia Rahman", "head_of_data_of", "Tern Systems"), ("Nadia Rahman", "lives_in", "Porto")}),
+    ("Omar Diaz quit Tern Systems and moved over to Kestrel Labs, where he is now a senior "
+     "test engineer.",
+     {"Omar Diaz": P, "Tern Systems": O, "Kestrel Labs": O},
+     {("Omar Diaz", "left", "Tern Systems"), ("Omar Diaz", "works_at", "Kestrel Labs"),
+      ("Omar Diaz", "senior_test_engineer_of", "Kestrel Labs")}),
+    ("Tern Systems took over Kestrel Labs, a sensor start-up based out of Porto.",
+     {"Tern Systems": O, "Kestrel Labs": O, "Porto": G},
+     {("Tern Systems", "acquired", "Kestrel Labs"), ("Kestrel Labs", "located_in", "Porto")}),
+    ("Omar Diaz and Lina Haddad got married in Rabat.",
+     {"Omar Diaz": P, "Lina Haddad": P, "Rabat": G},
+     {("Omar Diaz", "married", "Lina Haddad")}),
+    ("Omar Diaz, born in Rabat, graduated from Tern University in 2009.",
+     {"Omar Diaz": P, "Rabat": G, "Tern University": O},
+     {("Omar Diaz", "born_in", "Rabat"), ("Omar Diaz", "studied_at", "Tern University")}),
+    ("Omar Diaz was hired by Kestrel Labs as a firmware engineer.",
+     {"Omar Diaz": P, "Kestrel Labs": O},
+     {("Kestrel Labs", "hired", "Omar Diaz"), ("Omar Diaz", "works_at", "Kestrel Labs"),
+      ("Omar Diaz", "firmware_engineer_of", "Kestrel Labs")}),
 ]  # fmt: skip
 
 
@@ -216,6 +252,31 @@ NEAR_MISSES: list[tuple[str, dict[str, str]]] = [
      {"Tern Systems": O, "Kestrel Labs": O}),
     ("Mitsubishi Electric (Japan) owns 20 percent.",  # a country in parentheses: nationality
      {"Mitsubishi Electric": O, "Japan": G}),
+    # issue 16, second corpus: near-misses of its families
+    ("Omar Diaz turned down a job at Kestrel Labs.",  # refused
+     {"Omar Diaz": P, "Kestrel Labs": O}),
+    ("Omar Diaz could take over Kestrel Labs next year.",  # hypothetical
+     {"Omar Diaz": P, "Kestrel Labs": O}),
+    ("Tern Systems took over Kestrel Labs' support desk as a favour.",  # not an acquisition
+     {"Tern Systems": O, "Kestrel Labs": O}),
+    ("Omar Diaz is in Porto this week.",  # present: where he is, no visit stated
+     {"Omar Diaz": P, "Porto": G}),
+    ("Omar Diaz was not let go by Kestrel Labs.",  # negated
+     {"Omar Diaz": P, "Kestrel Labs": O}),
+    ("Kestrel Labs will operate from Porto next year.",  # future
+     {"Kestrel Labs": O, "Porto": G}),
+    ("Omar Diaz signed up with Kestrel Labs for the newsletter.",  # a sign-up, no contract
+     {"Omar Diaz": P, "Kestrel Labs": O}),
+    ("Kestrel Labs is a Germany-based firm.",  # a country: nationality, not the office
+     {"Kestrel Labs": O, "Germany": G}),
+    ("Nadia Rahman set up a meeting with Kestrel Labs.",  # set up no organisation
+     {"Nadia Rahman": P, "Kestrel Labs": O}),
+    ("Omar Diaz was a physician in Quebec.",  # a predicate noun: where he worked, no visit
+     {"Omar Diaz": P, "Quebec": G}),
+    ("Omar Diaz was unknown in Poland until 1990.",  # an adjective: no visit
+     {"Omar Diaz": P, "Poland": G}),
+    ("The band opened for Kestrel Labs. The video praised its leader Omar Diaz.",
+     {"Kestrel Labs": O, "Omar Diaz": P}),  # "its" owner not named in its own sentence
 ]  # fmt: skip
 
 
@@ -282,6 +343,10 @@ class TestEndingStatements:
              ("Ingrid Dahl", "lives_in", "Oslo")),
             ("Mei Sato was promoted from delivery lead to VP of delivery at Tern Systems.",
              {"Mei Sato": P, "Tern Systems": O}, ("Mei Sato", "delivery_lead_of", "Tern Systems")),
+            ("Omar Diaz spent six years at Kestrel Labs.", {"Omar Diaz": P, "Kestrel Labs": O},
+             ("Omar Diaz", "works_at", "Kestrel Labs")),
+            ("Tern Systems moved its head office out of Oslo.", {"Tern Systems": O, "Oslo": G},
+             ("Tern Systems", "located_in", "Oslo")),
         ],
     )  # fmt: skip
     def test_ended(
@@ -459,6 +524,14 @@ class TestInTheGraph:
             ("left", "Microsoft"): None,
         }
 
+    def test_a_handover_ends_the_old_management(self) -> None:
+        memory = self._saved(
+            "Bob Jones manages the Apollo project.", "Bob Jones handed Apollo over to Ann Lee."
+        )
+        assert ("manages", "Apollo") in self._validity(memory, "Ann Lee")
+        assert self._validity(memory, "Ann Lee")[("manages", "Apollo")] is None
+        assert self._validity(memory, "Bob Jones")[("manages", "Apollo")] == "2026-03-02T00:00:00"
+
     def test_a_new_employer_ends_the_old_roles(self) -> None:
         memory = self._saved(
             "Bob Jones joined Microsoft as head of sales.", "Bob Jones joined Google."
@@ -528,6 +601,8 @@ class TestRulesFileKeys:
             ({"without": {"nowhere": ["dobj"]}}, r"'without' must map pattern node ids"),
             ({"object_preps": "at"}, r"object_preps: expected a list of strings"),
             ({"names": [3]}, r"names: expected a list of strings"),
+            ({"as_modifier": "yes"}, r"'as_modifier' must be true or false"),
+            ({"either_attached": ["subject"]}, r"either_attached node 'subject' needs a parent"),
         ],
     )
     def test_bad_rule_keys(self, change: dict[str, Any], message: str) -> None:

@@ -267,6 +267,19 @@ class TestLabelsKeepPeopleAndPlacesApart:
         assert item.metadata["entities"] == ["Bob Stone"]
         assert _mention_labels(memory.space, "bob stone") == Counter({"PERSON": 1, "ORG": 1})
 
+    def test_a_lone_name_tagged_a_place_that_is_no_place_joins_its_person(
+        self, memory: EntityMemory
+    ) -> None:
+        # The small model calls the lone "Kenji" a place; no gazetteer knows a place "Kenji".
+        later = "Yesterday Kenji approved the budget."
+        doc = get_analyzer().analyse([later])[0]
+        assert ("Kenji", "GPE") in [(ent.text, ent.label_) for ent in doc.ents]
+        memory.save("Kenji Morimoto works at Initech.")
+        item = memory.save(later)  # another memory, no conversation
+        assert item.metadata["entities"] == ["Kenji Morimoto"]
+        assert memory.get_entity("Kenji") is not None
+        assert memory.get_entity("Kenji").key == "kenji morimoto"  # type: ignore[union-attr]
+
     @pytest.mark.parametrize("batch", [False, True], ids=["save", "save_many"])
     def test_a_lone_name_tagged_a_place_joins_the_person_its_conversation_names(
         self, memory: EntityMemory, batch: bool

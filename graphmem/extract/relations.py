@@ -16,8 +16,11 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
   since the start of the sentence before, when it is a subject there ("Dana left Acme. She
   joined Initech in May."); with two candidates, or one that is never a subject ("The daughter
   of Mondher Ben Ammar, she ..."), they stay unresolved, and an object pronoun is not the
-  subject of its own clause ("Henrik reports to *her*"); "their" and "its" (possessives)
-  likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO Daniel Brooks ...");
+  subject of its own clause ("Henrik reports to *her*"); a subject's apposition or possessor
+  counts as a subject ("Acme's founder, *Ann Lee*, joined Initech. She ..."); "their" and
+  "its" (possessives) likewise to the one ORG ("Harbor Analytics is based in Dublin. Their CEO
+  Daniel Brooks ..."), subject or not when they own a role ("Acme's CEO is Ann, and Bob is
+  *its* CTO"), and "it" as a subject ("Acme is a Toronto firm. *It* was founded by ...");
 - "the company", "the firm" ... to the one organisation named before, subject or not
   ("Leila is the CEO of Vantor. Henrik, *the company*'s CTO, ...");
 - "I", "me", "my" to the speaker: the PERSON that opens the line as "Name: ..." (a transcript
@@ -110,6 +113,8 @@ _RULE_KEYS = frozenset(_RULE_REQUIRED) | {
     "employer",
     "requires",
     "not_countries",
+    "either_attached",
+    "as_modifier",
 }
 _PREDICATE_KEYS = frozenset(
     {
@@ -138,6 +143,9 @@ _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
 _PRONOUN_LABELS = {"he": "PERSON", "she": "PERSON", "him": "PERSON", "her": "PERSON"}
 #: Possessives of an organisation ("Acme ... their CTO"); as possessives only.
 _POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG"}
+#: Subject pronouns of an organisation ("Acme is a Toronto firm. *It* was founded by ...");
+#: as subjects only ("it" elsewhere is mostly a thing or a clause).
+_ORG_SUBJECT_PRONOUNS = frozenset({"it"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
@@ -254,6 +262,14 @@ class RelationRule:
     #: The object may not be a country (models/country_names.json): "Mitsubishi Electric
     #: (Japan)" gives a nationality, not the office a city in parentheses does.
     not_countries: bool = False
+    #: Pattern nodes (prepositions) the parser may hang on the node the pattern names or on
+    #: that node's own head: "took up a post *at* Acme" has "at" under "post" or under "took".
+    either_attached: frozenset[str] = frozenset()
+    #: The rule also matches its verb hung as a modifier on a subject that heads the
+    #: sentence ("Ann Lee, born in Lyon, *graduated* from MIT."; "Acme *partnered* with
+    #: Initech", which the small parser reads as a noun phrase): see
+    #: :func:`_clause_as_modifier_variant`. Opt-in: each variant costs matcher time.
+    as_modifier: bool = False
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -527,9 +543,16 @@ def _parse_rule(
         if node_id not in node_ids:
             raise _fail(source, where, f"pattern has no node with RIGHT_ID {node_id!r}")
     expanded = _expand_vocabularies(pattern, vocabularies, source, where)
-    for flag in ("ends", "employer", "not_countries"):
+    for flag in ("ends", "employer", "not_countries", "as_modifier"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(source, where, f"{flag!r} must be true or false")
+    for node_id in raw.get("either_attached", []):
+        node = next((n for n in pattern if n.get("RIGHT_ID") == node_id), None)
+        parent = node and next((n for n in pattern if n["RIGHT_ID"] == node.get("LEFT_ID")), None)
+        if parent is None or parent.get("REL_OP") != ">" or "LEFT_ID" not in parent:
+            raise _fail(
+                source, where, f"either_attached node {node_id!r} needs a parent with a head"
+            )
     without = raw.get("without", {})
     if not isinstance(without, dict) or not set(without) <= set(node_ids):
         raise _fail(source, where, "'without' must map pattern node ids to lists")
@@ -555,6 +578,10 @@ def _parse_rule(
         employer=raw.get("employer", False),
         requires=frozenset(_string_list(raw.get("requires", []), source, f"{where}: requires")),
         not_countries=raw.get("not_countries", False),
+        as_modifier=raw.get("as_modifier", False),
+        either_attached=frozenset(
+            _string_list(raw.get("either_attached", []), source, f"{where}: either_attached")
+        ),
     )
 
 
@@ -723,14 +750,16 @@ def _attr_value(nlp: Language, attr: str, value: str) -> int:
     return int(nlp.vocab.strings[value])
 
 
-def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | None:
-    """``rule``'s pattern for a verb conjoined to another verb that holds the subject ("Bob
+def _shared_subject_variant(
+    pattern: tuple[dict[str, Any], ...],
+) -> tuple[dict[str, Any], ...] | None:
+    """A rule's ``pattern`` for a verb conjoined to another verb that holds the subject ("Bob
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
 
     The variant hangs the subject on the verb's head (node :data:`_SHARED_HEAD`); a match is
     kept only when the conjoined verb takes that subject (:func:`_shares_subject`).
     """
-    anchor, *rest = rule.pattern
+    anchor, *rest = pattern
     if "DEP" in anchor["RIGHT_ATTRS"]:
         return None
     for i, node in enumerate(rest):
@@ -752,6 +781,51 @@ def _shared_subject_variant(rule: RelationRule) -> tuple[dict[str, Any], ...] | 
             subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
             return (verb, *rest[:i], head, subject, *rest[i + 1 :])
     return None
+
+
+def _clause_as_modifier_variant(
+    pattern: tuple[dict[str, Any], ...],
+) -> tuple[dict[str, Any], ...] | None:
+    """A rule's ``pattern`` for a verb the parser hangs as a modifier (``acl``) on a subject
+    that heads the sentence, so that the modifier is the sentence's only statement ("Ann Lee,
+    born in Lyon, *graduated* from MIT."), or None when the rule's subject is not its verb's
+    own active subject.
+
+    A participle beside a main verb ("Acme, *founded* in 1990, makes anvils") is no
+    statement of its own and keeps its own rules (``acl`` rules such as ``born_in_acl``).
+    """
+    anchor, *rest = pattern
+    attrs = anchor["RIGHT_ATTRS"]
+    tag = attrs.get("TAG")
+    if "DEP" in attrs or not (tag is None or (isinstance(tag, dict) and set(tag) == {"NOT_IN"})):
+        return None
+    for i, node in enumerate(rest):
+        if (
+            node["RIGHT_ID"] == "subject"
+            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
+            and node.get("REL_OP") == ">"
+            and node["RIGHT_ATTRS"].get("DEP") == "nsubj"
+        ):
+            verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": {"NOT_IN": ["VBG"]}}}
+            subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {"DEP": "ROOT"}}
+            return (verb, *rest[:i], subject, *rest[i + 1 :])
+    return None
+
+
+def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
+    """``rule``'s pattern and, for each ``either_attached`` node, the pattern with that node
+    hung on its parent's head instead ("took up a post *at* Acme": "at" under "took")."""
+    patterns = [rule.pattern]
+    for node_id in sorted(rule.either_attached):
+        for pattern in list(patterns):
+            heads = {n["RIGHT_ID"]: n.get("LEFT_ID") for n in pattern}
+            patterns.append(
+                tuple(
+                    {**n, "LEFT_ID": heads[n["LEFT_ID"]]} if n["RIGHT_ID"] == node_id else n
+                    for n in pattern
+                )
+            )
+    return patterns
 
 
 def _shares_subject(verb: Token) -> bool:
@@ -796,14 +870,18 @@ class _Ends:
         referents = tuple(s for s in sorted(spans, key=lambda s: s.start) if s not in speakers)
         return cls(by_token, referents, tuple(line_speakers), speaker)
 
-    def antecedent(self, pronoun: Token, label: str, described: bool = False) -> Span | None:
+    def antecedent(
+        self, pronoun: Token, label: str, described: bool = False, owner: bool = False
+    ) -> Span | None:
         """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
         to the start of the sentence before, provided it is a subject there.
 
         Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
         pronoun ambiguous (None). A lone candidate that is never a subject is not taken
         either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed;
-        but a description that says what it stands for ("*the company*'s CTO", ``described``)
+        but a description that says what it stands for ("*the company*'s CTO", ``described``),
+        or, in the pronoun's own sentence, a possessive that owns a role (``owner``: "Acme's
+        CEO is Ann, and Bob is *its* CTO")
         takes it. An object pronoun is not the subject of its own clause ("Henrik reports to
         *her*").
         """
@@ -831,10 +909,10 @@ class _Ends:
             words = {t.lower_ for t in fullest}
             if not all({t.lower_ for t in c} <= words for c in candidates):
                 return None
-            subjects = [c for c in candidates if c.root.dep_ in _SUBJECT_DEPS]
+            subjects = [c for c in candidates if _is_subject(c)]
             if subjects:
                 return max(subjects, key=len)
-            if described:
+            if described or (owner and start == sentence.start):
                 return fullest
         return None
 
@@ -844,6 +922,21 @@ class _Ends:
             if start <= token.idx < end:
                 return span
         return self.speaker
+
+
+def _is_subject(span: Span) -> bool:
+    """Whether ``span`` is a clause's subject, or names it: its apposition ("Acme's founder,
+    *Noemi Diaz*, joined ...") or its possessor ("*Sam Cole*'s last day was Friday"), unless
+    a pronoun is the clause's subject beside it ("The daughter of X, *she* was born ...")."""
+    root = span.root
+    if root.dep_ in _SUBJECT_DEPS:
+        return True
+    noun = root.head
+    return (
+        root.dep_ in ("appos", "poss")
+        and noun.dep_ in _SUBJECT_DEPS
+        and not any(c.dep_ in _SUBJECT_DEPS and c.pos_ == "PRON" for c in noun.head.children)
+    )
 
 
 def _clause_verb(token: Token) -> Token | None:
@@ -878,8 +971,14 @@ class RelationExtractor:
         # variant asks for all the rule's pattern does but its subject's dependency label.)
         self._matchers: list[tuple[tuple[tuple[str, frozenset[str]], ...], DependencyMatcher]] = []
         for rule in self.rules.rules:
-            variant = _shared_subject_variant(rule)
-            patterns = [rule.pattern] if variant is None else [rule.pattern, variant]
+            # The rule's own patterns (one per attachment) and their subject variants: the
+            # modifier variants have the same nodes in the same order as the rule's.
+            patterns = []
+            variant = modifier = None
+            for own in _attachment_variants(rule):
+                variant = _shared_subject_variant(own)
+                modifier = _clause_as_modifier_variant(own) if rule.as_modifier else None
+                patterns += [p for p in (own, variant, modifier) if p is not None]
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
                 matcher.add(rule.id, [list(pattern) for pattern in patterns])
@@ -891,7 +990,11 @@ class RelationExtractor:
             # The variant's subject may be passive where the rule's is not: its node is no
             # requirement then.
             needs = _requirements(
-                [n for n in rule.pattern if variant is None or n["RIGHT_ID"] != "subject"]
+                [
+                    n
+                    for n in rule.pattern
+                    if (variant is None and modifier is None) or n["RIGHT_ID"] != "subject"
+                ]
             ) + ((("ORTH", rule.requires),) if rule.requires else ())
             self._matchers.append((needs, matcher))
         # Requirements as columns of Doc.to_array and the integer values they hold there.
@@ -1005,6 +1108,13 @@ class RelationExtractor:
         anchor = next(iter(nodes.values()))
         if _SHARED_HEAD in nodes and not _shares_subject(anchor):
             return
+        if (
+            anchor.dep_ == "acl"
+            and "subject" in nodes
+            and anchor.head == nodes["subject"]
+            and any(child.dep_ in _SUBJECT_DEPS for child in anchor.children)
+        ):
+            return  # a modifier verb with a subject of its own ("Ann: *She* joined Acme")
         if any(
             child.dep_ in words or child.lower_ in words
             for node, words in rule.without.items()
@@ -1126,8 +1236,9 @@ class RelationExtractor:
         operating officer" (a whole title listed in the role aliases).
 
         The words before the role noun that are part of a title (``title_words``, role
-        prefixes) are kept, others ("its new CFO", "a Republican member") are not; a function
-        the role heads ("of logistics", ``department_nouns``) is part of the title.
+        prefixes, or a plain lower-case noun compounded with it: "routing engineer", "depot
+        supervisor") are kept, others ("its new CFO", "a Republican member") are not; a
+        function the role heads ("of logistics", ``department_nouns``) is part of the title.
         """
         aliases = self.rules.role_aliases
         before = self._title_before(role)
@@ -1138,7 +1249,7 @@ class RelationExtractor:
         title = self.rules.title_words | self.rules.role_prefixes
         kept: list[str] = []
         for token in reversed(before):
-            if token.lower_ not in title:
+            if token.lower_ not in title and not _is_title_noun(token):
                 break
             kept.insert(0, token.lower_)
         name = _snake([*kept, head, *self._department_of(role, by_token)])
@@ -1220,7 +1331,14 @@ class RelationExtractor:
         if token.pos_ == "PRON" and token.lower_ in _PRONOUN_LABELS:
             return ends.antecedent(token, _PRONOUN_LABELS[token.lower_]), False
         if token.dep_ == "poss" and token.lower_ in _POSSESSIVE_LABELS:
-            return ends.antecedent(token, _POSSESSIVE_LABELS[token.lower_]), False
+            # "its chief executive": a role says its owner is an organisation, so the one
+            # named before in the sentence need not be a subject ("Acme's CEO is Ann, and Bob
+            # is its CTO").
+            owner = token.head.lower_ in self.rules.roles
+            label = _POSSESSIVE_LABELS[token.lower_]
+            return ends.antecedent(token, label, owner=owner), False
+        if token.lower_ in _ORG_SUBJECT_PRONOUNS and token.dep_ in _SUBJECT_DEPS:
+            return ends.antecedent(token, "ORG"), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
         if token.lower_ in self.rules.org_descriptions and any(
@@ -1247,6 +1365,12 @@ class RelationExtractor:
                 if other is not None and other not in found:
                     found.append(other)
         return found
+
+
+def _is_title_noun(token: Token) -> bool:
+    """A common noun compounded into a title ("*routing* engineer", "*depot* supervisor"):
+    lower case, so no name ("Fernhollow CEO") or acronym the title words do not list."""
+    return token.dep_ == "compound" and token.pos_ == "NOUN" and token.is_lower
 
 
 def _snake(words: Iterable[str]) -> str:

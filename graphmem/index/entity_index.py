@@ -50,6 +50,7 @@ from ..extract.entity_patterns import (
     check_entity_label,
     read_entity_patterns,
 )
+from ..extract.entity_types import place_kind
 from ..extract.extractor import Extractor, checked_extractions
 from ..extract.known_names import KnownNames
 from ..extract.normalize import (
@@ -1236,12 +1237,14 @@ class EntityIndex:
         conversation_id: str | None,
     ) -> str | None:
         """The unique person a lone name NER called a place may stand for, when the person's
-        full name is written in the same memory or conversation and no word of place
-        (:data:`_PLACE_PREPOSITIONS`) comes before the name, else None.
+        full name is written in the same memory or conversation, or the name is no place the
+        gazetteer knows, and no word of place (:data:`_PLACE_PREPOSITIONS`) comes before the
+        name, else None.
 
         "Kiarostami" (GPE) in "Kiarostami won the prize." is Abbas Kiarostami after "Abbas
         Kiarostami was born in Tehran." in the same conversation; "Berlin" in "Leslie Berlin
-        lived in Berlin." stays the city, and so does every "Berlin" of other conversations.
+        lived in Berlin." stays the city, and so does every "Berlin" of other conversations;
+        "Kenji" (GPE) in a later memory "Kenji answers to Marisol." is the one Kenji Morimoto.
         """
         person = kg.of_short_name(mention.surface, "PERSON")  # people only
         if person is None:
@@ -1251,9 +1254,13 @@ class EntityIndex:
         if start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS:
             return None
         name = kg.graph.nodes[person]["name"]
-        if name in doc.text or (
-            conversation_id is not None
-            and graph_rows.conversation_contains(conn, tenant, conversation_id, name)
+        if (
+            place_kind(mention.key) is None
+            or name in doc.text
+            or (
+                conversation_id is not None
+                and graph_rows.conversation_contains(conn, tenant, conversation_id, name)
+            )
         ):
             return person
         return None
