@@ -250,10 +250,21 @@ class TestOrganisationNames:
         assert [span.text for span in organisation_names(doc)] == [name]
 
     @pytest.mark.parametrize(
+        "name", ["Quorvane Mobility", "Tessaly Energy", "Brookvale Biologics", "Ostrander Parts"]
+    )
+    def test_industry_head_nouns(self, name: str) -> None:
+        doc = get_analyzer().nlp.make_doc(f"Dana Whitfield joined {name} in May.")
+        assert [span.text for span in organisation_names(doc)] == [name]
+
+    @pytest.mark.parametrize(
         "text", ["Data Systems is a field.", "We met the Social Media Group today."]
     )
     def test_generic_openings_are_no_names(self, text: str) -> None:
         assert organisation_names(get_analyzer().nlp.make_doc(text)) == []
+
+    def test_a_leading_stop_word_is_no_part_of_the_name(self) -> None:
+        doc = get_analyzer().nlp.make_doc("If Tessaly Energy signs, we start in May.")
+        assert [span.text for span in organisation_names(doc)] == ["Tessaly Energy"]
 
     def test_a_longer_name_of_the_model_is_kept(self) -> None:
         text = "It merged with America West Holdings Corporation in 2005."
