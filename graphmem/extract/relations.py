@@ -750,6 +750,22 @@ def _attr_value(nlp: Language, attr: str, value: str) -> int:
     return int(nlp.vocab.strings[value])
 
 
+def _own_subject(
+    anchor: dict[str, Any], rest: Sequence[dict[str, Any]], deps: tuple[str, ...]
+) -> int | None:
+    """The index in ``rest`` of the rule's ``subject`` node when it is the anchor verb's own
+    child with one of ``deps`` as its dependency, else None."""
+    for i, node in enumerate(rest):
+        if (
+            node["RIGHT_ID"] == "subject"
+            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
+            and node.get("REL_OP") == ">"
+            and node["RIGHT_ATTRS"].get("DEP") in deps
+        ):
+            return i
+    return None
+
+
 def _shared_subject_variant(
     pattern: tuple[dict[str, Any], ...],
 ) -> tuple[dict[str, Any], ...] | None:
@@ -762,25 +778,21 @@ def _shared_subject_variant(
     anchor, *rest = pattern
     if "DEP" in anchor["RIGHT_ATTRS"]:
         return None
-    for i, node in enumerate(rest):
-        if (
-            node["RIGHT_ID"] == "subject"
-            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
-            and node.get("REL_OP") == ">"
-            and node["RIGHT_ATTRS"].get("DEP") in ("nsubj", "nsubjpass")
-        ):
-            verb = {**anchor, "RIGHT_ATTRS": {**anchor["RIGHT_ATTRS"], "DEP": "conj"}}
-            head = {
-                "LEFT_ID": anchor["RIGHT_ID"],
-                "REL_OP": "<",
-                "RIGHT_ID": _SHARED_HEAD,
-                "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
-            }
-            # The head may be passive: "was promoted ... and now *reports* to Ingrid".
-            attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(_SUBJECT_DEPS)}}
-            subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
-            return (verb, *rest[:i], head, subject, *rest[i + 1 :])
-    return None
+    i = _own_subject(anchor, rest, ("nsubj", "nsubjpass"))
+    if i is None:
+        return None
+    node = rest[i]
+    verb = {**anchor, "RIGHT_ATTRS": {**anchor["RIGHT_ATTRS"], "DEP": "conj"}}
+    head = {
+        "LEFT_ID": anchor["RIGHT_ID"],
+        "REL_OP": "<",
+        "RIGHT_ID": _SHARED_HEAD,
+        "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
+    }
+    # The head may be passive: "was promoted ... and now *reports* to Ingrid".
+    attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(_SUBJECT_DEPS)}}
+    subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
+    return (verb, *rest[:i], head, subject, *rest[i + 1 :])
 
 
 def _clause_as_modifier_variant(
@@ -799,17 +811,13 @@ def _clause_as_modifier_variant(
     tag = attrs.get("TAG")
     if "DEP" in attrs or not (tag is None or (isinstance(tag, dict) and set(tag) == {"NOT_IN"})):
         return None
-    for i, node in enumerate(rest):
-        if (
-            node["RIGHT_ID"] == "subject"
-            and node.get("LEFT_ID") == anchor["RIGHT_ID"]
-            and node.get("REL_OP") == ">"
-            and node["RIGHT_ATTRS"].get("DEP") == "nsubj"
-        ):
-            verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": {"NOT_IN": ["VBG"]}}}
-            subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {"DEP": "ROOT"}}
-            return (verb, *rest[:i], subject, *rest[i + 1 :])
-    return None
+    i = _own_subject(anchor, rest, ("nsubj",))
+    if i is None:
+        return None
+    node = rest[i]
+    verb = {**anchor, "RIGHT_ATTRS": {**attrs, "DEP": "acl", "TAG": {"NOT_IN": ["VBG"]}}}
+    subject = {**node, "REL_OP": "<", "RIGHT_ATTRS": {"DEP": "ROOT"}}
+    return (verb, *rest[:i], subject, *rest[i + 1 :])
 
 
 def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
