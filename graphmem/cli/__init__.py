@@ -1,8 +1,11 @@
 """The ``graphmem`` command: ingest memories, search them, ask the graph, draw it, move it.
 
-Every subcommand has ``--help`` with examples; ``docs/cli.md`` is the manual. Mistakes (a
-missing file, a bad argument, an unknown entity, a file that is not a graphmem database) print
-one line, ``graphmem: error: ...``, to stderr and exit with status 1 (2 for bad usage).
+Every subcommand has ``--help`` with examples; ``docs/cli.md`` is the manual. Every failure
+prints one line, ``graphmem: error: ...``, to stderr, never a traceback, and exits with a
+documented status (:data:`EXIT_CODES`): 1 for an error of the library, the input file or the
+database (a missing file, a bad argument or record, an unknown entity, a file that is not a
+graphmem database, a full disk), 2 for bad usage, 3 for an unexpected internal error (a bug:
+``GRAPHMEM_DEBUG=1`` shows its traceback), 130 when interrupted.
 
 Layout written by ``graphmem ingest`` (the one ``CortexMemory`` itself writes for an important
 task result): each record is saved to the ``long_term`` tier (no eviction) and to the
@@ -27,6 +30,7 @@ from typing import NoReturn
 
 from ..errors import GraphmemError
 from ..records import read_records
+from ..store import DriverError
 from .commands import (
     UsageError,
     cmd_context,
@@ -45,9 +49,17 @@ from .commands import (
     default_db_path,
 )
 
-__all__ = ["COMMANDS", "build_parser", "default_db_path", "main", "read_records"]
+__all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "default_db_path", "main", "read_records"]
 
 PROG = "graphmem"
+#: The exit statuses of ``graphmem`` (docs/cli.md lists the same).
+EXIT_CODES = {
+    0: "success",
+    1: "error: the library refused an argument, an input file or the database",
+    2: "usage: a wrong command line",
+    3: "internal error: a bug of graphmem (set GRAPHMEM_DEBUG=1 for the traceback)",
+    130: "interrupted (Ctrl-C)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -393,14 +405,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GraphmemError, OSError) as exc:
         _fail(_message(exc))
         return 1
+    except DriverError as exc:  # the database itself failed: a full disk, a lock ...
+        _fail(f"database error: {getattr(exc, 'orig', None) or exc}")
+        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if os.environ.get("GRAPHMEM_DEBUG") == "1":
+            raise
+        _fail(f"internal error ({type(exc).__name__}: {_message(exc)[:300]}); please report it")
+        return 3
 
 
 def _message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
-    return str(exc) or type(exc).__name__
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _fail(message: str) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import StaticPool
 
 from ..errors import DatabaseFileError, SchemaVersionError
-from .schema import APPLICATION_ID, SCHEMA_VERSION
+from .schema import APPLICATION_ID, SCHEMA_VERSION, parse_schema_version
 
 __all__ = ["BUSY_TIMEOUT_MS", "check_sqlite_file", "create_engine_for", "is_url"]
 
@@ -130,7 +130,7 @@ def _probe(path: Path, *, immutable: bool) -> tuple[int, set[str], int | None]:
             row = conn.execute(
                 "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
             ).fetchone()
-            version = int(row[0]) if row else None
+            version = parse_schema_version(row[0], str(path)) if row else None
         return app_id, tables, version
     finally:
         conn.close()
