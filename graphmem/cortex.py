@@ -558,10 +558,17 @@ class CortexMemory:
     def _contextual_namespaces(self) -> set[str]:
         return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
 
-    def _ranking(self, conn: Connection, query: str, agent_role: str | None, shown: int) -> Ranking:
+    def _ranking(
+        self,
+        conn: Connection,
+        query: str,
+        agent_role: str | None,
+        shown: int,
+        tenant: str | None = None,
+    ) -> Ranking:
         """One ranking of ``query`` over every tier a context searches (long-term and
         contextual memory), to be split into its sections; ``shown``: how many items the
-        sections show at most."""
+        sections show at most; ``tenant``: only that user's memories and graph."""
         namespaces = [*self._contextual_namespaces()]
         if self.long_term is not None:
             namespaces.insert(0, self.long_term.namespace)
@@ -569,7 +576,8 @@ class CortexMemory:
             conn,
             self._space,
             sorted(namespaces),
-            analyse_query(self._space, "", query),
+            analyse_query(self._space, tenant or "", query),
+            tenant=tenant,
             sql_filters={"agent_id": agent_role} if agent_role else None,
             pool=max(shown * 5, 100),
         )
@@ -580,8 +588,13 @@ class CortexMemory:
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: int = 10,
+        *,
+        user_id: str | None = None,
     ) -> ContextReport:
         """The context for a task as a structured report (items, scores, explanations, subgraph).
+
+        ``user_id``: only that user's memories and graph (``""``: those saved without a
+        user); None (Calute's behaviour): every memory, and the shared graph.
 
         ``build_context_for_task`` returns ``report.text`` of this report. The task is
         analysed once and ranked once over long-term and contextual memory; the ranking is
@@ -601,6 +614,7 @@ class CortexMemory:
         """
         check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
+        tenant = check_optional_id(user_id, "user_id")
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
@@ -632,10 +646,11 @@ class CortexMemory:
         related: list[Hit] = []
         with self._space.database.read() as conn:
             if self.short_term is not None:
-                if agent_role:
-                    rows = self.short_term._select(
-                        conn, agent_filter, 5, newest_first=True, by_time=True
-                    )
+                if agent_role or tenant is not None:
+                    scope: dict[str, Any] = {**(agent_filter or {})}
+                    if tenant is not None:
+                        scope["user_id"] = tenant or None
+                    rows = self.short_term._select(conn, scope, 5, newest_first=True, by_time=True)
                     recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
                     read.extend(recent_hits)
                     recent = [hit.item for hit in recent_hits]
@@ -647,7 +662,7 @@ class CortexMemory:
                     )
                 )
             if searching:
-                ranking = self._ranking(conn, task_description, agent_role, 5 + max_items)
+                ranking = self._ranking(conn, task_description, agent_role, 5 + max_items, tenant)
             if self.long_term is not None and searching:
                 hits = ranking.take(conn, 5, namespaces={self.long_term.namespace})
                 read.extend(hits)
@@ -662,7 +677,16 @@ class CortexMemory:
                     )
                 )
             if self.entity_memory is not None and searching:
-                entity_memory = self.entity_memory
+                entity_memory = (
+                    self.entity_memory
+                    if not tenant
+                    else EntityMemory(
+                        storage=self._space,
+                        max_items=None,
+                        namespace=self.entity_memory.namespace,
+                        tenant=tenant,
+                    )
+                )
                 counts = entity_memory.mention_counts(ranking.query.named)
                 named = [key for key in ranking.query.named if counts.get(key)][:5]
                 kg = entity_memory.graph

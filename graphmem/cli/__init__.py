@@ -13,6 +13,11 @@ task result): each record is saved to the ``long_term`` tier (no eviction) and t
 ``CortexMemory(persistence_path=...)`` opened on the file find the knowledge, and the
 relationship commands find the typed, evidenced graph.
 
+Tenant scope, the same for every command that reads or writes memories (ingest, search,
+context, entities, relations, relabel, path, viz, stats): ``--user U`` works on user ``U``'s
+memories and graph only; without it, on the shared ones (those ingested without ``--user``).
+Other users' memories are never shown or counted (``stats`` lists which users exist).
+
 Example:
     >>> parser = build_parser()
     >>> parser.parse_args(["--db", "x.db", "search", "Atlas launch", "--limit", "3"]).limit
@@ -30,7 +35,6 @@ from typing import NoReturn
 
 from ..errors import GraphmemError
 from ..records import read_records
-from ..store import DriverError
 from .commands import (
     UsageError,
     cmd_context,
@@ -216,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--user",
         metavar="USER_ID",
         default=None,
-        help="the user (tenant) whose memories and graph to use",
+        help="the user (tenant) whose memories and graph to use (default: the shared "
+        "ones, saved without --user)",
     )
     parser = _Parser(
         prog=PROG,
@@ -238,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         if command.name in {
             "ingest",
             "search",
+            "context",
             "entities",
             "relations",
             "relabel",
@@ -405,12 +411,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (GraphmemError, OSError) as exc:
         _fail(_message(exc))
         return 1
-    except DriverError as exc:  # the database itself failed: a full disk, a lock ...
-        _fail(f"database error: {getattr(exc, 'orig', None) or exc}")
-        return 1
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
+        from ..store import DriverError  # (imported late: `--help` loads no SQL driver)
+
+        if isinstance(exc, DriverError):  # the database itself failed: a full disk, a lock
+            _fail(f"database error: {_message(getattr(exc, 'orig', None) or exc)}")
+            return 1
         if os.environ.get("GRAPHMEM_DEBUG") == "1":
             raise
         _fail(f"internal error ({type(exc).__name__}: {_message(exc)[:300]}); please report it")

@@ -356,6 +356,8 @@ class KnowledgeGraph:
         (:meth:`of_short_name`): a first or last name to a PERSON, the first word of an
         organisation's name ("Northwind") to the ORG (Northwind Systems).
         """
+        if not isinstance(name, str):  # every query by name comes through here
+            raise InvalidArgumentTypeError(f"entity name must be a str, got {type(name).__name__}")
         key = canonical_key(name)
         target = self.alias_keys.get(key)
         if target is not None and target in self._graph:  # aliases of forgotten entities linger

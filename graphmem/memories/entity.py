@@ -31,7 +31,7 @@ from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
-from ..items import MemoryItem, check_content, stored_time
+from ..items import MemoryItem, check_content, check_count, stored_time
 from ..store import graph_rows
 from ._sql import SQLMemory
 
@@ -249,7 +249,7 @@ class EntityMemory(SQLMemory):
 
     def unmerge(self, merge_id: int) -> None:
         """Undo a merge exactly."""
-        self.space.entity_index.unmerge(self._graph_tenant, merge_id)
+        self.space.entity_index.unmerge(self._graph_tenant, check_count(merge_id, "merge_id"))
 
     # ------------------------------------------------------------------ the graph
     @property
