@@ -602,3 +602,13 @@ class TestUtcBoundary:
         assert WORKS in typed(reopened.entity_memory.as_of("2025-04-01"))
         assert WORKS not in typed(reopened.entity_memory.as_of("2025-05-01"))
         assert reopened.build_context_for_task("Where does Samir Haddad work?")
+
+
+def test_a_time_in_filters_is_compared_in_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = LongTermMemory()
+    with local_clock(monkeypatch, "Asia/Kolkata"):
+        memory.save("Ana met Bo.", timestamp="2025-03-03T09:00:00")  # 03:30 UTC
+        found = memory.retrieve(filters={"timestamp": datetime(2025, 3, 3, 9, 0)})
+    assert isinstance(found, list) and [i.content for i in found] == ["Ana met Bo."]
+    aware = memory.retrieve(filters={"timestamp": datetime(2025, 3, 3, 3, 30, tzinfo=UTC)})
+    assert isinstance(aware, list) and len(aware) == 1
