@@ -184,33 +184,27 @@ def _graph_windows_statement(
         for i in range(entities)
     ]
     recent = union_all(*newest).subquery() if entities > 1 else newest[0].subquery()
-    per_text = (
-        select(
-            recent.c.entity_id,
-            recent.c.text_id,
-            func.min(recent.c.in_head).label("head_only"),
-            func.max(recent.c.size).label("size"),
-        )
-        .group_by(recent.c.entity_id, recent.c.text_id)
-        .subquery()
-    )
+    # An item shows the entity when one of its mentions there is in the body, or the item
+    # shows the whole text (a text's several mentions give one rank: dense_rank).
     shown = (
         select(
-            per_text.c.entity_id,
+            recent.c.entity_id,
             _M.c.seq,
             _M.c.text_id,
             _M.c.view,
-            per_text.c.size,
+            recent.c.size,
             func.dense_rank()
-            .over(partition_by=per_text.c.entity_id, order_by=_M.c.text_id.desc())
+            .over(partition_by=recent.c.entity_id, order_by=_M.c.text_id.desc())
             .label("nth"),
         )
-        .join(per_text, per_text.c.text_id == _M.c.text_id)
-        .where(*_scope_conditions(shape), or_(per_text.c.head_only == 0, _M.c.view == "full"))
+        .join(recent, recent.c.text_id == _M.c.text_id)
+        .where(*_scope_conditions(shape), or_(recent.c.in_head == 0, _M.c.view == "full"))
         .subquery()
     )
-    return select(shown.c.entity_id, shown.c.seq, shown.c.text_id, shown.c.view).where(
-        shown.c.nth <= shown.c.size
+    return (
+        select(shown.c.entity_id, shown.c.seq, shown.c.text_id, shown.c.view)
+        .where(shown.c.nth <= shown.c.size)
+        .distinct()
     )
 
 
