@@ -280,12 +280,13 @@ def ingest_records(
         batch = texts[start : start + step]
         with database.read() as conn:  # skip what landed before analysing it again
             batch = _new_results(writer, conn, batch)
-        docs = writer.analyse(batch)
-        with database.write() as conn:
-            known = writer.known_results(conn, _keys(batch))
-            fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
-            writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
-        saved += len(fresh)
+        if batch:
+            docs = writer.analyse(batch)
+            with database.write() as conn:
+                known = writer.known_results(conn, _keys(batch))
+                fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
+                writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+            saved += len(fresh)
         if bar is not None:
             bar.update(len(texts[start : start + step]))
     if bar is not None:
