@@ -420,7 +420,7 @@ class CortexMemory:
         known: list[str | None] = [None] * len(tasks)
         if before is None:  # (an update's old version still holds its key until ``before``)
             with database.read() as conn:  # no analysis of what is stored already
-                known = writer.known_results(conn, _result_keys(tasks, ids))
+                known = writer.known_results(conn, _result_keys(tasks, ids), writing=False)
         pending = [i for i, k in enumerate(known) if k is None]
         for i, k in enumerate(known):
             ids[i] = k or ids[i]

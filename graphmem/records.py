@@ -300,5 +300,5 @@ def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:
 
 def _new_results(writer: Writer, conn: Connection, texts: list[NewText]) -> list[NewText]:
     """The texts no stored result (nor an earlier one of ``texts``) has the key of."""
-    known = writer.known_results(conn, _keys(texts))
+    known = writer.known_results(conn, _keys(texts), writing=False)
     return [t for t, k in zip(texts, known, strict=True) if k is None]

@@ -336,3 +336,62 @@ class TestFacadeForget:
         with pytest.raises(InvalidArgumentError, match="ISO 8601"):
             cortex.forget(before="last week")
         assert len(cortex.contextual) == 1
+
+
+# ---------------------------------------------------------------------- both backends
+def test_ids_keys_and_forgetting_on_each_backend(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WRITE_MEMORY", "1")
+    memory = CortexMemory(persistence_path=storage_url)
+    try:
+        keep = memory.save_task_result("Note", "Dana Scott lives in Oslo.", "HR", importance=0.9)
+        gone = memory.save_task_result(
+            "Hire", "Dana Scott joined Northwind.", "HR", importance=0.9, dedupe_key="hire-1"
+        )
+        assert memory.save_task_result("Hire", "x", "HR", dedupe_key="hire-1") == gone
+        assert memory.delete(gone) is True
+        entities = memory.entity_memory
+        assert entities is not None and entities.get_entity("Northwind") is None
+        assert entities.get_entity("Dana Scott").mentions == 1  # type: ignore[union-attr]
+        assert memory.update(keep, result="Dana Scott lives in Paris.") == keep
+        assert [e.object for e in entities.find(predicate="lives_in")] == ["Paris"]
+        assert memory.forget(agent_role="HR") == 1
+        assert len(entities.graph) == 0 and len(memory.contextual) == 0
+    finally:
+        memory.storage.close()  # type: ignore[union-attr]
+
+
+def test_schema_2_database_upgrades_on_each_backend(storage_url: str) -> None:
+    """A schema-2 database (made here: schema 3 without its two columns) opens as schema 3;
+    each item's result id is the first item of its text, and it has no key."""
+    storage = SQLiteStorage(storage_url)
+    entity = EntityMemory(storage=storage)
+    first = entity.save("Dana Scott works at Northwind.")
+    second = entity.save("Bob Stone lives in Paris.")
+    with storage.database.write() as conn:
+        for sql in (
+            "DROP INDEX ix_memories_result",
+            "DROP INDEX ix_memories_dedupe",
+            "ALTER TABLE memories DROP COLUMN result_id",
+            "ALTER TABLE memories DROP COLUMN dedupe_key",
+            "UPDATE graphmem_meta SET value = '2' WHERE key = 'schema_version'",
+        ):
+            conn.exec_driver_sql(sql)
+    storage.close()
+    storage = SQLiteStorage(storage_url)
+    try:
+        with storage.database.read() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT memory_id, result_id, dedupe_key FROM memories ORDER BY seq"
+            ).all()
+            version = conn.exec_driver_sql(
+                "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
+            ).scalar()
+        assert [tuple(r) for r in rows] == [
+            (first.memory_id, first.memory_id, None),
+            (second.memory_id, second.memory_id, None),
+        ]
+        assert version == "3"
+    finally:
+        storage.close()
