@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _workers import check_database
 from sqlalchemy import select
 
 from graphmem.compat.storage import SQLiteStorage
@@ -187,3 +190,81 @@ def test_merges_are_per_tenant(tmp_path: Path) -> None:
     one.unmerge(merge_id)
     assert one.get_entity("Bob Stone").name == "Bob Stone"  # type: ignore[union-attr]
     storage.close()
+
+
+def rows_of_tenant(storage: SQLiteStorage, tenant: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The graph tables' rows of one tenant (aliases, mentions and evidence by their entity or
+    relation), sorted."""
+    rows = dump_rows(storage)
+    entity_ids = {r[0] for r in rows["entities"] if r[1] == tenant}
+    relation_ids = {r[0] for r in rows["relations"] if r[1] == tenant}
+    return {
+        "entities": [r for r in rows["entities"] if r[0] in entity_ids],
+        "aliases": [r for r in rows["aliases"] if r[1] == tenant],
+        "mentions": [r for r in rows["mentions"] if r[1] in entity_ids],
+        "relations": [r for r in rows["relations"] if r[0] in relation_ids],
+        "relation_evidence": [r for r in rows["relation_evidence"] if r[1] in relation_ids],
+    }
+
+
+@pytest.mark.parametrize("later_tenant", ["", "other"])
+def test_unmerge_after_a_later_save_restores_the_rows(tmp_path: Path, later_tenant: str) -> None:
+    """Issue 19.1: the merged entity had the largest id; a later save (of the same tenant or
+    another) must not take it, or unmerge cannot put the entity back."""
+    storage = SQLiteStorage(tmp_path / "later.db")
+    memory = EntityMemory(storage=storage)
+    memory.save("Bob Stone works at Initech.")
+    memory.save("Robert Stone signed the renewal.")
+    before = rows_of_tenant(storage, "")
+    merge_id = memory.merge_entities("Bob Stone", "Robert Stone")
+    EntityMemory(storage=storage, tenant=later_tenant or None).save("Zed Quorra visited Lisbon.")
+    memory.unmerge(merge_id)
+    after = rows_of_tenant(storage, "")
+    if later_tenant:
+        assert after == before
+    else:  # the later save's own rows come on top of exactly the rows before the merge
+        new_ids = {r[0] for r in after["entities"]} - {r[0] for r in before["entities"]}
+        assert {r[2] for r in after["entities"] if r[0] in new_ids} == {"zed quorra", "lisbon"}
+        assert [r for r in after["entities"] if r[0] not in new_ids] == before["entities"]
+        assert [r for r in after["mentions"] if r[1] not in new_ids] == before["mentions"]
+    assert memory.get_entity("Robert Stone").name == "Robert Stone"  # type: ignore[union-attr]
+    storage.close()
+    check_database(tmp_path / "later.db")
+
+
+def test_a_schema_2_file_migrates_and_its_pending_merge_still_undoes(tmp_path: Path) -> None:
+    """A file of schema 2 (ids could be reused) holding a merge whose merged entity had the
+    largest id: after the upgrade a new entity takes a fresh id and the unmerge restores the
+    rows just before the merge (tests/data/schema_v2)."""
+    data = Path(__file__).parent / "data" / "schema_v2"
+    expected = json.loads((data / "schema_v2_expected.json").read_text())
+    path = tmp_path / "v2.db"
+    shutil.copy(data / "schema_v2.db", path)
+    storage = SQLiteStorage(path)
+    with storage.database.read() as conn:
+        creates = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'entities'")
+        assert "AUTOINCREMENT" in creates.scalar_one()
+        version = conn.execute(
+            select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
+        ).scalar_one()
+    assert version == str(schema.SCHEMA_VERSION)
+    carol = EntityMemory(storage=storage, tenant="carol")
+    carol.save("Zed Quorra visited Lisbon.")
+    EntityMemory(storage=storage).unmerge(expected["merge_id"])
+    rows = {
+        table: [list(r) for r in table_rows] for table, table_rows in dump_rows(storage).items()
+    }
+    before = expected["rows_before_merge"]
+    new = {r[0] for r in rows["entities"]} - {r[0] for r in before["entities"]}
+    assert {r[2] for r in rows["entities"] if r[0] in new} == {"zed quorra", "lisbon"}
+    new_relations = {r[0] for r in rows["relations"] if r[2] in new or r[4] in new}
+    # Take away what the later save added: the rest is exactly the rows before the merge.
+    assert [r for r in rows["entities"] if r[0] not in new] == before["entities"]
+    assert [r for r in rows["aliases"] if r[4] not in new] == before["aliases"]
+    assert [r for r in rows["mentions"] if r[1] not in new] == before["mentions"]
+    assert [r for r in rows["relations"] if r[0] not in new_relations] == before["relations"]
+    assert [r for r in rows["relation_evidence"] if r[1] not in new_relations] == before[
+        "relation_evidence"
+    ]
+    storage.close()
+    check_database(path)

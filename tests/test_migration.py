@@ -68,7 +68,7 @@ def _contents(storage: SQLiteStorage) -> dict[str, Any]:
 
 def test_fixture_is_schema_1() -> None:
     assert _stored_version(DATA / "schema_v1.db") == 1
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
 
 
 def test_opening_migrates_and_loses_nothing(old_file: Path) -> None:
