@@ -173,8 +173,23 @@ class CortexMemory:
             :class:`PersistenceDisabledWarning` says so.
         short_term_capacity: items kept in short-term memory.
         long_term_capacity: items kept in long-term memory before eviction.
+        storage: a :class:`SQLiteStorage` to live in (persisted whatever ``WRITE_MEMORY``
+            says, as a tier given a storage is), e.g. one shared by the facades of several
+            users; not with ``persistence_path``.
+        user_id: the user (tenant) this facade serves: everything it saves is theirs, and it
+            reads only their memories, entities and relations. None: Calute's facade, whose
+            reads are not scoped to a user.
 
-    The constructor is Calute's, exactly; :meth:`use_extraction` chooses a bigger spaCy
+    The constructor is Calute's, exactly (``storage`` and ``user_id`` are keyword-only
+    additions):
+
+        >>> shared = SQLiteStorage()
+        >>> alice = CortexMemory(storage=shared, user_id="alice")
+        >>> alice.save_task_result("Audit", "Acme passed the audit", "QA")
+        >>> [i.content for i in CortexMemory(storage=shared, user_id="bob").search("Acme")]
+        []
+
+    :meth:`use_extraction` chooses a bigger spaCy
     pipeline or your own extractor, :meth:`declare_entities` your entity types.
     """
 
@@ -187,7 +202,17 @@ class CortexMemory:
         persistence_path: str | None = None,
         short_term_capacity: int = 50,
         long_term_capacity: int = 5000,
+        *,
+        storage: SQLiteStorage | None = None,
+        user_id: str | None = None,
     ) -> None:
+        if storage is not None and persistence_path is not None:
+            raise InvalidArgumentError("give persistence_path or storage, not both")
+        if storage is not None and not isinstance(storage, SQLiteStorage):
+            raise InvalidArgumentTypeError(
+                f"storage must be a SQLiteStorage or None, got {type(storage).__name__}"
+            )
+        self.user_id = check_optional_id(user_id, "user_id")
         if persistence_path is not None and not isinstance(persistence_path, str | os.PathLike):
             raise InvalidArgumentTypeError(
                 f"persistence_path must be a str or None, got {type(persistence_path).__name__}"
@@ -201,24 +226,25 @@ class CortexMemory:
                 stacklevel=2,
             )
         self.storage: SQLiteStorage | None = (
-            SQLiteStorage(persistence_path) if persistence_path and write_memory else None
+            SQLiteStorage(persistence_path) if persistence_path and write_memory else storage
         )
         space = self.storage if self.storage is not None else SQLiteStorage()
         self._space = space
+        tenant = self.user_id
         self.short_term = (
-            ShortTermMemory(capacity=short_term_capacity, storage=space)
+            ShortTermMemory(capacity=short_term_capacity, storage=space, tenant=tenant)
             if enable_short_term
             else None
         )
         self.long_term = (
-            LongTermMemory(storage=space, max_items=long_term_capacity)
+            LongTermMemory(storage=space, max_items=long_term_capacity, tenant=tenant)
             if enable_long_term
             else None
         )
-        self.entity_memory = EntityMemory(storage=space) if enable_entity else None
+        self.entity_memory = EntityMemory(storage=space, tenant=tenant) if enable_entity else None
         self.user_memory = UserMemory(storage=space) if enable_user else None
         self.contextual = ContextualMemory(
-            short_term_capacity=short_term_capacity, long_term_storage=space
+            short_term_capacity=short_term_capacity, long_term_storage=space, tenant=tenant
         )
 
     def __repr__(self) -> str:
@@ -256,7 +282,7 @@ class CortexMemory:
     def relabel(self, name: str, label: str) -> str:
         """Give an entity a label for good; see :meth:`EntityMemory.relabel`."""
         check_content(name, "name")
-        return self._space.entity_index.relabel("", name, label)
+        return self._space.entity_index.relabel(self.user_id or "", name, label)
 
     # ------------------------------------------------------------------ saving
     def save_task_result(
@@ -565,7 +591,8 @@ class CortexMemory:
             conn,
             self._space,
             sorted(namespaces),
-            analyse_query(self._space, "", query),
+            analyse_query(self._space, self.user_id or "", query),
+            tenant=self.user_id,
             sql_filters={"agent_id": agent_role} if agent_role else None,
             pool=max(shown * 5, 100),
         )
@@ -748,8 +775,9 @@ class CortexMemory:
             if self.user_memory is not None:
                 # Every stored user, not only those this process has touched.
                 stored = set(self.user_memory.user_ids())
-                for user_id in sorted(stored | set(self.user_memory.user_memories)):
+                users = stored | set(self.user_memory.user_memories)
+                for user_id in sorted(users) if self.user_id is None else [self.user_id]:
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
-            graph_rows.delete_tenant_graph(conn, "")
-            self._space.entity_index.forget(conn, {""})
+            graph_rows.delete_tenant_graph(conn, self.user_id or "")
+            self._space.entity_index.forget(conn, {self.user_id or ""})
