@@ -32,7 +32,7 @@ from .items import MemoryItem
 from .retrieval.context import ContextReport
 from .retrieval.search import Hit
 
-__all__ = ["AsyncCortexMemory", "writer_thread"]
+__all__ = ["AsyncCortexMemory", "warm_up", "writer_thread"]
 
 T = TypeVar("T")
 
@@ -50,6 +50,14 @@ def writer_thread() -> ThreadPoolExecutor:
         >>> writer.shutdown()
     """
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-writer")
+
+
+def warm_up() -> None:
+    """Load the NLP models every memory shares (spaCy, the relation models) by analysing one
+    text in a throwaway in-memory facade."""
+    CortexMemory().save_task_result(
+        "Warm up", "Alice Johnson, the CTO of Acme Corp, moved to Berlin in May.", "graphmem"
+    )
 
 
 class AsyncCortexMemory:
@@ -116,6 +124,15 @@ class AsyncCortexMemory:
         """Wait for the calls under way, then stop the threads this memory started."""
         for executor in self._own:
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+
+    async def warm_up(self) -> None:
+        """Load the NLP models now (in the writer thread), not at the first save.
+
+        Loading spaCy and the relation models takes a second or two, and holds the GIL for
+        parts of it, which no thread can hand back to the event loop: call this at startup,
+        before serving, so that no request waits for it. Writes nothing to this memory.
+        """
+        await self.write(lambda m: warm_up())
 
     # ------------------------------------------------------------------ running calls
     async def read(self, call: Callable[[CortexMemory], T]) -> T:

@@ -48,6 +48,7 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     try:
+        from ..aio import warm_up
         from ..mcp.server import build_server
         from ..mcp.tokens import TokenMap
     except ModuleNotFoundError as exc:
@@ -73,6 +74,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}"
     try:
         server = build_server(storage, user=args.user, tokens=tokens, url=url)
+        warm_up()  # the models load now, not during the first call
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
             sys.stderr.write(f"graphmem MCP server: {url}/mcp ({path}, {guarded})\n")
