@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 2, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 3, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged
@@ -127,6 +127,7 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
             if old_rows:
                 migrations.load_v1_copies(conn, old_rows)
                 migrations.fill_from_v1_copies(conn)
+            migrations.fill_result_ids(conn)  # an export of schema 1 or 2 has none
             dump.reset_sequences(conn)
             db.bump_generation(conn)  # graph views cached before the import are stale
     except _ROWS_THAT_DO_NOT_FIT as exc:
