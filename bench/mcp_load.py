@@ -47,7 +47,7 @@ MIX = {
     "entity": 10,
     "relations": 10,
     "path": 10,
-    # "forget": 10,
+    "forget": 10,
 }
 QUERIES = [
     "Atlas launch date",

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -54,10 +55,15 @@ def writer_thread() -> ThreadPoolExecutor:
 
 def warm_up() -> None:
     """Load the NLP models every memory shares (spaCy, the relation models) by analysing one
-    text in a throwaway in-memory facade."""
+    text in a throwaway in-memory facade; then move every object alive (the models' millions
+    among them) out of the garbage collector's way (:func:`gc.freeze`): a full collection,
+    which holds the GIL and so stops the event loop too, walked them for up to 0.7 s here.
+    """
     CortexMemory().save_task_result(
         "Warm up", "Alice Johnson, the CTO of Acme Corp, moved to Berlin in May.", "graphmem"
     )
+    gc.collect()
+    gc.freeze()
 
 
 class AsyncCortexMemory:
@@ -130,7 +136,8 @@ class AsyncCortexMemory:
 
         Loading spaCy and the relation models takes a second or two, and holds the GIL for
         parts of it, which no thread can hand back to the event loop: call this at startup,
-        before serving, so that no request waits for it. Writes nothing to this memory.
+        before serving, so that no request waits for it. Writes nothing to this memory; see
+        :func:`warm_up` (it also freezes the objects loaded out of the garbage collector).
         """
         await self.write(lambda m: warm_up())
 
@@ -153,7 +160,8 @@ class AsyncCortexMemory:
         task_metadata: dict[str, Any] | None = None,
         *,
         timestamp: datetime | str | None = None,
-    ) -> Any:
+        dedupe_key: str | None = None,
+    ) -> str:
         """See :meth:`CortexMemory.save_task_result`."""
         return await self.write(
             lambda m: m.save_task_result(
@@ -163,12 +171,13 @@ class AsyncCortexMemory:
                 importance,
                 task_metadata,
                 timestamp=timestamp,
+                dedupe_key=dedupe_key,
             )
         )
 
     async def save_task_results(
         self, results: Iterable[Mapping[str, Any]], *, batch_size: int = 256
-    ) -> Any:
+    ) -> list[str]:
         """See :meth:`CortexMemory.save_task_results`."""
         records = list(results)
         return await self.write(lambda m: m.save_task_results(records, batch_size=batch_size))
@@ -181,7 +190,7 @@ class AsyncCortexMemory:
         importance: float = 0.3,
         *,
         timestamp: datetime | str | None = None,
-    ) -> Any:
+    ) -> str:
         """See :meth:`CortexMemory.save_agent_interaction`."""
         return await self.write(
             lambda m: m.save_agent_interaction(
@@ -197,11 +206,56 @@ class AsyncCortexMemory:
         importance: float = 0.7,
         *,
         timestamp: datetime | str | None = None,
-    ) -> Any:
+    ) -> str:
         """See :meth:`CortexMemory.save_cortex_decision`."""
         return await self.write(
             lambda m: m.save_cortex_decision(
                 decision, context, outcome, importance, timestamp=timestamp
+            )
+        )
+
+    # ------------------------------------------------------------------ forgetting
+    async def delete(self, result_id: str) -> bool:
+        """See :meth:`CortexMemory.delete`."""
+        return await self.write(lambda m: m.delete(result_id))
+
+    async def forget(
+        self,
+        *,
+        agent_role: str | None = None,
+        user_id: str | None = None,
+        before: datetime | str | None = None,
+        conversation_id: str | None = None,
+        task_id: str | None = None,
+    ) -> int:
+        """See :meth:`CortexMemory.forget`."""
+        return await self.write(
+            lambda m: m.forget(
+                agent_role=agent_role,
+                user_id=user_id,
+                before=before,
+                conversation_id=conversation_id,
+                task_id=task_id,
+            )
+        )
+
+    async def update(
+        self,
+        result_id: str,
+        *,
+        result: str | None = None,
+        task_description: str | None = None,
+        importance: float | None = None,
+        task_metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """See :meth:`CortexMemory.update`."""
+        return await self.write(
+            lambda m: m.update(
+                result_id,
+                result=result,
+                task_description=task_description,
+                importance=importance,
+                task_metadata=task_metadata,
             )
         )
 

@@ -159,9 +159,11 @@ def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
     return key
 
 
-def _result_keys(tasks: list[_TaskRecord], ids: list[str]) -> list[tuple[str, str | None, str]]:
-    """``(tenant, dedupe_key, result id)`` of each task result (the facade's tenant is "")."""
-    return [("", task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
+def _result_keys(
+    tenant: str, tasks: list[_TaskRecord], ids: list[str]
+) -> list[tuple[str, str | None, str]]:
+    """``(tenant, dedupe_key, result id)`` of each task result."""
+    return [(tenant, task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
 
 
 #: The namespace of the facade's short-term lines ("Task completed: ..."), and the metadata
@@ -221,7 +223,7 @@ class CortexMemory:
 
         >>> shared = SQLiteStorage()
         >>> alice = CortexMemory(storage=shared, user_id="alice")
-        >>> alice.save_task_result("Audit", "Acme passed the audit", "QA")
+        >>> _ = alice.save_task_result("Audit", "Acme passed the audit", "QA")
         >>> [i.content for i in CortexMemory(storage=shared, user_id="bob").search("Acme")]
         []
 
@@ -444,7 +446,7 @@ class CortexMemory:
         database, index = self._space.database, self._space.entity_index
         ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
         with database.read() as conn:  # no analysis of what is stored already
-            known = writer.known_results(conn, _result_keys(tasks, ids))
+            known = writer.known_results(conn, _result_keys(self.user_id or "", tasks, ids))
         pending = [i for i, k in enumerate(known) if k is None]
         for i, k in enumerate(known):
             ids[i] = k or ids[i]
@@ -458,8 +460,8 @@ class CortexMemory:
             for text in flat:
                 for ni in text.items:
                     ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
-            known = writer.known_results(conn, _result_keys([tasks[i] for i in pending],
-                                                            [ids[i] for i in pending]))  # fmt: skip
+            known = writer.known_results(conn, _result_keys(self.user_id or "",
+                [tasks[i] for i in pending], [ids[i] for i in pending]))  # fmt: skip
             for i, k in zip(list(pending), known, strict=True):
                 if k is not None:  # another writer stored it meanwhile
                     ids[i] = k
@@ -681,7 +683,9 @@ class CortexMemory:
     def _delete_results(self, conn: Connection, result_ids: list[str]) -> int:
         """Delete every item of the results (and what lost its support); returns how many
         results had items."""
-        rows = self._space.database.result_rows(conn, result_ids, self._namespaces())
+        rows = self._space.database.result_rows(
+            conn, result_ids, self._namespaces(), tenant=self.user_id
+        )
         if rows:
             self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
         return len({row.result_id for row, _ in rows})
@@ -729,6 +733,12 @@ class CortexMemory:
                 "forget needs at least one filter (agent_role, user_id, before, "
                 "conversation_id, task_id); reset_all() clears everything"
             )
+        if self.user_id is not None:  # a facade of one user forgets only that user's
+            if tenant is not None and tenant != self.user_id:
+                raise InvalidArgumentError(
+                    f"user_id {tenant!r} is not this memory's user {self.user_id!r}"
+                )
+            tenant = self.user_id
         db = self._space.database
         with db.write() as conn:
             ids = db.matching_results(
@@ -789,7 +799,7 @@ class CortexMemory:
         task = _task_record(changed)
 
         def replace_old(conn: Connection) -> dict[str, str]:
-            rows = db.result_rows(conn, [result_id], self._namespaces())
+            rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
             if not rows:
                 raise MemoryNotFound(f"no result {result_id!r} (deleted meanwhile?)")
             self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
@@ -800,7 +810,7 @@ class CortexMemory:
     def _stored_task(self, conn: Connection, result_id: str) -> dict[str, Any]:
         """The :meth:`save_task_result` arguments a stored task result was saved with."""
         db = self._space.database
-        rows = db.result_rows(conn, [result_id], self._namespaces())
+        rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
         if not rows:
             raise MemoryNotFound(f"no result {result_id!r} in this memory")
         first = rows[0][1].metadata

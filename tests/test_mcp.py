@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(300)
 
 GRAPHMEM = [sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())"]
 ALICE, BOB = "alice-token-for-tests-0001", "bob-token-for-tests-00002"
-TOOLS = {"remember", "recall", "context", "entity", "relations", "path"}
+TOOLS = {"remember", "recall", "context", "entity", "relations", "path", "forget"}
 
 MAYA = "Maya Lindqvist joined Lumen Robotics in Berlin."
 TOM = "Tom Becker, the CTO of Lumen Robotics, met Maya Lindqvist in Oslo."
@@ -98,7 +98,7 @@ async def _remember_and_ask(client: Client, user_id: str | None = None) -> None:
     who = {"user_id": user_id} if user_id else {}
     first = await _ok(client, "remember", {"content": MAYA, "task": "Record the hire", **who})
     second = await _ok(client, "remember", {"content": TOM, "agent_role": "Scribe", **who})
-    assert first and second
+    assert first["id"] and second["id"] and first["id"] != second["id"]
     assert MAYA in _contents(await _ok(client, "recall", {"query": "Who joined Lumen?", **who}))
     scribe = await _ok(client, "recall", {"query": "Lumen Robotics", "agent_role": "Scribe", **who})
     assert _contents(scribe) == [TOM]
@@ -121,6 +121,16 @@ async def _remember_and_ask(client: Client, user_id: str | None = None) -> None:
     assert paths and all(
         hops[0]["from"] == "Tom Becker" and hops[-1]["to"] == "Berlin" for hops in paths
     )
+    # The id recall gives is the one remember gave; forgetting it removes it everywhere.
+    found = await _ok(client, "recall", {"query": "Tom Becker Oslo", **who})
+    assert [hit["id"] for hit in found["results"] if hit["content"] == TOM] == [second["id"]]
+    assert await _ok(client, "forget", {"id": second["id"], **who}) == {"removed": 1}
+    assert TOM not in _contents(await _ok(client, "recall", {"query": "Tom Becker Oslo", **who}))
+    assert "EntityNotFound" in await _error(client, "entity", {"name": "Tom Becker", **who})
+    assert await _ok(client, "forget", {"id": second["id"], **who}) == {"removed": 0}
+    assert await _ok(client, "forget", {"agent_role": "Scribe", **who}) == {"removed": 0}
+    again = await _ok(client, "remember", {"content": MAYA, "dedupe_key": "hire-1", **who})
+    assert await _ok(client, "remember", {"content": MAYA, "dedupe_key": "hire-1", **who}) == again
 
 
 # ---------------------------------------------------------------------- streamable HTTP
@@ -152,7 +162,7 @@ def test_http_a_token_reaches_only_its_own_user(http_server: tuple[str, Any]) ->
     async def main() -> None:
         async with _http(http_server[0], ALICE) as alice, _http(http_server[0], BOB) as bob:
             secret = "Priya Nair signed the Orion Freight renewal."
-            await _ok(alice, "remember", {"content": secret})
+            saved = await _ok(alice, "remember", {"content": secret})
             assert secret in _contents(await _ok(alice, "recall", {"query": "Orion Freight"}))
             assert _contents(await _ok(bob, "recall", {"query": "Orion Freight renewal"})) == []
             assert "Orion" not in (await _ok(bob, "context", {"task": "Orion Freight"}))["result"]
@@ -170,6 +180,9 @@ def test_http_a_token_reaches_only_its_own_user(http_server: tuple[str, Any]) ->
                 assert "is not the user of this connection" in message
             with pytest.raises(Exception, match="no entity named"):
                 await bob.read_resource("graphmem://entity/Priya%20Nair")
+            assert secret in _contents(await _ok(alice, "recall", {"query": "Orion Freight"}))
+            assert await _ok(bob, "forget", {"id": saved["id"]}) == {"removed": 0}
+            assert await _ok(bob, "forget", {"before": "2100-01-01"}) == {"removed": 0}
             assert secret in _contents(await _ok(alice, "recall", {"query": "Orion Freight"}))
             assert "Bob was here." not in _contents(await _ok(alice, "recall", {"query": "Bob"}))
 
@@ -203,6 +216,10 @@ def test_http_malformed_calls_get_errors_and_the_server_keeps_serving(
                 ("relations", {"as_of": "not a time"}, "when"),
                 ("path", {"a": "Nobody", "b": "Noone", "max_hops": 99}, "max_hops"),
                 ("entity", {"name": "Nobody Known"}, "no entity named"),
+                ("forget", {}, "needs an id or a filter"),
+                ("forget", {"id": "x", "agent_role": "QA"}, "not both"),
+                ("forget", {"before": "soon"}, "before"),
+                ("forget", {"id": ""}, "result_id"),
                 ("no_such_tool", {}, "no_such_tool"),
             ]
             for tool, args, named in bad:

@@ -240,10 +240,14 @@ def build_server(
         timestamp: Annotated[
             str | None, Field(description="when it happened, ISO 8601 (default: now)")
         ] = None,
+        dedupe_key: Annotated[
+            str | None,
+            Field(description="your key for it: remembering again with it changes nothing"),
+        ] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """Save a task result or a fact; its people, organisations and places join the graph.
-        Returns the id that `forget` takes."""
+        Returns its id, which `forget` takes."""
         memory = memories.memory(memories.tenant(ctx, user_id))
         task_metadata = dict(metadata or {})
         if conversation_id is not None:
@@ -255,6 +259,7 @@ def build_server(
             importance,
             task_metadata or None,
             timestamp=timestamp,
+            dedupe_key=dedupe_key,
         )
         return {"id": saved}
 
@@ -274,7 +279,7 @@ def build_server(
         return {
             "results": [
                 {
-                    "id": hit.item.memory_id,
+                    "id": hit.result_id,
                     "content": hit.item.content,
                     "score": round(hit.score, 4),
                     "agent_role": hit.item.agent_id,
@@ -370,6 +375,42 @@ def build_server(
 
         found = await memory.read(_graph_query(paths))
         return {"paths": [[_hop(h) for h in hops] for hops in found]}
+
+    @server.tool()
+    @_tool_errors
+    async def forget(
+        ctx: Context,
+        id: Annotated[  # noqa: A002 - the id remember and recall give
+            str | None, Field(description="the id remember or recall gave")
+        ] = None,
+        agent_role: Annotated[str | None, Field(description="all this agent saved")] = None,
+        conversation_id: str | None = None,
+        task_id: str | None = None,
+        before: Annotated[
+            str | None, Field(description="all saved before this ISO 8601 time")
+        ] = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """Forget one memory by id, or every memory matching all the filters given (at least
+        one); the graph drops what only they said. Returns how many were removed."""
+        memory = memories.memory(memories.tenant(ctx, user_id))
+        filters = {
+            "agent_role": agent_role,
+            "conversation_id": conversation_id,
+            "task_id": task_id,
+            "before": before,
+        }
+        given = {name: value for name, value in filters.items() if value is not None}
+        if id is not None and given:
+            raise ToolError("give an id or filters, not both")
+        if id is not None:
+            removed = int(await memory.delete(id))
+        elif given:
+            removed = await memory.forget(**given)
+        else:
+            raise ToolError("forget needs an id or a filter (agent_role, conversation_id, "
+                            "task_id, before)")  # fmt: skip
+        return {"removed": removed}
 
     @server.resource(
         "graphmem://entity/{name}",
