@@ -445,8 +445,11 @@ class CortexMemory:
         writer = self._space.writer
         database, index = self._space.database, self._space.entity_index
         ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
-        with database.read() as conn:  # no analysis of what is stored already
-            known = writer.known_results(conn, _result_keys(self.user_id or "", tasks, ids))
+        known: list[str | None] = [None] * len(tasks)
+        if before is None:  # (an update's old version still holds its key until ``before``)
+            with database.read() as conn:  # no analysis of what is stored already
+                keys = _result_keys(self.user_id or "", tasks, ids)
+                known = writer.known_results(conn, keys, writing=False)
         pending = [i for i, k in enumerate(known) if k is None]
         for i, k in enumerate(known):
             ids[i] = k or ids[i]

@@ -280,12 +280,13 @@ def ingest_records(
         batch = texts[start : start + step]
         with database.read() as conn:  # skip what landed before analysing it again
             batch = _new_results(writer, conn, batch)
-        docs = writer.analyse(batch)
-        with database.write() as conn:
-            known = writer.known_results(conn, _keys(batch))
-            fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
-            writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
-        saved += len(fresh)
+        if batch:
+            docs = writer.analyse(batch)
+            with database.write() as conn:
+                known = writer.known_results(conn, _keys(batch))
+                fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
+                writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+            saved += len(fresh)
         if bar is not None:
             bar.update(len(texts[start : start + step]))
     if bar is not None:
@@ -299,5 +300,5 @@ def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:
 
 def _new_results(writer: Writer, conn: Connection, texts: list[NewText]) -> list[NewText]:
     """The texts no stored result (nor an earlier one of ``texts``) has the key of."""
-    known = writer.known_results(conn, _keys(texts))
+    known = writer.known_results(conn, _keys(texts), writing=False)
     return [t for t, k in zip(texts, known, strict=True) if k is None]

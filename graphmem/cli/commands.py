@@ -496,7 +496,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             remove_database_files(path)  # leave no empty file behind a failed import
         raise
     storage.close()
-    print(f"Imported {counts_text(counts)} into {path}.")
+    if counts.skipped:
+        print(
+            f"Skipped {args.file}: {path} holds its {counts.skipped} memories already "
+            "(imported before); nothing imported."
+        )
+    else:
+        print(f"Imported {counts_text(counts)} into {path}.")
     return 0
 
 

@@ -235,16 +235,22 @@ class Writer:
         return self.db.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
 
     def known_results(
-        self, conn: Connection, keys: Sequence[tuple[str, str | None, str]]
+        self,
+        conn: Connection,
+        keys: Sequence[tuple[str, str | None, str]],
+        *,
+        writing: bool = True,
     ) -> list[str | None]:
         """For each new result ``(tenant, dedupe_key, result_id)``: the id of the stored
         result with its key, or of an earlier one in ``keys`` (which then is the one to
         write); None: write it (a new key, or none). Run it in the write transaction that
-        writes them, so that two writers cannot both store one key."""
+        writes them, so that two writers cannot both store one key (``writing=False``: a
+        check in a read transaction, to skip analysing what is stored already)."""
         stored: dict[tuple[str, str], str] = {}
         for tenant in {t for t, key, _ in keys if key is not None}:
             wanted = sorted({key for t, key, _ in keys if t == tenant and key is not None})
-            for found, result in self.db.results_with_keys(conn, tenant, wanted).items():
+            stored_keys = self.db.results_with_keys(conn, tenant, wanted, writing=writing)
+            for found, result in stored_keys.items():
                 stored[(tenant, found)] = result
         out: list[str | None] = []
         for tenant, key, result_id in keys:

@@ -423,10 +423,11 @@ class Database:
         return _row_key(row), _row_to_item(row)
 
     def results_with_keys(
-        self, conn: Connection, tenant: str, keys: Sequence[str]
+        self, conn: Connection, tenant: str, keys: Sequence[str], *, writing: bool = False
     ) -> dict[str, str]:
         """The stored result id of each of ``keys`` (``dedupe_key`` values) that ``tenant``
-        already has (keys no item carries are left out).
+        already has (keys no item carries are left out). ``writing``: the caller stores the
+        missing ones in this transaction (other writers of keys wait until it ends).
 
         Example:
             >>> db = Database()
@@ -437,6 +438,8 @@ class Database:
             ...     db.results_with_keys(conn, "", ["k1", "k2"])
             {'k1': 'r1'}
         """
+        if writing and keys and self.dialect == "postgresql":
+            postgres.lock_dedupe_keys(conn)
         found: dict[str, str] = {}
         for start in range(0, len(keys), 500):
             stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
