@@ -234,27 +234,6 @@ def test_http_malformed_calls_get_errors_and_the_server_keeps_serving(
     asyncio.run(main())
 
 
-def test_http_needs_a_token_off_the_loopback(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            *GRAPHMEM,
-            "--db",
-            str(tmp_path / "m.db"),
-            "mcp",
-            "--transport",
-            "http",
-            "--host",
-            "0.0.0.0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 2
-    assert "without a token would open this memory to the network" in result.stderr
-    assert not (tmp_path / "m.db").exists()
-
-
 # ---------------------------------------------------------------------- stdio
 def test_stdio_agent_workflow_bound_to_the_servers_user(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
@@ -284,3 +263,50 @@ def test_stdio_agent_workflow_bound_to_the_servers_user(tmp_path: Path) -> None:
         assert CortexMemory(storage=storage, user_id="dave").search("Lumen") == []
     finally:
         storage.close()
+
+
+# ---------------------------------------------------------------------- tokens
+def test_tokens_come_from_the_file_and_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmem import InvalidArgumentError
+    from graphmem.mcp import TOKEN_ENV, TokenMap
+
+    file = tmp_path / "tokens.json"
+    file.write_text(json.dumps({ALICE: "alice"}), encoding="utf-8")
+    monkeypatch.setenv(TOKEN_ENV, BOB)
+    tokens = TokenMap.load(file, "bob")
+    verified = [asyncio.run(tokens.verify_token(t)) for t in (ALICE, BOB, ALICE[:-1], "")]
+    assert [v.subject if v else None for v in verified] == ["alice", "bob", None, None]
+    monkeypatch.delenv(TOKEN_ENV)
+    assert len(TokenMap.load(None, None)) == 0
+    for text, message in [
+        ("{not json", "cannot read the tokens file"),
+        ('["a list"]', "must be a JSON object"),
+        ('{"short": "alice"}', "at least 16 characters"),
+        (json.dumps({ALICE: 7}), "must be a string"),
+    ]:
+        file.write_text(text, encoding="utf-8")
+        with pytest.raises(InvalidArgumentError, match=message):
+            TokenMap.load(file, None)
+    with pytest.raises(InvalidArgumentError, match="cannot read the tokens file"):
+        TokenMap.load(tmp_path / "missing.json", None)
+
+
+def test_cli_refuses_tokens_on_stdio_and_a_bad_tokens_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphmem.cli import main
+
+    bad = tmp_path / "tokens.json"
+    bad.write_text('{"short": "alice"}', encoding="utf-8")
+    for extra, status, message in [
+        (["--tokens", str(bad)], 2, "--tokens applies to --transport http"),
+        (["--transport", "http", "--tokens", str(bad)], 1, "at least 16 characters"),
+        (["--transport", "http", "--port", "70000"], 2, "--port must be in 1..65535"),
+        (["--transport", "http", "--host", "0.0.0.0"], 2, "would open this memory to the"),
+    ]:
+        assert main(["--db", str(tmp_path / "m.db"), "mcp", *extra]) == status
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "m.db").exists()
