@@ -30,6 +30,7 @@ async def _ticker(stop: asyncio.Event, gaps: list[float]) -> None:
         last = now
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_tasks_save_and_read_while_the_loop_keeps_ticking(tmp_path: Path) -> None:
     storage = SQLiteStorage(str(tmp_path / "m.db"))
 

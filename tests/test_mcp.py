@@ -235,6 +235,7 @@ def test_http_malformed_calls_get_errors_and_the_server_keeps_serving(
 
 
 # ---------------------------------------------------------------------- stdio
+@pytest.mark.slow
 def test_stdio_agent_workflow_bound_to_the_servers_user(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     params = StdioServerParameters(
