@@ -37,7 +37,6 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import AnyHttpUrl, Field
 
@@ -83,10 +82,10 @@ class MemoryServer:
                 self._memories[user_id] = found
             return found
 
-    def tenant(self, ctx: Context | None, requested: str | None) -> str:
+    def tenant(self, requested: str | None) -> str:
         """The user a call reaches: the token's, else the server's, else ``requested``, else
         ``""``. A ``requested`` user other than a bound one is refused."""
-        bound = _token_user(ctx)
+        bound = _token_user()
         if bound is None:
             bound = self.user
         if bound is None:
@@ -95,20 +94,10 @@ class MemoryServer:
             raise ToolError(f"user_id {requested!r} is not the user of this connection")
         return bound
 
-    def close(self) -> None:
-        """Stop the threads and release the database."""
-        self._writer.shutdown()
-        self._readers.shutdown()
-        self.storage.close()
 
-
-def _token_user(ctx: Context | None) -> str | None:
+def _token_user() -> str | None:
     """The user the bearer token of this HTTP call is bound to (None without a token)."""
     token = get_access_token()
-    if token is None and ctx is not None:
-        request = getattr(ctx.request_context, "request", None)
-        authenticated = getattr(request, "scope", {}).get("user") if request is not None else None
-        token = getattr(authenticated, "access_token", None)
     return token.subject if token is not None else None
 
 
@@ -227,7 +216,6 @@ def build_server(
     @_tool_errors
     async def remember(
         content: Annotated[str, Field(description="what to remember: a result or a fact")],
-        ctx: Context,
         task: Annotated[
             str | None, Field(description="the task it is the result of (default: a fact)")
         ] = None,
@@ -248,7 +236,7 @@ def build_server(
     ) -> dict[str, Any]:
         """Save a task result or a fact; its people, organisations and places join the graph.
         Returns its id, which `forget` takes."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
         task_metadata = dict(metadata or {})
         if conversation_id is not None:
             task_metadata["conversation_id"] = conversation_id
@@ -267,14 +255,13 @@ def build_server(
     @_tool_errors
     async def recall(
         query: Annotated[str, Field(description="what to look for, in plain words")],
-        ctx: Context,
         limit: Limit = 10,
         agent_role: Annotated[str | None, Field(description="only this agent's memories")] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """Search memory: the best matching memories first, each with its score and why it
         matched (words, and the entities that led to it)."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
         hits = await memory.search_hits(query, limit, agent_role)
         return {
             "results": [
@@ -295,7 +282,6 @@ def build_server(
     @_tool_errors
     async def context(
         task: Annotated[str, Field(description="the task about to be done")],
-        ctx: Context,
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: Limit = 10,
@@ -303,26 +289,24 @@ def build_server(
     ) -> str:
         """The context for a task: recent context, relevant knowledge, known entities (with
         their relations) and related memories, as text ("" when memory holds nothing)."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
         return await memory.build_context_for_task(task, agent_role, additional_context, max_items)
 
     @server.tool()
     @_tool_errors
     async def entity(
         name: Annotated[str, Field(description="a name, alias or short name")],
-        ctx: Context,
         limit: Limit = 20,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """An entity: its label, mentions, aliases, typed relations with evidence, and the
         entities it is mentioned with."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
         return await memory.read(_graph_query(lambda kg: _entity(kg, name, limit)))
 
     @server.tool()
     @_tool_errors
     async def relations(
-        ctx: Context,
         subject: str | None = None,
         predicate: Annotated[
             str | None, Field(description="works_at, lives_in, founded, met, cto_of ...")
@@ -340,7 +324,7 @@ def build_server(
     ) -> dict[str, Any]:
         """Relations matching a pattern ("who works_at Acme": predicate=works_at,
         object=Acme), strongest first, each with when it held and its evidence."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
 
         def find(kg: KnowledgeGraph) -> list[Edge]:
             if as_of is not None:
@@ -361,14 +345,13 @@ def build_server(
     async def path(
         a: Annotated[str, Field(description="one entity")],
         b: Annotated[str, Field(description="the other entity")],
-        ctx: Context,
         max_hops: Annotated[int, Field(ge=1, le=6)] = 3,
         limit: Limit = 5,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         """How entity a connects to entity b: the shortest paths, each hop a relation with
         its evidence (no paths: not connected within max_hops)."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
 
         def paths(kg: KnowledgeGraph) -> list[list[Hop]]:
             return kg.paths(a, b, max_hops=max_hops)[:limit]
@@ -379,7 +362,6 @@ def build_server(
     @server.tool()
     @_tool_errors
     async def forget(
-        ctx: Context,
         id: Annotated[  # noqa: A002 - the id remember and recall give
             str | None, Field(description="the id remember or recall gave")
         ] = None,
@@ -393,7 +375,7 @@ def build_server(
     ) -> dict[str, Any]:
         """Forget one memory by id, or every memory matching all the filters given (at least
         one); the graph drops what only they said. Returns how many were removed."""
-        memory = memories.memory(memories.tenant(ctx, user_id))
+        memory = memories.memory(memories.tenant(user_id))
         filters = {
             "agent_role": agent_role,
             "conversation_id": conversation_id,
@@ -418,9 +400,9 @@ def build_server(
         description="An entity's page: what it is, its relations and their evidence",
         mime_type="text/markdown",
     )
-    async def entity_page(name: str, ctx: Context) -> str:
+    async def entity_page(name: str) -> str:
         try:
-            memory = memories.memory(memories.tenant(ctx, None))
+            memory = memories.memory(memories.tenant(None))
             found = await memory.read(_graph_query(lambda kg: _entity(kg, name, 50)))
         except (GraphmemError, ToolError) as exc:
             raise ResourceError(str(exc)) from exc
