@@ -127,7 +127,7 @@ CALLS: dict[str, Callable[[CortexMemory, Any], Any]] = {
         "A", None, v
     ),
     "build_context_for_task.max_items": lambda m, v: m.build_context_for_task("A", max_items=v),
-    "build_context_report.user_id": lambda m, v: m.build_context_report("Acme", user_id=v),
+    "CortexMemory.user_id": lambda m, v: CortexMemory(storage=m.storage, user_id=v).search("Acme"),
     "get_agent_history.agent_role": lambda m, v: m.get_agent_history(v),
     "get_agent_history.limit": lambda m, v: m.get_agent_history("QA", limit=v),
     "get_user_context.user_id": lambda m, v: m.get_user_context(v),

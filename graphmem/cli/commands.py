@@ -99,14 +99,15 @@ def _long_term(storage: SQLiteStorage, user: str | None) -> LongTermMemory:
 
 
 @contextmanager
-def _persistent_cortex(path: Path) -> Iterator[CortexMemory]:
-    """A ``CortexMemory`` over the file (it persists only when ``WRITE_MEMORY=1``)."""
+def _persistent_cortex(path: Path, user_id: str | None = None) -> Iterator[CortexMemory]:
+    """A ``CortexMemory`` over the file (it persists only when ``WRITE_MEMORY=1``), of
+    ``user_id`` when given (``""``: the shared memories)."""
     from ..cortex import CortexMemory
 
     previous = os.environ.get("WRITE_MEMORY")
     os.environ["WRITE_MEMORY"] = "1"
     try:
-        cortex = CortexMemory(persistence_path=str(path), long_term_capacity=10**9)
+        cortex = CortexMemory(persistence_path=str(path), long_term_capacity=10**9, user_id=user_id)
     finally:
         if previous is None:
             del os.environ["WRITE_MEMORY"]
@@ -139,9 +140,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     finally:
         storage.close()
     print(
-        f"Ingested {summary} memories from {args.file} into {path} "
+        f"Ingested {summary.saved} memories from {args.file} into {path} "
         f"(long_term and entity tiers) in {time.monotonic() - started:.1f} s."
     )
+    if summary.skipped:
+        print(
+            f"Skipped {summary.skipped} already stored (the same record, by its content "
+            "fingerprint: an earlier ingest, or a repeated line)."
+        )
     print(
         f"Graph{' of user ' + args.user if args.user else ''}: {len(kg)} entities, "
         f"{kg.graph.number_of_edges()} relations ({typed} typed)."
@@ -191,9 +197,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     path = _db_path(args)
     _open_existing(args).close()
-    with _persistent_cortex(path) as cortex:
+    with _persistent_cortex(path, _scope(args)) as cortex:
         report = cortex.build_context_report(
-            args.task, agent_role=args.agent, max_items=args.max_items, user_id=_scope(args)
+            args.task, agent_role=args.agent, max_items=args.max_items
         )
     if args.explain:
         print_json(report.to_dict())
@@ -380,7 +386,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
             title = f"How {a.name} is connected to {b.name}"
         elif args.task:
             storage.close()
-            with _persistent_cortex(path) as cortex:
+            with _persistent_cortex(path, _scope(args)) as cortex:
                 graph = cortex.build_context_report(args.task).subgraph
             storage = _open(path)
             kg = _entity_memory(storage, None).graph
@@ -508,7 +514,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             remove_database_files(path)  # leave no empty file behind a failed import
         raise
     storage.close()
-    print(f"Imported {counts_text(counts)} into {path}.")
+    if counts.skipped:
+        print(
+            f"Skipped {args.file}: {path} holds its {counts.skipped} memories already "
+            "(imported before); nothing imported."
+        )
+    else:
+        print(f"Imported {counts_text(counts)} into {path}.")
     return 0
 
 

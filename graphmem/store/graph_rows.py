@@ -24,11 +24,13 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy import text as sql_text
 
 from ..errors import InvalidArgumentError
 from ..items import time_text, utc_now
 from .database import shown_content, shows_mention
 from .schema import (
+    TYPED_RELATION,
     aliases,
     entities,
     memories,
@@ -135,6 +137,11 @@ _MENTION_LABELS = (
     .group_by(mentions.c.entity_id, mentions.c.label)
 )
 _NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
+# AUTOINCREMENT: past the largest id ever given out, not only the largest in use.
+_NEXT_SQLITE_RELATION_ID = sql_text(
+    "SELECT max(coalesce((SELECT max(id) FROM relations), 0), "
+    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'relations'), 0)) + 1"
+)
 _LESS_MENTIONS = (
     update(entities)
     .where(entities.c.id == bindparam("eid"))
@@ -325,8 +332,11 @@ def tier_mention_counts(
         .where(
             entities.c.tenant == tenant,
             entities.c.key.in_(list(keys)),
-            memories.c.namespace == namespace,
-            memories.c.tenant == tenant,
+            # Compared as expressions, not columns: the items are then reached from the
+            # entities' mentions (index on text_id), never by scanning the whole tier, which
+            # SQLite's planner chose for up to three keys when the file has no statistics.
+            memories.c.namespace.concat("") == namespace,
+            memories.c.tenant.concat("") == tenant,
             shows_mention(memories, mentions),
         )
         .group_by(entities.c.key)
@@ -828,9 +838,11 @@ def _snapshot_entities(snapshot: Mapping[str, Any]) -> set[int]:
 
 
 def next_relation_id(conn: Connection) -> int:
-    """The id SQLite gives the next relation inserted (one past the largest), so a batch can
-    name its new relations before :func:`write_batch` inserts them."""
-    return int(conn.execute(_NEXT_RELATION_ID).scalar_one())
+    """The id SQLite gives the next relation inserted (one past the largest ever given out:
+    ids are never reused), so a batch can name its new relations before :func:`write_batch`
+    inserts them."""
+    statement = _NEXT_SQLITE_RELATION_ID if conn.dialect.name == "sqlite" else _NEXT_RELATION_ID
+    return int(conn.execute(statement).scalar_one())
 
 
 def write_batch(
@@ -980,7 +992,7 @@ def _ranked_at(end: Any) -> Any:
         relations.c.id.label("rid"),
         end.label("end_id"),
         func.row_number().over(partition_by=end, order_by=_STRONGEST_FIRST).label("rank"),
-    ).where(end.in_(bindparam("ids", expanding=True)), relations.c.predicate != "co_occurs")
+    ).where(end.in_(bindparam("ids", expanding=True)), TYPED_RELATION)  # its partial indexes
 
 
 _RANKED = union_all(
