@@ -33,6 +33,7 @@ from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
     check_content,
+    check_dedupe_key,
     check_event_time,
     check_importance,
     check_optional_id,
@@ -110,8 +111,6 @@ _TASK_FIELDS = (
     "timestamp",
     "dedupe_key",
 )
-#: Longest ``dedupe_key`` (its column holds 512 characters).
-_MAX_KEY_CHARS = 512
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -142,21 +141,6 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     key = check_dedupe_key(record.get("dedupe_key"), f"{where}dedupe_key")
     metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
     return _TaskRecord(task, result, agent, importance, metadata, conversation, when, key, task_id)
-
-
-def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
-    """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
-
-    Example:
-        >>> check_dedupe_key("crm-sync-2025-03-03")
-        'crm-sync-2025-03-03'
-    """
-    if value is None:
-        return None
-    key = check_content(value, name)
-    if len(key) > _MAX_KEY_CHARS:
-        raise InvalidArgumentError(f"{name} is {len(key):,} characters; the limit is 512")
-    return key
 
 
 def _result_keys(tasks: list[_TaskRecord], ids: list[str]) -> list[tuple[str, str | None, str]]:
@@ -570,7 +554,8 @@ class CortexMemory:
                 tier._enforce_capacity(conn)
         return result_id
 
-    def _tier_of(self, namespace: str) -> SQLMemory:
+    def _tiers(self) -> dict[str, SQLMemory]:
+        """The facade's own tiers (those that exist), by namespace, in the seed's order."""
         tiers = [
             self.short_term,
             self.long_term,
@@ -578,7 +563,10 @@ class CortexMemory:
             self.contextual.short_term,
             self.contextual.long_term,
         ]
-        return next(t for t in tiers if t is not None and t.namespace == namespace)
+        return {t.namespace: t for t in tiers if t is not None}
+
+    def _tier_of(self, namespace: str) -> SQLMemory:
+        return self._tiers()[namespace]
 
     def save_cortex_decision(
         self,
@@ -621,14 +609,7 @@ class CortexMemory:
     # ------------------------------------------------------------------ forgetting
     def _namespaces(self) -> list[str]:
         """The tiers of this facade (user memory's included), as stored namespaces."""
-        tiers: list[SQLMemory | None] = [
-            self.short_term,
-            self.long_term,
-            self.entity_memory,
-            self.contextual.short_term,
-            self.contextual.long_term,
-        ]
-        names = [t.namespace for t in tiers if t is not None]
+        names = list(self._tiers())
         if self.user_memory is not None:
             names += list(USER_NAMESPACES)
         return names

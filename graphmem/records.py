@@ -49,6 +49,7 @@ RECORD_FIELDS = (
     "metadata",
     "timestamp",
     "memory_type",
+    "dedupe_key",
 )
 #: The field of a record that holds its event time, unless the reader is told another.
 TIME_FIELD = "timestamp"
@@ -64,8 +65,9 @@ def read_records(
 
     ``fmt`` is ``text`` (one memory per non-blank line), ``jsonl`` (objects with ``content``
     and optional ``agent_id``, ``user_id``, ``conversation_id``, ``task_id``, ``importance``,
-    ``metadata``, ``timestamp``, ``memory_type``), ``csv`` (a ``content`` column and the same
-    optional columns; ``metadata`` holds JSON), or ``auto`` (by file suffix; stdin is text).
+    ``metadata``, ``timestamp``, ``memory_type``, ``dedupe_key``), ``csv`` (a ``content``
+    column and the same optional columns; ``metadata`` holds JSON), or ``auto`` (by file
+    suffix; stdin is text).
 
     ``time_field`` names the field (or column) holding each record's event time, an ISO
     8601 string ("2025-03-03", "2025-03-03T09:12:00+01:00"; see
@@ -167,6 +169,7 @@ def _record(
 ) -> dict[str, Any]:
     from .items import (
         check_content,
+        check_dedupe_key,
         check_event_time,
         check_importance,
         check_optional_id,
@@ -195,6 +198,9 @@ def _record(
                 record[name] = value
         if user is not None:
             record.setdefault("user_id", user)
+        key = check_dedupe_key(row.get("dedupe_key"))
+        if key is not None:
+            record["dedupe_key"] = key
         importance = row.get("importance")
         record["importance"] = check_importance(0.5 if importance is None else importance)
         stamp = row.get(time_field)
@@ -231,10 +237,11 @@ def ingest_records(
     """Save each record once, as one text shown by the ``long_term`` tier and the ``entity``
     tier of ``storage`` (analysed once, typed relations extracted; no eviction).
 
-    Each batch of whole records is one transaction, and each record carries its content
-    fingerprint (:func:`~graphmem.index.writer.fingerprint`): a record its tenant already
-    holds is skipped, so running an ingest again, after it finished or after it was killed
-    halfway, stores each record exactly once and counts each statement once.
+    Each batch of whole records is one transaction, and each record carries its
+    ``dedupe_key`` (a field of the record: the id the caller has for it), else its content
+    fingerprint (:func:`~graphmem.index.writer.fingerprint`): a record whose key its tenant
+    already holds is skipped, so running an ingest again, after it finished or after it was
+    killed halfway, stores each record exactly once and counts each statement once.
 
     Example:
         >>> from graphmem import SQLiteStorage
@@ -252,6 +259,7 @@ def ingest_records(
     texts = []
     for position, record in enumerate(records):
         fields = dict(record)
+        key = fields.pop("dedupe_key", None)
         try:
             items = [
                 long_term._new_item(long_term._build(**fields)),
@@ -265,7 +273,7 @@ def ingest_records(
                 items=items,
                 relations=entity.extract_relations,
                 result_id=new_result_id(),
-                dedupe_key=fingerprint(fields),
+                dedupe_key=key if key is not None else fingerprint(fields),
             )
         )
     bar = None

@@ -226,3 +226,24 @@ def test_sigkill_mid_ingest_then_rerun_equals_one_clean_ingest(tmp_path: Path) -
         assert main(["--db", str(db), "ingest", str(source), "--no-progress"]) == 0
         assert _state(db) == expected, f"trial {trial}: killed after {landed} texts"
     assert killed_mid_run >= 2, "the ingests finished before they could be killed"
+
+
+def test_a_record_with_a_dedupe_key_is_known_by_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "keys.db"
+    first = [
+        {"content": "Dana Scott works at Northwind.", "dedupe_key": "crm-17"},
+        {"content": "Bob Stone lives in Paris.", "dedupe_key": "crm-18"},
+    ]
+    assert main(["--db", str(db), "ingest", str(_write_jsonl(tmp_path / "a.jsonl", first))]) == 0
+    # The same ids with corrected text: the caller's key decides, so nothing is stored again.
+    second = [{**first[0], "content": "Dana Scott works at Initech."}, first[1]]
+    assert main(["--db", str(db), "ingest", str(_write_jsonl(tmp_path / "b.jsonl", second))]) == 0
+    assert "Skipped 2 already stored" in capsys.readouterr().out
+    state = _state(db)
+    assert state["counts"]["texts"] == 2
+    assert not any("Initech" in body for _, _, body, *_ in state["items"])
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"content": "x", "dedupe_key": ""}])
+    assert main(["--db", str(db), "ingest", str(bad)]) != 0
+    assert "dedupe_key must not be empty" in capsys.readouterr().err
