@@ -28,6 +28,7 @@ from .errors import GraphmemError, InvalidArgumentError
 if TYPE_CHECKING:
     from .compat.storage import SQLiteStorage
     from .index.writer import NewText, Writer
+    from .items import MemoryItem
     from .store import Connection
 
 __all__ = [
@@ -251,7 +252,7 @@ def ingest_records(
         >>> ingest_records(storage, [{"content": "Alice met Bob"}, {"content": "Bob met Carol"}])
         IngestSummary(saved=1, skipped=1)
     """
-    from .index.writer import NewText, fingerprint, new_result_id
+    from .index.writer import NewText, new_result_id
     from .memories import EntityMemory, LongTermMemory
 
     long_term = LongTermMemory(storage=storage, max_items=None)
@@ -273,7 +274,7 @@ def ingest_records(
                 items=items,
                 relations=entity.extract_relations,
                 result_id=new_result_id(),
-                dedupe_key=key if key is not None else fingerprint(fields),
+                dedupe_key=key if key is not None else _fingerprint(items[0].item, fields),
             )
         )
     bar = None
@@ -300,6 +301,26 @@ def ingest_records(
     if bar is not None:
         bar.close()
     return IngestSummary(saved, len(texts) - saved)
+
+
+def _fingerprint(item: MemoryItem, fields: dict[str, Any]) -> str:
+    """The record's fingerprint, of its checked values (so the same record read from JSONL,
+    from CSV or given as a dict of strings is the same record): its time only when given
+    (a record without one is dated now, and is the same record tomorrow)."""
+    from .index.writer import fingerprint
+    from .items import check_event_time
+
+    return fingerprint(
+        {
+            "content": item.content,
+            "metadata": item.metadata,  # the importance and memory_type included
+            "agent_id": item.agent_id,
+            "user_id": item.user_id,
+            "conversation_id": item.conversation_id,
+            "task_id": item.task_id,
+            "timestamp": check_event_time(fields.get("timestamp")),
+        }
+    )
 
 
 def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:

@@ -36,7 +36,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -77,7 +77,7 @@ def fingerprint(record: Mapping[str, Any]) -> str:
 
 
 def _json_value(value: object) -> str:
-    if isinstance(value, datetime):
+    if isinstance(value, date):  # a datetime too
         return value.isoformat()
     raise InvalidArgumentTypeError(f"cannot fingerprint a {type(value).__name__}")
 
