@@ -7,6 +7,12 @@ short-term line as a text of its own. Each text is analysed once (:func:`analyse
 and body apart), its entities, mentions and relations are indexed once, then its items are
 inserted: a statement is counted once however many tiers show it.
 
+Every item records the save that wrote it (``result_id``: one id for all the items of a task
+result, which ``CortexMemory.delete`` and ``update`` take) and, when the save has one, its
+idempotency key (``dedupe_key``): :meth:`Writer.known_results` finds the results already
+stored under the keys of a batch, inside its write transaction, so a retried save or a rerun
+ingest writes nothing twice.
+
 Example:
     >>> from graphmem.store.database import Database
     >>> from graphmem.items import MemoryItem
