@@ -1,6 +1,6 @@
 """Opening a database (or importing an export) of an older schema loses nothing.
 
-The fixtures in tests/data/schema_v1 and tests/data/schema_v2_cortex were written by the last
+The fixtures in tests/data/schema_v1 and tests/data/schema_v2 were written by the last
 release with that schema (see their READMEs), with what that release read back from them.
 """
 
@@ -20,12 +20,10 @@ from graphmem.transfer import import_jsonl
 
 DATA = Path(__file__).parent / "data"
 OLD_VERSIONS = [1, 2]
-#: The folder of each version's fixture (the same facade content, by make_v1.py).
-FOLDERS = {1: "schema_v1", 2: "schema_v2_cortex"}
 
 
 def _fixture(version: int, suffix: str) -> Path:
-    return DATA / FOLDERS[version] / f"schema_v{version}{suffix}"
+    return DATA / f"schema_v{version}" / f"schema_v{version}{suffix}"
 
 
 def _expected(version: int) -> dict[str, Any]:

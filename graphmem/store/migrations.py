@@ -145,18 +145,10 @@ _FILL_FROM_V1_COPIES = (
 )
 
 
-#: Schema 3's columns of ``memories``, by name: the statement adding each one.
-_RESULT_COLUMNS = {
-    "result_id": "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
-    "dedupe_key": "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
-}
-
-
-def _add_result_columns(conn: Connection) -> None:
-    """Add the columns ``memories`` lacks (a table made by this release has them already:
-    schema 1's conversion, or any rebuild from :mod:`schema`)."""
-    present = {c["name"] for c in inspect(conn).get_columns("memories")}
-    _run(conn, [sql for name, sql in _RESULT_COLUMNS.items() if name not in present])
+_ADD_RESULT_COLUMNS = (
+    "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
+    "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
+)
 
 
 def fill_result_ids(conn: Connection) -> None:
@@ -194,9 +186,10 @@ def upgrade(conn: Connection) -> bool:
     version = stored_version(conn)
     if version is None or version >= schema.SCHEMA_VERSION:
         return False
-    if version < 2:
-        _v1_to_v2(conn)
-    _add_result_columns(conn)
+    if version == 1:
+        _v1_to_v2(conn)  # makes the current tables: schema 3's columns included
+    elif version == 2:
+        _run(conn, _ADD_RESULT_COLUMNS)
     fill_result_ids(conn)
     conn.execute(
         update(schema.meta)
