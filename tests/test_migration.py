@@ -84,7 +84,7 @@ def _contents(storage: SQLiteStorage) -> dict[str, Any]:
 
 def test_fixtures_are_of_older_schemas() -> None:
     assert [_stored_version(_fixture(v, ".db")) for v in OLD_VERSIONS] == OLD_VERSIONS
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
 
 
 def test_opening_migrates_and_loses_nothing(old_file: Path, version: int) -> None:
