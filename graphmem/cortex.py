@@ -33,7 +33,6 @@ from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
     check_content,
-    check_dedupe_key,
     check_event_time,
     check_importance,
     check_optional_id,
@@ -111,6 +110,8 @@ _TASK_FIELDS = (
     "timestamp",
     "dedupe_key",
 )
+#: Longest ``dedupe_key`` (its column holds 512 characters).
+_MAX_KEY_CHARS = 512
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -141,6 +142,21 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     key = check_dedupe_key(record.get("dedupe_key"), f"{where}dedupe_key")
     metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
     return _TaskRecord(task, result, agent, importance, metadata, conversation, when, key, task_id)
+
+
+def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
+    """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
+
+    Example:
+        >>> check_dedupe_key("crm-sync-2025-03-03")
+        'crm-sync-2025-03-03'
+    """
+    if value is None:
+        return None
+    key = check_content(value, name)
+    if len(key) > _MAX_KEY_CHARS:
+        raise InvalidArgumentError(f"{name} is {len(key):,} characters; the limit is 512")
+    return key
 
 
 def _result_keys(tasks: list[_TaskRecord], ids: list[str]) -> list[tuple[str, str | None, str]]:

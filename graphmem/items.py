@@ -19,12 +19,10 @@ from .errors import InvalidArgumentError, InvalidArgumentTypeError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
-    "MAX_KEY_CHARS",
     "author_of",
     "MemoryEntry",
     "MemoryItem",
     "check_content",
-    "check_dedupe_key",
     "check_event_time",
     "check_importance",
     "check_optional_id",
@@ -209,27 +207,6 @@ def check_importance(importance: object, name: str = "importance") -> float:
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidArgumentError(f"{name} must be in [0, 1], got {importance!r}")
     return value
-
-
-#: Longest ``dedupe_key`` (its column holds 512 characters).
-MAX_KEY_CHARS = 512
-
-
-def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
-    """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
-
-    Example:
-        >>> check_dedupe_key("crm-sync-2025-03-03")
-        'crm-sync-2025-03-03'
-    """
-    if value is None:
-        return None
-    key = check_content(value, name)
-    if len(key) > MAX_KEY_CHARS:
-        raise InvalidArgumentError(
-            f"{name} is {len(key):,} characters; the limit is {MAX_KEY_CHARS}"
-        )
-    return key
 
 
 def check_optional_id(value: object, name: str) -> str | None:

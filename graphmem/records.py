@@ -168,9 +168,9 @@ def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
 def _record(
     row: dict[str, Any], where: str, user: str | None, time_field: str = TIME_FIELD
 ) -> dict[str, Any]:
+    from .cortex import check_dedupe_key
     from .items import (
         check_content,
-        check_dedupe_key,
         check_event_time,
         check_importance,
         check_optional_id,
