@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -71,6 +71,7 @@ SQL_FILTER_COLUMNS = (
 
 _M = schema.memories
 _T = schema.texts
+_V = TypeVar("_V")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words too common to decide whether a memory matches a query. The same list serves the
 # lexical ranking (retrieval) so that "matches" means the same everywhere.
@@ -441,9 +442,9 @@ class Database:
         if writing and keys and self.dialect == "postgresql":
             postgres.lock_dedupe_keys(conn)
         found: dict[str, str] = {}
-        for start in range(0, len(keys), 500):
+        for chunk in chunks(list(keys), 500):
             stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
-                _M.c.tenant == tenant, _M.c.dedupe_key.in_(list(keys[start : start + 500]))
+                _M.c.tenant == tenant, _M.c.dedupe_key.in_(chunk)
             )
             for key, result in conn.execute(stmt):
                 found.setdefault(str(key), str(result))
@@ -459,11 +460,8 @@ class Database:
         """Every item of the results ``result_ids`` (in ``namespaces``, of ``tenant``, when
         given), in insertion order."""
         out: list[tuple[MemoryRow, MemoryItem]] = []
-        for start in range(0, len(result_ids), 500):
-            stmt = _ITEMS.where(
-                _M.c.result_id.in_(list(result_ids[start : start + 500])),
-                *row_conditions(tenant, None),
-            )
+        for chunk in chunks(list(result_ids), 500):
+            stmt = _ITEMS.where(_M.c.result_id.in_(chunk), *row_conditions(tenant, None))
             if namespaces is not None:
                 stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
             out.extend(
@@ -856,7 +854,7 @@ def _row_to_item(row: Any) -> MemoryItem:
     )
 
 
-def chunks(values: list[int], size: int) -> Iterator[list[int]]:
+def chunks(values: list[_V], size: int) -> Iterator[list[_V]]:
     """``values`` in consecutive pieces of at most ``size`` (for bounded ``IN`` lists)."""
     for start in range(0, len(values), size):
         yield values[start : start + size]
