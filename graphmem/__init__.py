@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         InvalidArgumentError,
         InvalidArgumentTypeError,
         SchemaVersionError,
+        StorageFullError,
     )
     from .extract.entity_patterns import EntityPatternsError
     from .extract.extractor import ExtractedEntity, ExtractedRelation, Extraction, Extractor
@@ -59,6 +60,7 @@ _HOMES = {
     "InvalidArgumentError": "errors",
     "InvalidArgumentTypeError": "errors",
     "SchemaVersionError": "errors",
+    "StorageFullError": "errors",
     "EntityPatternsError": "extract.entity_patterns",
     "ExtractedEntity": "extract.extractor",
     "ExtractedRelation": "extract.extractor",
@@ -114,6 +116,7 @@ __all__ = [
     "SQLStorage",
     "SchemaVersionError",
     "ShortTermMemory",
+    "StorageFullError",
     "SimpleStorage",
     "UserMemory",
 ]
