@@ -8,6 +8,8 @@ searches keep answering (their access counts are skipped). Once space is back, s
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from _workers import check_database
 
 from graphmem import ContextualMemory, EntityMemory, LongTermMemory, SQLiteStorage
 from graphmem.errors import StorageFullError
+from graphmem.transfer import export_jsonl
 
 DISK_BYTES = 2 * 1024 * 1024
 
@@ -51,8 +54,6 @@ def _fill(disk: Path, leave: int) -> Path:
 
 
 def _free_bytes(disk: Path) -> int:
-    import os
-
     stats = os.statvfs(disk)
     return stats.f_bavail * stats.f_frsize
 
@@ -114,3 +115,26 @@ def test_contextual_search_on_a_full_disk_still_answers(small_disk: Path) -> Non
     for _ in range(4):  # enough accesses to make items due for promotion
         assert memory.search("order Paris", limit=3)
     storage.close()
+
+
+def test_a_killed_writers_partial_file_is_removed_by_the_next_export(tmp_path: Path) -> None:
+    """A .partial file whose writer is gone (nothing holds its lock) goes on the next write of
+    the same output; one whose writer is still at work (locked) stays."""
+    out = tmp_path / "dump.jsonl"
+    abandoned = tmp_path / ".dump.jsonl.k1ll3d.partial"
+    abandoned.write_text('{"format": "graphmem-export"')  # half a header
+    busy = tmp_path / ".dump.jsonl.busy01.partial"
+    busy.write_text("")
+    other = tmp_path / ".other.jsonl.k1ll3d.partial"  # another output's: not ours to remove
+    other.write_text("")
+    fd = os.open(busy, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        storage = SQLiteStorage(tmp_path / "src.db")
+        LongTermMemory(storage=storage).save("Alice Johnson met Bob Stone in Paris.")
+        export_jsonl(storage.database, out)
+        storage.close()
+        assert sorted(p.name for p in tmp_path.glob(".*.partial")) == [busy.name, other.name]
+    finally:
+        os.close(fd)
+    assert out.read_text().count("\n") > 3  # the export itself is whole
