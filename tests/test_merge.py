@@ -238,8 +238,8 @@ def test_unmerge_after_a_later_save_restores_the_rows(tmp_path: Path, later_tena
 def test_a_schema_2_file_migrates_and_its_pending_merge_still_undoes(tmp_path: Path) -> None:
     """A file of schema 2 (ids could be reused) holding a merge whose merged entity had the
     largest id: after the upgrade a new entity takes a fresh id and the unmerge restores the
-    rows just before the merge (tests/data/schema_v2)."""
-    data = Path(__file__).parent / "data" / "schema_v2"
+    rows just before the merge (tests/data/schema_v2_merge)."""
+    data = Path(__file__).parent / "data" / "schema_v2_merge"
     expected = json.loads((data / "schema_v2_expected.json").read_text())
     path = tmp_path / "v2.db"
     shutil.copy(data / "schema_v2.db", path)

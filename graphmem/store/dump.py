@@ -27,6 +27,7 @@ __all__ = [
     "DUMP_TABLES",
     "INTERNAL_META_KEYS",
     "ROW_ERRORS",
+    "held_rows",
     "insert_rows",
     "is_empty",
     "iter_rows",
@@ -107,6 +108,32 @@ def is_empty(conn: Connection) -> bool:
         if conn.execute(select(func.count()).select_from(table)).scalar():
             return False
     return True
+
+
+def held_rows(
+    conn: Connection, memories: Sequence[Mapping[str, Any]], kv: Sequence[Mapping[str, Any]]
+) -> tuple[int, int]:
+    """How many of the (exported) ``memories`` rows the database holds (the same memory id
+    in the same tier of the same tenant), and of the ``kv`` rows (same key and value)."""
+    m, k = schema.memories, schema.kv
+    held_memories = 0
+    for start in range(0, len(memories), 500):
+        chunk = memories[start : start + 500]
+        wanted = {(r.get("memory_id"), r.get("namespace"), r.get("tenant", "")) for r in chunk}
+        stmt = select(m.c.memory_id, m.c.namespace, m.c.tenant).where(
+            m.c.memory_id.in_([r.get("memory_id") for r in chunk])
+        )
+        held_memories += sum(1 for row in conn.execute(stmt) if tuple(row) in wanted)
+    held_kv = 0
+    for start in range(0, len(kv), 500):
+        chunk = kv[start : start + 500]
+        stored = dict(
+            conn.execute(
+                select(k.c.key, k.c.value).where(k.c.key.in_([r.get("key") for r in chunk]))
+            ).all()
+        )
+        held_kv += sum(1 for r in chunk if stored.get(r.get("key")) == r.get("value"))
+    return held_memories, held_kv
 
 
 def insert_rows(

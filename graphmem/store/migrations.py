@@ -11,7 +11,12 @@ analysed once. Each schema-1 memory becomes a text of its own (same id as its ``
 item showing all of it; mentions and evidence point at the text; entities and relations get
 their stored mention and support counts.
 
-Schema 2 -> 3: on SQLite every integer id becomes ``AUTOINCREMENT`` (an id freed by a delete
+Schema 2 -> 3: tier items carry the id of the save that wrote them (``result_id``: one id for
+a task result in every tier it landed in) and an optional idempotency key (``dedupe_key``).
+The items of one text saved before share the first one's memory id as their result id
+(:func:`fill_result_ids`); they have no key.
+
+Schema 3 -> 4: on SQLite every integer id becomes ``AUTOINCREMENT`` (an id freed by a delete
 or a merge is never handed out again, so ``unmerge`` can re-insert what a merge took under its
 own id). SQLite cannot change a table's key in place: the tables with integer ids are copied
 aside, dropped (children first, so no cascade fires), created anew and filled from the copies,
@@ -37,7 +42,14 @@ from sqlalchemy import Column, Connection, MetaData, Table, inspect, select, tex
 
 from . import schema
 
-__all__ = ["V1_COPIED_TABLES", "fill_from_v1_copies", "load_v1_copies", "stored_version", "upgrade"]
+__all__ = [
+    "V1_COPIED_TABLES",
+    "fill_from_v1_copies",
+    "fill_result_ids",
+    "load_v1_copies",
+    "stored_version",
+    "upgrade",
+]
 
 #: Schema-1 tables whose rows change shape, and their columns: while the new tables are made
 #: their rows wait in temporary copies ``gm_v1_<name>`` (the statements below spell them out:
@@ -141,6 +153,28 @@ _FILL_FROM_V1_COPIES = (
 )
 
 
+_ADD_RESULT_COLUMNS = (
+    "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
+    "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
+)
+
+
+def fill_result_ids(conn: Connection) -> None:
+    """Give every item saved before schema 3 (no ``result_id``) a result id: the memory id
+    of the first item showing its text, since the items of one text were written by one
+    save (a task result in the entity, long-term and contextual tiers); rows of an older
+    export, once imported, too."""
+    items, first = schema.memories, schema.memories.alias("first_item")
+    first_of_text = (
+        select(first.c.memory_id)
+        .where(first.c.text_id == items.c.text_id)
+        .order_by(first.c.seq)
+        .limit(1)
+        .scalar_subquery()
+    )
+    conn.execute(update(items).where(items.c.result_id.is_(None)).values(result_id=first_of_text))
+
+
 def stored_version(conn: Connection) -> int | None:
     """The schema version a database holds (None: no graphmem tables yet)."""
     if not inspect(conn).has_table("graphmem_meta"):
@@ -160,10 +194,15 @@ def upgrade(conn: Connection) -> bool:
     version = stored_version(conn)
     if version is None or version >= schema.SCHEMA_VERSION:
         return False
-    if version < 2:
-        _v1_to_v2(conn)
-    if version < 3 and conn.dialect.name == "sqlite":
-        _rebuild_with_ids_never_reused(conn)
+    if version == 1:
+        _v1_to_v2(conn)  # makes the changed tables anew: schema 3's columns included
+    elif version == 2:
+        _run(conn, _ADD_RESULT_COLUMNS)
+        for index in schema.memories.indexes:  # those of the new columns
+            index.create(conn, checkfirst=True)
+    if version < 4 and conn.dialect.name == "sqlite":
+        _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
+    fill_result_ids(conn)
     conn.execute(
         update(schema.meta)
         .where(schema.meta.c.key == "schema_version")

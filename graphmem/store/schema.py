@@ -36,9 +36,10 @@ __all__ = [
 ]
 
 #: Bumped whenever the tables change; a database with a higher version is refused and an
-#: older one is migrated when opened (:mod:`graphmem.store.migrations`). Schema 3: ids are
-#: never reused (SQLite ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took.
-SCHEMA_VERSION = 3
+#: older one is migrated when opened (:mod:`graphmem.store.migrations`). Schema 3: tier items
+#: carry their result id and dedupe key. Schema 4: ids are never reused (SQLite
+#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took.
+SCHEMA_VERSION = 4
 #: Written to SQLite's ``PRAGMA application_id`` so foreign SQLite files are recognised.
 APPLICATION_ID = 0x67726D6D  # "grmm"
 
@@ -96,6 +97,12 @@ memories = Table(
     Column("embedding", Text),
     # Canonical key of who said or did this (speaker/author metadata, else the agent).
     Column("author_key", String(512)),
+    # The save that wrote this item: one id for every item (in every tier) of one task result
+    # or ingested record; a tier's own save: the item's memory_id. Delete and update take it.
+    Column("result_id", String(64)),
+    # Saving again with this key (same tenant) changes nothing: the caller's ``dedupe_key``,
+    # or the content fingerprint ``graphmem ingest`` gives each record ("sha256:...").
+    Column("dedupe_key", String(512)),
     Index("ix_memories_namespace_seq", "namespace", "seq"),
     Index("ix_memories_author", "author_key"),
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
@@ -104,6 +111,8 @@ memories = Table(
     # A text's items by the columns a search scopes them with: "does an item of these tiers,
     # of this tenant (and agent) show this text?" is answered from the index alone.
     Index("ix_memories_text", "text_id", "namespace", "tenant", "agent_id", "view"),
+    Index("ix_memories_result", "result_id"),
+    Index("ix_memories_dedupe", "tenant", "dedupe_key"),
     sqlite_autoincrement=True,
 )
 
