@@ -30,8 +30,6 @@ __all__ = ["BUSY_TIMEOUT_MS", "check_sqlite_file", "create_engine_for", "is_url"
 BUSY_TIMEOUT_MS = 60_000
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
-#: How many ``quick_check`` findings an error message quotes.
-_PROBLEMS_SHOWN = 3
 
 
 def is_url(target: str) -> bool:
@@ -183,7 +181,8 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
             ).fetchone()
             version = _schema_version(path, row[0]) if row else None
             # Reads every page once (~20 ms for 10,000 memories, docs/reliability.md).
-            found = [str(r[0]) for r in conn.execute(f"PRAGMA quick_check({_PROBLEMS_SHOWN})")]
+            # (3: the findings an error message quotes at most.)
+            found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
             problems = [] if found == ["ok"] else found
         return _Probe(app_id, tables, version, problems)
     finally:
