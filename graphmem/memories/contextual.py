@@ -20,7 +20,7 @@ from typing import Any
 
 from ..base import Memory
 from ..compat.storage import resolve_storage
-from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError, StorageFullError
 from ..filters import check_filters, item_matches
 from ..items import MemoryItem, check_importance, check_optional_id
 from ..retrieval.search import Hit, rank
@@ -257,12 +257,15 @@ class ContextualMemory(Memory):
         ]
         db = self._space.database
         # Access counts are bookkeeping (no disk flush); a promotion is data.
-        with db.write(durable=bool(due)) as conn:
-            db.touch(conn, [h.seq for h in every], now)
-            for hit in due:
-                self._promote(conn, hit)
-            if due:
-                self.long_term._enforce_capacity(conn)
+        try:
+            with db.write(durable=bool(due)) as conn:
+                db.touch(conn, [h.seq for h in every], now)
+                for hit in due:
+                    self._promote(conn, hit)
+                if due:
+                    self.long_term._enforce_capacity(conn)
+        except StorageFullError:
+            pass  # the disk is full: the search still answers (promotions wait for space)
 
     def _promote(self, conn: Connection, hit: Hit) -> None:
         """Give a short-term item's text a long-term item too (once): the text is not

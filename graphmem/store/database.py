@@ -44,7 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
-from ..errors import DatabaseFileError, InvalidArgumentError
+from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, decode_metadata, encode_metadata
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
@@ -237,7 +237,7 @@ class Database:
             if current is not None:
                 yield current.conn
                 return
-            with self.engine.connect() as conn:
+            with self._disk_full_is_named(), self.engine.connect() as conn:
                 conn = conn.execution_options(graphmem_write=True)
                 tx = _Transaction(conn)
                 self._local.tx = tx
@@ -263,6 +263,34 @@ class Database:
                 self._local.tx = None
             for callback in tx.on_commit:
                 callback()
+
+    @contextmanager
+    def _disk_full_is_named(self) -> Iterator[None]:
+        """A write that failed for want of disk space raises :class:`StorageFullError` (the
+        transaction was rolled back, so none of it is stored)."""
+        try:
+            yield
+        except OperationalError as exc:
+            if not _is_disk_full(exc):
+                raise
+            raise StorageFullError(
+                f"{self.describe()}: the disk is full; nothing of this write was stored "
+                f"({exc.orig})"
+            ) from None
+
+    def record_access(self, seqs: Sequence[int], when: datetime) -> bool:
+        """Count one access of each row in a transaction of its own (bookkeeping: no disk
+        flush); False when the disk is full, which a read must not fail for. Inside an open
+        write transaction it joins it (and a full disk fails that transaction)."""
+        if getattr(self._local, "tx", None) is not None:
+            self.touch(self._local.tx.conn, seqs, when)
+            return True
+        try:
+            with self.write(durable=False) as conn:
+                self.touch(conn, seqs, when)
+        except StorageFullError:
+            return False
+        return True
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the current write transaction commits (now if none is open)."""
@@ -852,6 +880,16 @@ def _row_to_item(row: Any) -> MemoryItem:
         embedding=json.loads(row.embedding) if row.embedding is not None else None,
         memory_id=row.memory_id,
     )
+
+
+#: SQLite's result codes for a write that found no space: SQLITE_FULL, and SQLITE_IOERR_WRITE
+#: / SQLITE_IOERR_SHMSIZE, which a full file system gives when the WAL or its index grows.
+_DISK_FULL_CODES = frozenset({13, 778, 4874})
+
+
+def _is_disk_full(exc: OperationalError) -> bool:
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return code in _DISK_FULL_CODES or "disk is full" in str(exc.orig)
 
 
 def chunks(values: list[_V], size: int) -> Iterator[list[_V]]:
