@@ -396,6 +396,28 @@ def cmd_viz(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_graph(args: argparse.Namespace) -> int:
+    from ..viz import export_graph
+
+    out = Path(args.out)
+    check_output(out, _db_path(args), force=args.force, replaceable=None)
+    fmt = args.format or {".graphml": "graphml", ".gexf": "gexf"}.get(out.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{out}: end the name in .graphml or .gexf, or pass --format")
+    storage = _open_existing(args)
+    try:
+        em = _entity_memory(storage, args.user)
+        entities = None
+        if args.entity:
+            entities = [_require_entity(em.graph, args.entity).name]
+        with replacing(out) as partial:
+            written = export_graph(em, partial, format=fmt, entities=entities, depth=args.depth)
+    finally:
+        storage.close()
+    print(f"Wrote {out} ({fmt}: {written.nodes} entities, {written.edges} relations).")
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     from ..store import dump, schema
 

@@ -47,37 +47,30 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import html
 import json
 import math
 import re
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import networkx as nx
 from pyvis.network import Network
 
 from graphmem._assets import asset_path
-from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.extract.predicates import event_predicates
-from graphmem.graph.knowledge_graph import KnowledgeGraph, validity_text
+from graphmem.graph.knowledge_graph import validity_text
 
-__all__ = [
-    "VizReport",
-    "neighbourhood_subgraph",
-    "path_subgraph",
-    "render_graph",
-    "select_visible_nodes",
-]
+from ._source import Source, drawable_graph
+from ._subgraphs import count_value, focus_nodes, select_visible_nodes
 
-GraphT = TypeVar("GraphT", bound=nx.Graph)
+__all__ = ["VizReport", "render_graph"]
 
 #: vis-network build shipped inside pyvis 0.3.x.
 _VIS_DIR = ("templates", "lib", "vis-9.1.2")
@@ -142,7 +135,7 @@ class VizReport:
 
 
 def render_graph(
-    graph: nx.Graph | KnowledgeGraph,
+    graph: Source,
     path: str | Path,
     *,
     title: str = "graphmem",
@@ -176,11 +169,10 @@ def render_graph(
         >>> (report.nodes_drawn, report.edges_drawn, report.nodes_omitted, report.edges_omitted)
         (2, 2, 1, 1)
     """
-    if isinstance(graph, KnowledgeGraph):
-        graph = graph.with_evidence()
-    focus_nodes = _focus_nodes(graph, focus)
-    kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focus_nodes)
-    network = _build_network(graph, kept, set(focus_nodes))
+    graph = drawable_graph(graph)
+    focused = focus_nodes(graph, focus)
+    kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focused)
+    network = _build_network(graph, kept, set(focused))
     nodes, edges, *_ = network.get_network_data()
 
     total_nodes, total_edges = graph.number_of_nodes(), graph.number_of_edges()
@@ -213,80 +205,6 @@ def render_graph(
     return report
 
 
-def select_visible_nodes(
-    graph: nx.Graph,
-    max_nodes: int = 300,
-    focus: Hashable | Iterable[Hashable] | None = None,
-) -> list[Hashable]:
-    """Return the nodes to draw under a budget: focus nodes first, then the most connected.
-
-    Ranking after the focus nodes: degree (relations in and out, parallel relations counted),
-    then ``mentions``, then the node id as text, so the choice is deterministic.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("hub", "a"), ("hub", "b"), ("hub", "c"), ("a", "b")])
-        >>> select_visible_nodes(graph, max_nodes=3)
-        ['hub', 'a', 'b']
-        >>> select_visible_nodes(graph, max_nodes=2, focus="c")
-        ['c', 'hub']
-    """
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise InvalidArgumentError(f"max_nodes must be an integer of at least 1, got {max_nodes!r}")
-    chosen = _focus_nodes(graph, focus)[:max_nodes]
-    already = set(chosen)
-    rest = (node for node in graph if node not in already)
-    chosen.extend(
-        heapq.nsmallest(
-            max_nodes - len(chosen),
-            rest,
-            key=lambda node: (
-                -graph.degree(node),
-                -_count(graph.nodes[node].get("mentions"), default=0),
-                str(node),
-            ),
-        )
-    )
-    return chosen
-
-
-def neighbourhood_subgraph(graph: GraphT, node: Hashable, depth: int = 1) -> GraphT:
-    """Return a copy of the part of ``graph`` within ``depth`` hops of ``node``.
-
-    Hops follow relations in either direction; every relation among the nodes reached is kept.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("ada", "acme"), ("bob", "acme"), ("bob", "zed")])
-        >>> sorted(neighbourhood_subgraph(graph, "ada", depth=2))
-        ['acme', 'ada', 'bob']
-    """
-    _require_nodes(graph, [node])
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise InvalidArgumentError(f"depth must be a non-negative integer, got {depth!r}")
-    undirected = graph.to_undirected(as_view=True) if graph.is_directed() else graph
-    reached = nx.ego_graph(undirected, node, radius=depth).nodes
-    subgraph: GraphT = graph.subgraph(reached).copy()
-    return subgraph
-
-
-def path_subgraph(graph: GraphT, path: Sequence[Hashable]) -> GraphT:
-    """Return a copy of ``graph`` with the nodes of ``path`` and the relations along it.
-
-    Every relation between two consecutive nodes of the path is kept, in either direction;
-    relations between non-consecutive path nodes are not.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("ada", "acme"), ("acme", "bob"), ("ada", "bob")])
-        >>> sorted(path_subgraph(graph, ["ada", "acme", "bob"]).edges())
-        [('acme', 'bob'), ('ada', 'acme')]
-    """
-    _require_nodes(graph, path)
-    steps = {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
-    subgraph: GraphT = graph.subgraph(path).copy()
-    edges = subgraph.edges(keys=True) if subgraph.is_multigraph() else subgraph.edges()
-    subgraph.remove_edges_from([edge for edge in list(edges) if frozenset(edge[:2]) not in steps])
-    return subgraph
-
-
 # --- building the page data -------------------------------------------------------------
 
 
@@ -300,7 +218,7 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
         label = _entity_label(attrs)
         colour = _label_colour(label)
         border = "#1f2933" if node in focus else _darken(colour)
-        mentions = _count(attrs.get("mentions"), default=-1)  # -1: missing or not a number
+        mentions = count_value(attrs.get("mentions"), default=-1)  # -1: missing or not a number
         subtitle = label
         if mentions >= 0:
             subtitle += f" · {_plural(mentions, 'mention')}"
@@ -346,7 +264,7 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
     for number, (source, target, key, attrs) in enumerate(edge_rows):
         predicate_value = attrs.get("predicate") or (key if isinstance(key, str) else "")
         predicate = _text(predicate_value, _PREDICATE_CHARS)
-        support = _count(attrs.get("support"), default=1)
+        support = count_value(attrs.get("support"), default=1)
         pair = (min(index[source], index[target]), max(index[source], index[target]))
         typed = predicate != "co_occurs"
         when = _validity(predicate, attrs) if typed else ""
@@ -583,24 +501,6 @@ def _pyvis_vis_file(name: str) -> str:
 # --- small value helpers ----------------------------------------------------------------
 
 
-def _focus_nodes(graph: nx.Graph, focus: Hashable | Iterable[Hashable] | None) -> list[Hashable]:
-    """Return the focus nodes in order, without repeats; a lone string is one node id."""
-    if focus is None:
-        return []
-    if isinstance(focus, str | bytes) or focus in graph or not isinstance(focus, Iterable):
-        items: list[Hashable] = [cast(Hashable, focus)]
-    else:
-        items = list(focus)
-    _require_nodes(graph, items, what="Focus entity")
-    return _unique(items)
-
-
-def _require_nodes(graph: nx.Graph, nodes: Iterable[Hashable], what: str = "Entity") -> None:
-    for node in nodes:
-        if node not in graph:
-            raise EntityNotFound(f"{what} {node!r} is not in the graph")
-
-
 def _display_name(node: Hashable, attrs: dict[str, Any]) -> str:
     name = attrs.get("name")
     return _text(name if name is not None and str(name).strip() else node, 10_000)
@@ -638,20 +538,11 @@ def _texts(value: object, count: int, limit: int) -> list[str]:
     for item in items:
         if len(lines) == count:
             break
+        if isinstance(item, dict):
+            item = item.get("sentence")
         if item is not None and (line := _text(item, limit)):
             lines.append(line)
     return lines
-
-
-def _count(value: object, *, default: int) -> int:
-    """Return a non-negative count from an attribute that should be an int."""
-    if isinstance(value, bool) or value is None:
-        return default
-    try:
-        number = int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return max(number, 0)
 
 
 def _unique(items: Iterable[Any]) -> list[Any]:
