@@ -424,7 +424,8 @@ class TestPageInBrowser:
         positions = browser.execute_script("return Object.keys(graphmemNetwork.getPositions())")
         assert len(positions) == 15
         summary = browser.find_element("id", "graphmem-summary").text
-        assert summary == "15 entities, 20 relations."
+        # Co-occurrence starts hidden: 12 typed relations are drawn of the 20.
+        assert summary == "15 entities, 20 relations. Shown: 15 entities, 12 typed relations."
 
     def test_loads_nothing_from_the_network(self, browser: Any, tmp_path: Path) -> None:
         report = render_graph(work_graph(), tmp_path / "g.html")

@@ -24,6 +24,9 @@ from ._export import EXPORT_FORMATS as EXPORT_FORMATS
 from ._export import GraphExport as GraphExport
 from ._export import export_graph as export_graph
 from ._page import VizReport as VizReport
+from ._page import edge_width as edge_width
+from ._page import node_size as node_size
+from ._page import render_context as render_context
 from ._page import render_graph as render_graph
 from ._source import EntityTier as EntityTier
 from ._source import drawable_graph as drawable_graph
@@ -37,9 +40,12 @@ __all__ = [
     "GraphExport",
     "VizReport",
     "drawable_graph",
+    "edge_width",
     "export_graph",
     "neighbourhood_subgraph",
+    "node_size",
     "path_subgraph",
+    "render_context",
     "render_graph",
     "select_visible_nodes",
 ]
