@@ -236,7 +236,11 @@
     row.appendChild(label);
     legendList.appendChild(row);
   });
-  byId("gm-mentions-counted").textContent = "(" + data.mentionsCounted + ")";
+  if (data.mentionsCounted) {
+    byId("gm-mentions-counted").textContent = "(" + data.mentionsCounted + ")";
+  } else {
+    byId("gm-mentions-counted").hidden = true;
+  }
 
   var sizeList = byId("gm-size-samples");
   data.sizes.forEach(function (sample) {
@@ -448,15 +452,15 @@
   function showNode(node) {
     var facts = openPanel("node", node.id, node.name, node.group_label);
     fact(facts, "Mentions", node.mentions === null ? null :
-      node.mentions + " (" + data.mentionsCounted + ")");
+      node.mentions + (data.mentionsCounted ? " (" + data.mentionsCounted + ")" : ""));
     fact(facts, "Aliases", node.aliases.filter(function (alias) {
       return alias !== node.name;
     }).join(", "));
     fact(facts, "First seen", node.first_seen && node.first_seen.slice(0, 10));
     fact(facts, "Last seen", node.last_seen && node.last_seen.slice(0, 10));
-    fact(facts, "Relations drawn", network.getConnectedEdges(node.id).filter(function (id) {
+    fact(facts, "Typed relations", network.getConnectedEdges(node.id).filter(function (id) {
       return edgeById[id].typed;
-    }).length + " typed");
+    }).length);
     fillEvidence(node.evidence);
   }
   function showEdge(edge) {
