@@ -581,7 +581,9 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
             "forceAtlas2Based": {
                 "gravitationalConstant": -60,
                 "centralGravity": 0.012,
-                "springLength": 110,
+                # Longer springs for small pages: they fill the window at full size
+                # (vis-network never zooms in past 100% to fit) and their labels stay apart.
+                "springLength": 240 if node_count <= 30 else 160 if node_count <= 100 else 110,
                 "springConstant": 0.06,
                 "damping": 0.5,
                 "avoidOverlap": 0.6,
