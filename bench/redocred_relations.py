@@ -80,12 +80,20 @@ class RelationDoc:
     triples: list[tuple[int, str, int, tuple[int, ...]]]  # (h, property, t, evidence sentences)
 
 
-def is_held_out(index: int) -> bool:
-    """The split: document ``index`` (file order) is held out when ``index % 5 == 4``."""
-    return index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+#: The fold the shipped model holds out; folds 0-3 give the cross-validated estimate
+#: (scripts/train_relations.py --fold K, then this script's --fold K on that model).
+HELD_OUT_FOLD = HELD_OUT_EVERY - 1
 
 
-def load_relation_docs(path: Path | str) -> tuple[list[RelationDoc], list[RelationDoc]]:
+def is_held_out(index: int, fold: int = HELD_OUT_FOLD) -> bool:
+    """The split: document ``index`` (file order) is held out when ``index % 5 == fold``
+    (4 for the shipped model)."""
+    return index % HELD_OUT_EVERY == fold
+
+
+def load_relation_docs(
+    path: Path | str, fold: int = HELD_OUT_FOLD
+) -> tuple[list[RelationDoc], list[RelationDoc]]:
     """``(training documents, held-out documents)`` of ``dev_revised.json``."""
     raw = json.loads(require_file(path, "redocred").read_text(encoding="utf-8"))
     docs = [
@@ -95,8 +103,8 @@ def load_relation_docs(path: Path | str) -> tuple[list[RelationDoc], list[Relati
         for e, d in zip(load_redocred_docs(path), raw, strict=True)
     ]
     return (
-        [d for i, d in enumerate(docs) if not is_held_out(i)],
-        [d for i, d in enumerate(docs) if is_held_out(i)],
+        [d for i, d in enumerate(docs) if not is_held_out(i, fold)],
+        [d for i, d in enumerate(docs) if is_held_out(i, fold)],
     )
 
 
@@ -275,6 +283,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", default=str(DEFAULT_REDOCRED_DEV), help="path to dev_revised.json")
     ap.add_argument("--skip-end-to-end", action="store_true")
     ap.add_argument("--out", default="redocred_relations", help="results file stem")
+    ap.add_argument(
+        "--fold",
+        type=int,
+        choices=range(HELD_OUT_EVERY),
+        default=HELD_OUT_FOLD,
+        help="held-out fold (index %% 5); other than 4 only with a model trained without it",
+    )
     args = ap.parse_args(argv)
 
     from graphmem.extract.learned import (
@@ -284,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     pmap = load_predicate_map()
-    _, held_out = load_relation_docs(args.data)
+    _, held_out = load_relation_docs(args.data, args.fold)
     log(f"held-out: {len(held_out)} docs, {sum(len(d.triples) for d in held_out)} gold triples")
     parsed = parse(held_out)
     gold = score_gold_entities(held_out, parsed, LearnedRelationExtractor(), pmap)

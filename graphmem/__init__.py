@@ -7,7 +7,7 @@ CortexMemory`` with ``from graphmem import ...``.
 Example:
     >>> from graphmem import CortexMemory
     >>> memory = CortexMemory()
-    >>> memory.save_agent_interaction("Researcher", "found", "Acme hired Alice Johnson", importance=0.7)
+    >>> _ = memory.save_agent_interaction("Researcher", "found", "Acme hired Alice Johnson", importance=0.7)
     >>> memory.get_agent_history("Researcher")
     ['[Researcher] found: Acme hired Alice Johnson', '[Researcher] found: Acme hired Alice Johnson']
 """
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         GraphmemError,
         InvalidArgumentError,
         InvalidArgumentTypeError,
+        MemoryNotFound,
         SchemaVersionError,
     )
     from .extract.entity_patterns import EntityPatternsError
@@ -58,6 +59,7 @@ _HOMES = {
     "GraphmemError": "errors",
     "InvalidArgumentError": "errors",
     "InvalidArgumentTypeError": "errors",
+    "MemoryNotFound": "errors",
     "SchemaVersionError": "errors",
     "EntityPatternsError": "extract.entity_patterns",
     "ExtractedEntity": "extract.extractor",
@@ -106,6 +108,7 @@ __all__ = [
     "Memory",
     "MemoryEntry",
     "MemoryItem",
+    "MemoryNotFound",
     "MemoryStorage",
     "PersistenceDisabledWarning",
     "PipelineNotInstalledError",

@@ -6,8 +6,8 @@ memory persists; users are isolated; the context lists each memory once).
 
 Example:
     >>> memory = CortexMemory()
-    >>> memory.save_task_result("Analyze sales data", "Sales increased 15% this quarter",
-    ...                         agent_role="Data Analyst", importance=0.8)
+    >>> result_id = memory.save_task_result("Analyze sales data",
+    ...     "Sales increased 15% this quarter", agent_role="Data Analyst", importance=0.8)
     >>> print(memory.build_context_for_task("Summarize sales", agent_role="Data Analyst"))
     Recent context:
       • Task completed: Analyze sales data - Result: Sales increased 15% this quarter
@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from .compat.storage import SQLiteStorage
-from .errors import InvalidArgumentError, InvalidArgumentTypeError
+from .errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from .extract.entity_patterns import PatternSource
 from .extract.extractor import Extractor
-from .index.writer import NewItem, NewText
+from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
     check_content,
@@ -40,6 +40,7 @@ from .items import (
 )
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import SQLMemory, check_limit
+from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
 from .store import Connection, graph_rows
@@ -67,12 +68,17 @@ class _TaskRecord:
     conversation_id: str | None
     #: When the task was done (None: now), every item's ``timestamp``.
     timestamp: datetime | None = None
+    #: Saving again with this key changes nothing (see :meth:`CortexMemory.save_task_result`).
+    dedupe_key: str | None = None
+    #: ``task_metadata["task_id"]``, likewise every item's ``task_id`` (``forget`` filters by it).
+    task_id: str | None = None
 
     def _fields(self) -> dict[str, Any]:
         return {
             "metadata": self.metadata,
             "agent_id": self.agent,
             "conversation_id": self.conversation_id,
+            "task_id": self.task_id,
             "timestamp": self.timestamp,
         }
 
@@ -102,7 +108,10 @@ _TASK_FIELDS = (
     "importance",
     "task_metadata",
     "timestamp",
+    "dedupe_key",
 )
+#: Longest ``dedupe_key`` (its column holds 512 characters).
+_MAX_KEY_CHARS = 512
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -128,10 +137,37 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     conversation = check_optional_id(
         (extra or {}).get("conversation_id"), f"{where}task_metadata['conversation_id']"
     )
+    task_id = check_optional_id((extra or {}).get("task_id"), f"{where}task_metadata['task_id']")
     when = check_event_time(record.get("timestamp"), f"{where}timestamp")
+    key = check_dedupe_key(record.get("dedupe_key"), f"{where}dedupe_key")
     metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
-    return _TaskRecord(task, result, agent, importance, metadata, conversation, when)
+    return _TaskRecord(task, result, agent, importance, metadata, conversation, when, key, task_id)
 
+
+def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
+    """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
+
+    Example:
+        >>> check_dedupe_key("crm-sync-2025-03-03")
+        'crm-sync-2025-03-03'
+    """
+    if value is None:
+        return None
+    key = check_content(value, name)
+    if len(key) > _MAX_KEY_CHARS:
+        raise InvalidArgumentError(f"{name} is {len(key):,} characters; the limit is 512")
+    return key
+
+
+def _result_keys(tasks: list[_TaskRecord], ids: list[str]) -> list[tuple[str, str | None, str]]:
+    """``(tenant, dedupe_key, result id)`` of each task result (the facade's tenant is "")."""
+    return [("", task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
+
+
+#: The namespace of the facade's short-term lines ("Task completed: ..."), and the metadata
+#: keys tiers add to a task result's (entity names, importance, context, promotion mark).
+_SHORT_TERM = ShortTermMemory.default_namespace
+_TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
 
 #: Typed relations the context lists under each known entity.
 _RELATIONS_PER_ENTITY = 3
@@ -247,7 +283,7 @@ class CortexMemory:
             >>> memory = CortexMemory()
             >>> memory.declare_entities(['{"label": "PROJECT", "pattern": "Orion"}'])
             1
-            >>> memory.save_task_result("Plan Orion", "Jake Morrison won Orion.", "Sales")
+            >>> _ = memory.save_task_result("Plan Orion", "Jake Morrison won Orion.", "Sales")
             >>> memory.entity_memory.get_entity("Orion").label
             'PROJECT'
         """
@@ -268,12 +304,22 @@ class CortexMemory:
         task_metadata: dict[str, Any] | None = None,
         *,
         timestamp: datetime | str | None = None,
-    ) -> None:
+        dedupe_key: str | None = None,
+    ) -> str:
         """Record a task's result: short-term always, long-term when ``importance >= 0.7``,
         entity and contextual memory always. All of it in one transaction.
 
+        Returns the result's id: one id naming everything this save wrote, in every tier,
+        for :meth:`delete` and :meth:`update`.
+
+        ``dedupe_key``: your key for this result (a str). Saving again with a key the memory
+        already holds changes nothing and returns the stored result's id, so a retried save
+        stores it once. Without a key every save stores a result, as Calute's does (two saves
+        of the same text store two).
+
         ``task_metadata["conversation_id"]`` (a str), when given, is also every stored item's
-        ``conversation_id``: search can filter by it, and neighbouring turns rank together.
+        ``conversation_id``: search can filter by it, and neighbouring turns rank together;
+        ``task_metadata["task_id"]`` likewise every item's ``task_id``.
 
         ``timestamp``: when the task was done (a datetime or an ISO 8601 string; default
         now), to record history after the fact. It is every stored item's ``timestamp``
@@ -284,10 +330,15 @@ class CortexMemory:
 
         Example:
             >>> memory = CortexMemory()
-            >>> memory.save_task_result("Record the new hire", "Samir Haddad joined Kestrel "
-            ...     "Automation.", "HR Agent", timestamp="2025-03-03T09:00:00")
+            >>> hire = memory.save_task_result("Record the new hire", "Samir Haddad joined "
+            ...     "Kestrel Automation.", "HR Agent", timestamp="2025-03-03T09:00:00")
             >>> [e.valid_from for e in memory.entity_memory.find(predicate="works_at")]
             ['2025-03-03T09:00:00']
+            >>> again = memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
+            ...                                 dedupe_key="crm-1")
+            >>> memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
+            ...                         dedupe_key="crm-1") == again
+            True
         """
         task = _task_record(
             {
@@ -297,9 +348,10 @@ class CortexMemory:
                 "importance": importance,
                 "task_metadata": task_metadata,
                 "timestamp": timestamp,
+                "dedupe_key": dedupe_key,
             }
         )
-        self._write_tasks([task])
+        return self._write_tasks([task])[0]
 
     def save_task_results(
         self,
@@ -307,20 +359,23 @@ class CortexMemory:
         *,
         batch_size: int = 256,
         progress: bool = False,
-    ) -> int:
+    ) -> list[str]:
         """Save many task results fast: each a dict of :meth:`save_task_result` arguments
-        (``timestamp`` included).
+        (``timestamp`` and ``dedupe_key`` included).
 
         The same tiers and thresholds as :meth:`save_task_result`; every record is validated
         first (nothing is written if one is invalid); text is analysed with ``nlp.pipe`` and
-        each batch is written in one transaction. Returns how many results were saved.
+        each batch is written in one transaction. Returns each result's id, in order (a
+        record whose ``dedupe_key`` is already stored, or repeats an earlier record's, gets
+        that result's id and is not stored again).
 
         Example:
             >>> memory = CortexMemory()
-            >>> memory.save_task_results([
+            >>> ids = memory.save_task_results([
             ...     {"task_description": "Audit", "result": "Acme passed the audit", "agent_role": "QA"},
             ... ])
-            1
+            >>> len(ids), len(memory.contextual)
+            (1, 1)
         """
         tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(results)]
         bar = None
@@ -328,16 +383,22 @@ class CortexMemory:
             from tqdm import tqdm
 
             bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
+        ids: list[str] = []
         for start in range(0, len(tasks), max(1, batch_size)):
             chunk = tasks[start : start + max(1, batch_size)]
-            self._write_tasks(chunk)
+            ids.extend(self._write_tasks(chunk))
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-        return len(tasks)
+        return ids
 
-    def _write_tasks(self, tasks: list[_TaskRecord]) -> None:
+    def _write_tasks(
+        self,
+        tasks: list[_TaskRecord],
+        result_ids: list[str] | None = None,
+        before: Callable[[Connection], dict[str, str]] | None = None,
+    ) -> list[str]:
         """Write task results in one transaction: each one text ("task result", analysed
         once, task and result apart) shown by every tier that keeps it, and Calute's
         short-term line as a text of its own.
@@ -347,17 +408,41 @@ class CortexMemory:
         tier that evicts by value does so right after the result that fills it. Texts and
         items go in with one statement per kind for each run of results between two such
         evictions; first-in-first-out tiers evict once at the end, which leaves the same rows.
+
+        Returns the result ids (``result_ids``, else new ones; a result whose dedupe key is
+        stored already, or repeats an earlier one's, is not written: its id is the stored
+        one). ``before`` runs first in the transaction (:meth:`update` deletes the old
+        version there) and returns memory ids to keep, by tier namespace.
         """
         writer = self._space.writer
-        texts = [self._task_texts(task) for task in tasks]
-        flat = [text for pair in texts for text in pair]
-        docs = iter(writer.analyse(flat))  # outside the database lock, in nlp.pipe batches
         database, index = self._space.database, self._space.entity_index
+        ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
+        known: list[str | None] = [None] * len(tasks)
+        if before is None:  # (an update's old version still holds its key until ``before``)
+            with database.read() as conn:  # no analysis of what is stored already
+                known = writer.known_results(conn, _result_keys(tasks, ids), writing=False)
+        pending = [i for i, k in enumerate(known) if k is None]
+        for i, k in enumerate(known):
+            ids[i] = k or ids[i]
+        pairs = {i: self._task_texts(tasks[i], ids[i]) for i in pending}
+        flat = [text for i in pending for text in pairs[i]]
+        analysed = iter(writer.analyse(flat))  # outside the database lock, in nlp.pipe batches
+        docs = {id(text): next(analysed) for text in flat}
         at_end, at_once = self._capacity_policies()
         with database.write() as conn, index.deferred_writes(conn):
+            kept = before(conn) if before is not None else {}
+            for text in flat:
+                for ni in text.items:
+                    ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
+            known = writer.known_results(conn, _result_keys([tasks[i] for i in pending],
+                                                            [ids[i] for i in pending]))  # fmt: skip
+            for i, k in zip(list(pending), known, strict=True):
+                if k is not None:  # another writer stored it meanwhile
+                    ids[i] = k
+                    pending.remove(i)
             room = self._rooms(conn, at_once)
             run: list[NewText] = []
-            for pair in texts:
+            for pair in (pairs[i] for i in pending):
                 run.extend(pair)
                 full = []
                 for tier in {self._tier_of(ni.namespace) for t in pair for ni in t.items}:
@@ -366,14 +451,15 @@ class CortexMemory:
                         if room[tier] < 0:
                             full.append(tier)
                 if full:
-                    writer.write(conn, run, [next(docs) for _ in run])
+                    writer.write(conn, run, [docs[id(t)] for t in run])
                     run = []
                     for tier in full:
                         tier._enforce_capacity(conn)
                     room.update(self._rooms(conn, full))
-            writer.write(conn, run, [next(docs) for _ in run])
+            writer.write(conn, run, [docs[id(t)] for t in run])
             for tier in at_end:
                 tier._enforce_capacity(conn)
+        return ids
 
     @staticmethod
     def _rooms(conn: Connection, tiers: list[SQLMemory]) -> dict[SQLMemory, int]:
@@ -399,13 +485,16 @@ class CortexMemory:
                 at_once.append(tier)
         return at_end, at_once
 
-    def _task_texts(self, task: _TaskRecord) -> list[NewText]:
-        """The texts of one task result: the short-term line (when that tier exists) and the
-        result, whose head is the task when the entity tier shows it."""
+    def _task_texts(self, task: _TaskRecord, result_id: str) -> list[NewText]:
+        """The texts of one task result (all of the save ``result_id``): the short-term line
+        (when that tier exists) and the result, whose head is the task when the entity tier
+        shows it."""
         out: list[NewText] = []
         if self.short_term is not None:
             item = self.short_term._build(**task.short_term())
-            out.append(self.short_term._new_text(item))
+            line = self.short_term._new_text(item)
+            line.result_id, line.dedupe_key = result_id, task.dedupe_key
+            out.append(line)
         items: list[NewItem] = []
         long_term = task.long_term()
         if self.long_term is not None and long_term is not None:
@@ -422,6 +511,8 @@ class CortexMemory:
                 items=items,
                 index=True,
                 relations=entity is not None and entity.extract_relations,
+                result_id=result_id,
+                dedupe_key=task.dedupe_key,
             )
         )
         return out
@@ -434,9 +525,11 @@ class CortexMemory:
         importance: float = 0.3,
         *,
         timestamp: datetime | str | None = None,
-    ) -> None:
+    ) -> str:
         """Record ``"[agent_role] action: content"`` in short-term, and long-term when
-        ``importance >= 0.6``; ``timestamp`` as in :meth:`save_task_result`."""
+        ``importance >= 0.6``; ``timestamp`` as in :meth:`save_task_result`. Returns the
+        interaction's result id (one for both tiers; it names nothing when short-term memory
+        is disabled and the importance is below 0.6)."""
         for name, value in (("agent_role", agent_role), ("action", action), ("content", content)):
             check_content(value, name)
         importance = check_importance(importance)
@@ -453,19 +546,21 @@ class CortexMemory:
                 interaction, agent_id=agent_role, importance=importance, timestamp=when
             )
             items.append(self.long_term._new_item(item))
-        self._write_shared(items)
+        return self._write_shared(items)
 
-    def _write_shared(self, items: list[NewItem], relations: bool = False) -> None:
+    def _write_shared(self, items: list[NewItem], relations: bool = False) -> str:
         """One text shown by ``items`` (all of it), indexed when one of their tiers indexes
-        entities; then each tier's capacity policy."""
+        entities; then each tier's capacity policy. Returns its result id."""
+        result_id = new_result_id()
         if not items:
-            return
+            return result_id
         tiers = {ni.namespace: self._tier_of(ni.namespace) for ni in items}
         text = NewText(
             body=items[0].item.content,
             items=items,
             index=any(tier.index_entities for tier in tiers.values()),
             relations=relations,
+            result_id=result_id,
         )
         writer = self._space.writer
         docs = writer.analyse([text])
@@ -473,6 +568,7 @@ class CortexMemory:
             writer.write(conn, [text], docs)
             for tier in tiers.values():
                 tier._enforce_capacity(conn)
+        return result_id
 
     def _tier_of(self, namespace: str) -> SQLMemory:
         tiers = [
@@ -492,9 +588,10 @@ class CortexMemory:
         importance: float = 0.7,
         *,
         timestamp: datetime | str | None = None,
-    ) -> None:
+    ) -> str:
         """Record an orchestration decision in long-term (agent ``cortex_manager``) and
-        contextual memory; ``timestamp`` as in :meth:`save_task_result`."""
+        contextual memory; ``timestamp`` as in :meth:`save_task_result`. Returns its result
+        id (one for both tiers)."""
         check_content(decision, "decision")
         check_content(context, "context")
         if outcome is not None:
@@ -519,7 +616,206 @@ class CortexMemory:
             {"content": content, "metadata": metadata, "importance": importance, "timestamp": when}
         )
         items.append(part._new_item(item))
-        self._write_shared(items)
+        return self._write_shared(items)
+
+    # ------------------------------------------------------------------ forgetting
+    def _namespaces(self) -> list[str]:
+        """The tiers of this facade (user memory's included), as stored namespaces."""
+        tiers: list[SQLMemory | None] = [
+            self.short_term,
+            self.long_term,
+            self.entity_memory,
+            self.contextual.short_term,
+            self.contextual.long_term,
+        ]
+        names = [t.namespace for t in tiers if t is not None]
+        if self.user_memory is not None:
+            names += list(USER_NAMESPACES)
+        return names
+
+    def delete(self, result_id: str) -> bool:
+        """Forget one saved result (an id a save returned) in every tier it landed in; True
+        if something was removed, False for an id the memory does not hold.
+
+        The knowledge graph is cleaned by support counting: an entity or relation that only
+        this result stated disappears; one that another text still supports stays, with that
+        text's evidence only. A memory id of a tier's own save works too (that save's id).
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> hire = memory.save_task_result("Record the new hire",
+            ...     "Maya Lindqvist joined Lumen Robotics.", "HR", importance=0.9)
+            >>> memory.delete(hire), memory.delete(hire)
+            (True, False)
+            >>> len(memory.long_term), memory.entity_memory.get_entity("Lumen Robotics")
+            (0, None)
+        """
+        check_content(result_id, "result_id")
+        with self._space.database.write() as conn:
+            return self._delete_results(conn, [result_id]) > 0
+
+    def _delete_results(self, conn: Connection, result_ids: list[str]) -> int:
+        """Delete every item of the results (and what lost its support); returns how many
+        results had items."""
+        rows = self._space.database.result_rows(conn, result_ids, self._namespaces())
+        if rows:
+            self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
+        return len({row.result_id for row, _ in rows})
+
+    def forget(
+        self,
+        *,
+        agent_role: str | None = None,
+        user_id: str | None = None,
+        before: datetime | str | None = None,
+        conversation_id: str | None = None,
+        task_id: str | None = None,
+    ) -> int:
+        """Forget every result that matches all the filters given, in every tier; returns
+        how many results were removed. At least one filter is required (:meth:`reset_all`
+        clears everything).
+
+        Args:
+            agent_role: results saved by this agent (``agent_id``).
+            user_id: one user's memories (user memory).
+            before: results whose time (``timestamp``) is earlier (a datetime or ISO 8601).
+            conversation_id, task_id: results of this conversation or task
+                (``task_metadata["conversation_id"]`` / ``["task_id"]`` for task results).
+
+        The graph is cleaned as by :meth:`delete`.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> for n in range(3):
+            ...     _ = memory.save_task_result("Audit", f"Acme audit step {n} passed", "QA")
+            >>> _ = memory.save_task_result("Plan", "Initech signed.", "Sales")
+            >>> memory.forget(agent_role="QA"), [i.agent_id for i in memory.contextual.search("")]
+            (3, ['Sales'])
+        """
+        filters = {
+            "agent_id": check_optional_id(agent_role, "agent_role"),
+            "conversation_id": check_optional_id(conversation_id, "conversation_id"),
+            "task_id": check_optional_id(task_id, "task_id"),
+        }
+        sql_filters = {k: v for k, v in filters.items() if v is not None}
+        tenant = check_optional_id(user_id, "user_id")
+        when = check_event_time(before, "before")
+        if not sql_filters and tenant is None and when is None:
+            raise InvalidArgumentError(
+                "forget needs at least one filter (agent_role, user_id, before, "
+                "conversation_id, task_id); reset_all() clears everything"
+            )
+        db = self._space.database
+        with db.write() as conn:
+            ids = db.matching_results(
+                conn, self._namespaces(), tenant=tenant, sql_filters=sql_filters, before=when
+            )
+            return self._delete_results(conn, ids)
+
+    def update(
+        self,
+        result_id: str,
+        *,
+        result: str | None = None,
+        task_description: str | None = None,
+        importance: float | None = None,
+        task_metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Change a saved task result; returns its id, which stays the same (so do the memory
+        ids of the tiers that keep it, and its time).
+
+        What is not given keeps its stored value (``task_metadata`` replaces the whole dict).
+        The result is stored again as :meth:`save_task_result` would store it now, in one
+        transaction: re-analysed, its old evidence in the graph replaced by the new (what
+        only the old text supported disappears), in the tiers its new importance puts it in.
+        Access counts start again from zero.
+
+        Raises:
+            MemoryNotFound: no result has this id.
+            InvalidArgumentError: the id names something other than a task result (an
+                interaction, a decision, a tier's own save: update those with their tier's
+                ``update``), or one whose result text no tier keeps any more.
+
+        Example:
+            >>> memory = CortexMemory()
+            >>> hire = memory.save_task_result("Record the new hire",
+            ...     "Maya Lindqvist joined Lumen Robotics.", "HR", importance=0.9)
+            >>> memory.update(hire, result="Maya Lindqvist joined Harbor Bank.") == hire
+            True
+            >>> [(e.subject, e.object) for e in memory.entity_memory.find(predicate="works_at")]
+            [('Maya Lindqvist', 'Harbor Bank')]
+        """
+        check_content(result_id, "result_id")
+        db = self._space.database
+        with db.read() as conn:
+            stored = self._stored_task(conn, result_id)
+        changed = {
+            **stored,
+            **{
+                name: value
+                for name, value in (
+                    ("result", result),
+                    ("task_description", task_description),
+                    ("importance", importance),
+                    ("task_metadata", task_metadata),
+                )
+                if value is not None
+            },
+        }
+        task = _task_record(changed)
+
+        def replace_old(conn: Connection) -> dict[str, str]:
+            rows = db.result_rows(conn, [result_id], self._namespaces())
+            if not rows:
+                raise MemoryNotFound(f"no result {result_id!r} (deleted meanwhile?)")
+            self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
+            return {row.namespace: item.memory_id for row, item in rows}
+
+        return self._write_tasks([task], [result_id], before=replace_old)[0]
+
+    def _stored_task(self, conn: Connection, result_id: str) -> dict[str, Any]:
+        """The :meth:`save_task_result` arguments a stored task result was saved with."""
+        db = self._space.database
+        rows = db.result_rows(conn, [result_id], self._namespaces())
+        if not rows:
+            raise MemoryNotFound(f"no result {result_id!r} in this memory")
+        first = rows[0][1].metadata
+        if "task" not in first or "agent_role" not in first:
+            raise InvalidArgumentError(
+                f"{result_id!r} is not a task result; update it with its tier's update()"
+            )
+        line = self.short_term.namespace if self.short_term is not None else _SHORT_TERM
+        texts = [(row, item) for row, item in rows if row.namespace != line]
+        if not texts:
+            raise InvalidArgumentError(
+                f"{result_id!r}: only its short-term line is left (its result text was "
+                "evicted); save it again"
+            )
+        row, item = texts[0]
+        head, body = db.text_parts(conn, row.text_id) or ("", item.content)
+        # The task metadata as given: the short-term line keeps it as it is; the other tiers
+        # add keys of their own.
+        lines = [i for r, i in rows if r.namespace == line]
+        metadata = dict(lines[0].metadata if lines else item.metadata)
+        for added in () if lines else _TIER_METADATA:
+            metadata.pop(added, None)
+        metadata.pop("task", None)
+        metadata.pop("agent_role", None)
+        importances = [
+            i.metadata["importance"]
+            for r, i in texts
+            if r.view == "body" and isinstance(i.metadata.get("importance"), int | float)
+        ]
+        return {
+            "task_description": head or first["task"],
+            "result": body,
+            "agent_role": first["agent_role"],
+            # Kept by long-term and contextual memory; when neither has it any more, the default.
+            "importance": importances[0] if importances else 0.5,
+            "task_metadata": metadata or None,
+            "timestamp": item.timestamp,
+            "dedupe_key": row.dedupe_key,
+        }
 
     # ------------------------------------------------------------------ context
     def search(
@@ -529,7 +825,7 @@ class CortexMemory:
 
         Example:
             >>> memory = CortexMemory()
-            >>> memory.save_task_result("Audit", "Acme passed the audit", agent_role="QA")
+            >>> _ = memory.save_task_result("Audit", "Acme passed the audit", agent_role="QA")
             >>> [item.content for item in memory.search("Did Acme pass?")]
             ['Acme passed the audit']
         """
@@ -589,7 +885,7 @@ class CortexMemory:
         Example:
             >>> memory = CortexMemory(enable_short_term=False)
             >>> for n in range(5):
-            ...     memory.save_task_result("Audit", f"Acme audit step {n} passed", agent_role="QA")
+            ...     _ = memory.save_task_result("Audit", f"Acme audit step {n} passed", agent_role="QA")
             >>> report = memory.build_context_report("Acme audit", max_items=4)
             >>> related = report.sections[-1]
             >>> len(related.entries), len(related.visible)

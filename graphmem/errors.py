@@ -20,6 +20,7 @@ __all__ = [
     "GraphmemError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
+    "MemoryNotFound",
     "SchemaVersionError",
 ]
 
@@ -49,6 +50,13 @@ class SchemaVersionError(DatabaseFileError):
 
 class EntityNotFound(GraphmemError, KeyError):
     """A relationship query named an entity that the memory does not know."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class MemoryNotFound(GraphmemError, KeyError):
+    """An id (a result id, a memory id) names nothing the memory holds."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

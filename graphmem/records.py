@@ -19,6 +19,7 @@ import io
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +27,17 @@ from .errors import GraphmemError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from .compat.storage import SQLiteStorage
+    from .index.writer import NewText, Writer
+    from .store import Connection
 
-__all__ = ["RECORD_FIELDS", "TIME_FIELD", "ingest_records", "read_records", "records_from_text"]
+__all__ = [
+    "RECORD_FIELDS",
+    "TIME_FIELD",
+    "IngestSummary",
+    "ingest_records",
+    "read_records",
+    "records_from_text",
+]
 
 #: Fields an input record may carry besides ``content``.
 RECORD_FIELDS = (
@@ -202,18 +212,93 @@ def _record(
     return record
 
 
+@dataclass(frozen=True)
+class IngestSummary:
+    """What :func:`ingest_records` did: records saved, and records skipped because the
+    tenant already held them (same content fingerprint: an earlier run, or a repeated line)."""
+
+    saved: int
+    skipped: int
+
+
 def ingest_records(
     storage: SQLiteStorage,
     records: Sequence[dict[str, Any]],
     *,
     batch_size: int = 256,
     progress: bool = False,
-) -> int:
-    """Save each record to the long-term tier and the entity tier of ``storage``."""
+) -> IngestSummary:
+    """Save each record once, as one text shown by the ``long_term`` tier and the ``entity``
+    tier of ``storage`` (analysed once, typed relations extracted; no eviction).
+
+    Each batch of whole records is one transaction, and each record carries its content
+    fingerprint (:func:`~graphmem.index.writer.fingerprint`): a record its tenant already
+    holds is skipped, so running an ingest again, after it finished or after it was killed
+    halfway, stores each record exactly once and counts each statement once.
+
+    Example:
+        >>> from graphmem import SQLiteStorage
+        >>> storage = SQLiteStorage()
+        >>> ingest_records(storage, [{"content": "Alice met Bob"}, {"content": "Alice met Bob"}])
+        IngestSummary(saved=1, skipped=1)
+        >>> ingest_records(storage, [{"content": "Alice met Bob"}, {"content": "Bob met Carol"}])
+        IngestSummary(saved=1, skipped=1)
+    """
+    from .index.writer import NewText, fingerprint, new_result_id
     from .memories import EntityMemory, LongTermMemory
 
     long_term = LongTermMemory(storage=storage, max_items=None)
     entity = EntityMemory(storage=storage, max_items=None)
-    long_term.save_many(records, batch_size=batch_size, progress=progress)
-    entity.save_many(records, batch_size=batch_size, progress=progress)
-    return len(records)
+    texts = []
+    for position, record in enumerate(records):
+        fields = dict(record)
+        try:
+            items = [
+                long_term._new_item(long_term._build(**fields)),
+                entity._new_item(entity._build(**fields)),
+            ]
+        except TypeError as exc:  # a field the tiers do not take
+            raise InvalidArgumentError(f"records[{position}]: {exc}") from None
+        texts.append(
+            NewText(
+                body=items[0].item.content,
+                items=items,
+                relations=entity.extract_relations,
+                result_id=new_result_id(),
+                dedupe_key=fingerprint(fields),
+            )
+        )
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(texts), unit="memories", desc="ingesting")
+    writer, database = storage.writer, storage.database
+    saved = 0
+    step = max(1, batch_size)
+    for start in range(0, len(texts), step):
+        batch = texts[start : start + step]
+        with database.read() as conn:  # skip what landed before analysing it again
+            batch = _new_results(writer, conn, batch)
+        if batch:
+            docs = writer.analyse(batch)
+            with database.write() as conn:
+                known = writer.known_results(conn, _keys(batch))
+                fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
+                writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+            saved += len(fresh)
+        if bar is not None:
+            bar.update(len(texts[start : start + step]))
+    if bar is not None:
+        bar.close()
+    return IngestSummary(saved, len(texts) - saved)
+
+
+def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:
+    return [(t.tenant, t.dedupe_key, t.result_id or "") for t in texts]
+
+
+def _new_results(writer: Writer, conn: Connection, texts: list[NewText]) -> list[NewText]:
+    """The texts no stored result (nor an earlier one of ``texts``) has the key of."""
+    known = writer.known_results(conn, _keys(texts), writing=False)
+    return [t for t, k in zip(texts, known, strict=True) if k is None]

@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 2, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 3, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged
@@ -42,6 +42,7 @@ from .store.database import Database
 __all__ = [
     "EXPORT_FORMAT",
     "EXPORT_FORMAT_VERSION",
+    "ImportCounts",
     "ImportFileError",
     "export_jsonl",
     "import_jsonl",
@@ -60,6 +61,13 @@ _ROWS_THAT_DO_NOT_FIT: tuple[type[Exception], ...] = (*dump.ROW_ERRORS, ValueErr
 
 class ImportFileError(GraphmemError, ValueError):
     """The file to import is not a graphmem export, or one of its lines is damaged."""
+
+
+class ImportCounts(dict[str, int]):
+    """Rows imported, by table; ``skipped``: the memories of the file that were not imported
+    because the database holds them already (the same import run again)."""
+
+    skipped: int = 0
 
 
 @contextmanager
@@ -93,17 +101,20 @@ def export_jsonl(db: Database, target: PathOrFile) -> dict[str, int]:
     return counts
 
 
-def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
+def import_jsonl(db: Database, source: PathOrFile) -> ImportCounts:
     """Insert the rows of an export into ``db``, which must be empty; returns rows per table.
 
     Everything is checked before anything is written, and the rows are inserted in one
-    transaction: a damaged file leaves the database as it was.
+    transaction: a damaged file leaves the database as it was. Importing a file into the
+    database it was imported into already changes nothing (it holds every memory and
+    key-value row of the file: the same memory ids, tiers and users): nothing is written,
+    and ``skipped`` counts the file's memories.
 
     Raises:
         ImportFileError: not a graphmem export, a damaged line, or row counts that disagree
             with the header (a truncated file).
         SchemaVersionError: the export comes from a newer graphmem.
-        InvalidArgumentError: the target database is not empty.
+        InvalidArgumentError: the target database holds other data than the file's.
     """
     where = str(source) if isinstance(source, str | os.PathLike) else "the import file"
     with _opened(source, "r") as handle:
@@ -119,14 +130,22 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
     try:
         with db.write() as conn:
             if not dump.is_empty(conn):
+                memories = rows.get("memories") or old_rows.get("memories") or []
+                held = dump.held_rows(conn, memories, rows["kv"])
+                if held == (len(memories), len(rows["kv"])):  # imported already
+                    skipped = ImportCounts({table: 0 for table in (*rows, *old_rows)})
+                    skipped.skipped = len(memories)
+                    return skipped
                 raise InvalidArgumentError(
-                    f"{db.describe()}: the target database is not empty; import into a new file"
+                    f"{db.describe()}: the target database is not empty (it holds "
+                    f"{held[0]} of the file's {len(memories)} memories); import into a new file"
                 )
             for table, table_rows in rows.items():
                 dump.insert_rows(conn, table, table_rows)
             if old_rows:
                 migrations.load_v1_copies(conn, old_rows)
                 migrations.fill_from_v1_copies(conn)
+            migrations.fill_result_ids(conn)  # an export of schema 1 or 2 has none
             dump.reset_sequences(conn)
             db.bump_generation(conn)  # graph views cached before the import are stale
     except _ROWS_THAT_DO_NOT_FIT as exc:
@@ -135,7 +154,7 @@ def import_jsonl(db: Database, source: PathOrFile) -> dict[str, int]:
         raise ImportFileError(
             f"{where}: rows do not fit the database schema ({getattr(exc, 'orig', exc)})"
         ) from None
-    counts = {table: len(table_rows) for table, table_rows in rows.items()}
+    counts = ImportCounts({table: len(table_rows) for table, table_rows in rows.items()})
     counts.update({table: len(table_rows) for table, table_rows in old_rows.items()})
     return counts
 

@@ -292,9 +292,8 @@ class TestSaveTaskResultsMatchesRepeatedSaves:
             d = _task_dict(*record)
             one_by_one.save_task_result(**d)
         batched = CortexMemory(short_term_capacity=4)
-        assert batched.save_task_results(
-            [_task_dict(*r) for r in _RESULTS], batch_size=batch_size
-        ) == len(_RESULTS)
+        ids = batched.save_task_results([_task_dict(*r) for r in _RESULTS], batch_size=batch_size)
+        assert len(set(ids)) == len(_RESULTS)
         expected, got = _state(one_by_one), _state(batched)
         assert got["rows"] == expected["rows"]
         assert got["nodes"] == expected["nodes"]

@@ -250,7 +250,14 @@ class TestOrganisationNames:
         assert [span.text for span in organisation_names(doc)] == [name]
 
     @pytest.mark.parametrize(
-        "name", ["Quorvane Mobility", "Tessaly Energy", "Brookvale Biologics", "Ostrander Parts"]
+        "name",
+        [
+            "Quorvane Mobility",
+            "Tessaly Energy",
+            "Brookvale Biologics",
+            "Ostrander Parts",
+            "Marrow Grid",
+        ],
     )
     def test_industry_head_nouns(self, name: str) -> None:
         doc = get_analyzer().nlp.make_doc(f"Dana Whitfield joined {name} in May.")
@@ -261,6 +268,11 @@ class TestOrganisationNames:
     )
     def test_generic_openings_are_no_names(self, text: str) -> None:
         assert organisation_names(get_analyzer().nlp.make_doc(text)) == []
+
+    def test_a_grid_operator_is_an_organisation_not_a_person(self) -> None:
+        # The small model calls "Tidewater Grid" a person; its head noun says otherwise.
+        text = "Tidewater Grid set up shop in Montreal with a 40-person office."
+        assert ("Tidewater Grid", "ORG") in _mentions(text, relations=True)
 
     def test_a_leading_stop_word_is_no_part_of_the_name(self) -> None:
         doc = get_analyzer().nlp.make_doc("If Tessaly Energy signs, we start in May.")

@@ -1,7 +1,7 @@
 """Opening a database (or importing an export) of an older schema loses nothing.
 
-The fixtures in tests/data/schema_v1 were written by the last release with schema 1 (see its
-README), with what that release read back from them.
+The fixtures in tests/data/schema_v1 and tests/data/schema_v2 were written by the last
+release with that schema (see their READMEs), with what that release read back from them.
 """
 
 from __future__ import annotations
@@ -14,19 +14,35 @@ from typing import Any
 
 import pytest
 
-from graphmem import EntityMemory, LongTermMemory, SQLiteStorage
+from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLiteStorage
 from graphmem.store.schema import SCHEMA_VERSION
 from graphmem.transfer import import_jsonl
 
-DATA = Path(__file__).parent / "data" / "schema_v1"
-EXPECTED: dict[str, Any] = json.loads((DATA / "schema_v1_expected.json").read_text())
+DATA = Path(__file__).parent / "data"
+OLD_VERSIONS = [1, 2]
+
+
+def _fixture(version: int, suffix: str) -> Path:
+    return DATA / f"schema_v{version}" / f"schema_v{version}{suffix}"
+
+
+def _expected(version: int) -> dict[str, Any]:
+    return json.loads(_fixture(version, "_expected.json").read_text())
+
+
+EXPECTED = _expected(1)  # both fixtures hold the same content
 NAMESPACES = sorted(EXPECTED["items"])
 
 
+@pytest.fixture(params=OLD_VERSIONS, ids=lambda v: f"schema_v{v}")
+def version(request: pytest.FixtureRequest) -> int:
+    return int(request.param)
+
+
 @pytest.fixture
-def old_file(tmp_path: Path) -> Path:
+def old_file(tmp_path: Path, version: int) -> Path:
     path = tmp_path / "old.db"
-    shutil.copy(DATA / "schema_v1.db", path)
+    shutil.copy(_fixture(version, ".db"), path)
     return path
 
 
@@ -66,19 +82,20 @@ def _contents(storage: SQLiteStorage) -> dict[str, Any]:
     return {"items": items, "edges": edges, "entities": entities, "typed_evidence": evidence}
 
 
-def test_fixture_is_schema_1() -> None:
-    assert _stored_version(DATA / "schema_v1.db") == 1
-    assert SCHEMA_VERSION == 2
+def test_fixtures_are_of_older_schemas() -> None:
+    assert [_stored_version(_fixture(v, ".db")) for v in OLD_VERSIONS] == OLD_VERSIONS
+    assert SCHEMA_VERSION == 4
 
 
-def test_opening_migrates_and_loses_nothing(old_file: Path) -> None:
+def test_opening_migrates_and_loses_nothing(old_file: Path, version: int) -> None:
     storage = SQLiteStorage(old_file)
     try:
         found = _contents(storage)
-        assert found["items"] == EXPECTED["items"]
-        assert found["edges"] == EXPECTED["edges"]
-        assert found["entities"] == EXPECTED["entities"]
-        assert found["typed_evidence"] == EXPECTED["typed_evidence"]
+        expected = _expected(version)
+        assert found["items"] == expected["items"]
+        assert found["edges"] == expected["edges"]
+        assert found["entities"] == expected["entities"]
+        assert found["typed_evidence"] == expected["typed_evidence"]
         assert storage.load("note") == {"k": [1, 2]}
         # The full-text index was rebuilt over the migrated texts.
         hits = LongTermMemory(storage=storage).search_hits("Acme Berlin")
@@ -105,35 +122,88 @@ def test_opening_migrates_and_loses_nothing(old_file: Path) -> None:
         conn.close()
 
 
-def test_migrated_file_reopens_and_keeps_working(old_file: Path) -> None:
+def test_migrated_file_reopens_and_keeps_working(old_file: Path, version: int) -> None:
     SQLiteStorage(old_file).close()
     storage = SQLiteStorage(old_file)
     try:
-        assert _contents(storage)["edges"] == EXPECTED["edges"]
+        expected = _expected(version)
+        assert _contents(storage)["edges"] == expected["edges"]
         memory = EntityMemory(storage=storage)
-        # The merge logged by schema 1 is undone from its converted snapshot.
+        # The merge logged by the old schema is undone from its (converted) snapshot.
         assert memory.get_entity("Robert Stone").name == "Bob Stone"  # type: ignore[union-attr]
-        memory.unmerge(EXPECTED["merge_id"])
+        memory.unmerge(expected["merge_id"])
         assert memory.get_entity("Robert Stone").name == "Robert Stone"  # type: ignore[union-attr]
         item = memory.save("Carol Diaz works at Initech.")
-        assert [
+        # (schema 2's rules also read "Bob Stone from Initech" as works_at)
+        assert ("Carol Diaz", "Initech") in [
             (e.subject, e.object) for e in memory.find(predicate="works_at", object="Initech")
-        ] == [("Carol Diaz", "Initech")]
+        ]
         assert memory.delete(item.memory_id) == 1
         assert memory.get_entity("Carol Diaz") is None
     finally:
         storage.close()
 
 
-def test_schema_1_export_imports(tmp_path: Path) -> None:
+def test_old_export_imports(tmp_path: Path, version: int) -> None:
     target = SQLiteStorage(tmp_path / "imported.db")
     try:
-        counts = import_jsonl(target.database, DATA / "schema_v1_export.jsonl")
-        assert counts["memories"] == sum(len(v) for v in EXPECTED["items"].values())
+        counts = import_jsonl(target.database, _fixture(version, "_export.jsonl"))
+        expected = _expected(version)
+        assert counts["memories"] == sum(len(v) for v in expected["items"].values())
         found = _contents(target)
-        assert found["items"] == EXPECTED["items"]
-        assert found["edges"] == EXPECTED["edges"]
-        assert found["entities"] == EXPECTED["entities"]
-        assert found["typed_evidence"] == EXPECTED["typed_evidence"]
+        assert found["items"] == expected["items"]
+        assert found["edges"] == expected["edges"]
+        assert found["entities"] == expected["entities"]
+        assert found["typed_evidence"] == expected["typed_evidence"]
+        assert _result_ids(target) == _result_ids_by_text(target)
     finally:
         target.close()
+
+
+def _result_ids(storage: SQLiteStorage) -> dict[str, str]:
+    """Each item's result id, by memory id."""
+    with storage.database.read() as conn:
+        rows = conn.exec_driver_sql("SELECT memory_id, result_id FROM memories").all()
+    return {str(m): str(r) for m, r in rows}
+
+
+def _result_ids_by_text(storage: SQLiteStorage) -> dict[str, str]:
+    """What an item saved before schema 3 gets as its result id: the memory id of the first
+    item showing its text (the items of one text came from one save)."""
+    with storage.database.read() as conn:
+        rows = conn.exec_driver_sql("SELECT memory_id, text_id FROM memories ORDER BY seq").all()
+    first: dict[int, str] = {}
+    for memory_id, text_id in rows:
+        first.setdefault(int(text_id), str(memory_id))
+    return {str(m): first[int(t)] for m, t in rows}
+
+
+def test_migrated_items_get_result_ids_and_delete_as_one(old_file: Path, version: int) -> None:
+    import os
+
+    storage = SQLiteStorage(old_file)
+    try:
+        ids = _result_ids(storage)
+        assert ids == _result_ids_by_text(storage)
+        with storage.database.read() as conn:
+            keys = conn.exec_driver_sql(
+                "SELECT count(*) FROM memories WHERE dedupe_key IS NOT NULL"
+            )
+            assert keys.scalar() == 0
+    finally:
+        storage.close()
+    # A schema-2 task result is one text in several tiers: one result, deleted as one.
+    os.environ["WRITE_MEMORY"] = "1"
+    try:
+        memory = CortexMemory(enable_user=True, persistence_path=str(old_file))
+    finally:
+        del os.environ["WRITE_MEMORY"]
+    try:
+        [hire] = [i for i in memory.long_term.search("") if "CTO" in i.content]  # type: ignore[union-attr]
+        result = ids[hire.memory_id]
+        shared = sorted(m for m, r in ids.items() if r == result)
+        assert len(shared) == (3 if version == 2 else 1)  # long-term, entity, contextual
+        assert memory.delete(result)
+        assert not set(shared) & set(_result_ids(memory.storage))  # type: ignore[arg-type]
+    finally:
+        memory.storage.close()  # type: ignore[union-attr]

@@ -117,7 +117,8 @@ def test_import_refuses_a_non_empty_target(source: SQLiteStorage, tmp_path: Path
         ),
         (
             lambda lines: (
-                [lines[0].replace('"schema_version": 2', '"schema_version": 99')] + lines[1:]
+                [lines[0].replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 99')]
+                + lines[1:]
             ),
             SchemaVersionError,
             "Upgrade graphmem",

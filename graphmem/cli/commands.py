@@ -133,9 +133,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     finally:
         storage.close()
     print(
-        f"Ingested {summary} memories from {args.file} into {path} "
+        f"Ingested {summary.saved} memories from {args.file} into {path} "
         f"(long_term and entity tiers) in {time.monotonic() - started:.1f} s."
     )
+    if summary.skipped:
+        print(
+            f"Skipped {summary.skipped} already stored (the same record, by its content "
+            "fingerprint: an earlier ingest, or a repeated line)."
+        )
     print(
         f"Graph{' of user ' + args.user if args.user else ''}: {len(kg)} entities, "
         f"{kg.graph.number_of_edges()} relations ({typed} typed)."
@@ -523,7 +528,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             remove_database_files(path)  # leave no empty file behind a failed import
         raise
     storage.close()
-    print(f"Imported {counts_text(counts)} into {path}.")
+    if counts.skipped:
+        print(
+            f"Skipped {args.file}: {path} holds its {counts.skipped} memories already "
+            "(imported before); nothing imported."
+        )
+    else:
+        print(f"Imported {counts_text(counts)} into {path}.")
     return 0
 
 

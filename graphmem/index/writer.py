@@ -31,11 +31,15 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..items import MemoryItem, author_of
@@ -46,7 +50,36 @@ from .entity_index import EntityIndex, IndexedMemory
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-__all__ = ["NewItem", "NewText", "Writer", "author_key"]
+__all__ = ["NewItem", "NewText", "Writer", "author_key", "fingerprint", "new_result_id"]
+
+
+def new_result_id() -> str:
+    """A fresh result id (a uuid4 string, like a memory id)."""
+    return str(uuid.uuid4())
+
+
+def fingerprint(record: Mapping[str, Any]) -> str:
+    """The content fingerprint of a record (``save`` keyword arguments): a dedupe key equal
+    for equal records, whatever the order of their keys; ``graphmem ingest`` and
+    ``graphmem import`` skip what a tenant already holds by it.
+
+    Example:
+        >>> a = fingerprint({"content": "Alice met Bob", "importance": 0.5})
+        >>> a == fingerprint({"importance": 0.5, "content": "Alice met Bob"}), a[:7]
+        (True, 'sha256:')
+        >>> a == fingerprint({"content": "Alice met Bob", "importance": 0.9})
+        False
+    """
+    canonical = json.dumps(
+        record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_json_value
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise InvalidArgumentTypeError(f"cannot fingerprint a {type(value).__name__}")
 
 
 @dataclass
@@ -61,10 +94,20 @@ class NewItem:
     #: Calute's EntityMemory: ``metadata["entities"]`` gets the names the text mentions.
     lists_entities: bool = False
 
-    def row(self, text_id: int) -> NewItemRow:
-        """The row that stores this item as one showing ``text_id``."""
+    def row(
+        self, text_id: int, result_id: str | None = None, dedupe_key: str | None = None
+    ) -> NewItemRow:
+        """The row that stores this item as one showing ``text_id``, written by the save
+        ``result_id`` (None: the item's own memory id) with its ``dedupe_key``."""
         return NewItemRow(
-            self.item, self.namespace, self.importance, text_id, self.view, author_key(self.item)
+            self.item,
+            self.namespace,
+            self.importance,
+            text_id,
+            self.view,
+            author_key(self.item),
+            result_id,
+            dedupe_key,
         )
 
 
@@ -93,6 +136,10 @@ class NewText:
     relations: bool = False
     #: Names to link instead of extracting them (Calute's ``entities=`` argument).
     given_entities: Sequence[str] | None = None
+    #: The save it belongs to (None: each item is a save of its own, named by its memory id)
+    #: and the key that makes saving it again a no-op (see :func:`fingerprint`).
+    result_id: str | None = None
+    dedupe_key: str | None = None
     tenant: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,7 +198,7 @@ class Writer:
         rows = self.db.insert_items(
             conn,
             [
-                ni.row(text_id)
+                ni.row(text_id, text.result_id, text.dedupe_key)
                 for text, text_id in zip(texts, text_ids, strict=True)
                 for ni in text.items
             ],
@@ -177,10 +224,44 @@ class Writer:
         return by_text
 
     def add_items(
-        self, conn: Connection, text_id: int, items: Sequence[NewItem]
+        self,
+        conn: Connection,
+        text_id: int,
+        items: Sequence[NewItem],
+        result_id: str | None = None,
     ) -> list[MemoryRow]:
-        """Give a stored text more items (a contextual item promoted to long-term memory)."""
-        return self.db.insert_items(conn, [ni.row(text_id) for ni in items])
+        """Give a stored text more items (a contextual item promoted to long-term memory),
+        of the save ``result_id`` (deleting that result deletes them too)."""
+        return self.db.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
+
+    def known_results(
+        self,
+        conn: Connection,
+        keys: Sequence[tuple[str, str | None, str]],
+        *,
+        writing: bool = True,
+    ) -> list[str | None]:
+        """For each new result ``(tenant, dedupe_key, result_id)``: the id of the stored
+        result with its key, or of an earlier one in ``keys`` (which then is the one to
+        write); None: write it (a new key, or none). Run it in the write transaction that
+        writes them, so that two writers cannot both store one key (``writing=False``: a
+        check in a read transaction, to skip analysing what is stored already)."""
+        stored: dict[tuple[str, str], str] = {}
+        for tenant in {t for t, key, _ in keys if key is not None}:
+            wanted = sorted({key for t, key, _ in keys if t == tenant and key is not None})
+            stored_keys = self.db.results_with_keys(conn, tenant, wanted, writing=writing)
+            for found, result in stored_keys.items():
+                stored[(tenant, found)] = result
+        out: list[str | None] = []
+        for tenant, key, result_id in keys:
+            if key is None:
+                out.append(None)
+                continue
+            known = stored.get((tenant, key))
+            out.append(known)
+            if known is None:
+                stored[(tenant, key)] = result_id
+        return out
 
     def _index(
         self, conn: Connection, text: NewText, text_id: int, doc: Doc | None

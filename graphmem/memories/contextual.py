@@ -281,7 +281,11 @@ class ContextualMemory(Memory):
             importance=importance if isinstance(importance, int | float) else 0.6,
         )
         self._space.writer.add_items(
-            conn, hit.text_id, [self.long_term._new_item(promoted, hit.view)]
+            conn,
+            hit.text_id,
+            [self.long_term._new_item(promoted, hit.view)],
+            # The copy belongs to the save that wrote the item: deleting that removes both.
+            result_id=self._space.database.result_id_of(conn, hit.seq),
         )
         item.metadata["promoted"] = True
         stored = {k: v for k, v in item.metadata.items() if k != "source"}

@@ -25,7 +25,7 @@ from ..items import MemoryItem, encode_metadata
 from .contextual import ContextualMemory
 from .entity import EntityMemory
 
-__all__ = ["DEFAULT_PREFERENCES", "UserMemory"]
+__all__ = ["DEFAULT_PREFERENCES", "USER_NAMESPACES", "UserMemory"]
 
 DEFAULT_PREFERENCES: dict[str, Any] = {
     "response_style": "balanced",
@@ -45,6 +45,11 @@ def _check_user(user_id: object) -> str:
     if not user_id:
         raise InvalidArgumentError("user_id must not be empty")
     return user_id
+
+
+#: The namespaces users' memories are stored in (each row carries its user as its tenant):
+#: the contextual memory ``"user"`` (its two parts) and the entity tier ``"user.entity"``.
+USER_NAMESPACES = ("user.short_term", "user.long_term", "user.entity")
 
 
 class UserMemory:

@@ -453,33 +453,13 @@ def _graph_scores(
         entity_id: max(GRAPH_MIN_WINDOW, round(GRAPH_WINDOW * weights[key] * rarity[key]))
         for entity_id, key in by_id.items()
     }
-    newest = {
-        entity_id: ranking_rows.newest_mentions(conn, entity_id, GRAPH_SCAN * n)
-        for entity_id, n in size.items()
-    }
-    shown_by = ranking_rows.items_showing(
-        conn, {text_id for rows in newest.values() for text_id, _ in rows}, scope
-    )
-
-    def showing(text_id: int, head_only: int) -> list[int]:
-        """The searched items that show an entity of ``text_id`` (all its mentions there
-        in the head when ``head_only``)."""
-        return [seq for seq, view in shown_by.get(text_id, ()) if not head_only or view == "full"]
-
     windows: set[tuple[int, int]] = set()
-    for entity_id, rows in newest.items():
-        head_only: dict[int, int] = {}
-        for text_id, in_head in rows:  # newest first; a text may hold several mentions
-            head_only[text_id] = min(head_only.get(text_id, 1), in_head)
-        taken = 0
-        for text_id, flag in head_only.items():
-            items = showing(text_id, flag)
-            if items:
-                windows.update((seq, entity_id) for seq in items)
-                taken += 1
-                if taken >= size[entity_id]:
-                    break
-    text_of = {seq: text_id for text_id, items in shown_by.items() for seq, _ in items}
+    text_of: dict[int, int] = {}
+    views: dict[int, str] = {}
+    for entity_id, seq, text_id, view in ranking_rows.graph_windows(conn, size, GRAPH_SCAN, scope):
+        windows.add((seq, entity_id))
+        text_of[seq] = text_id
+        views[seq] = view
 
     def scores(pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
         named_in: dict[int, set[str]] = {}
@@ -509,7 +489,6 @@ def _graph_scores(
     strongest = set(heapq.nlargest(GRAPH_CANDIDATES, best_of, key=lambda t: best_of[t]))
     kept = [seq for seq in first if seq not in lexical and text_of[seq] in strongest]
     chosen = {**{seq: text_of[seq] for seq in kept}, **lexical}
-    views = {seq: view for items in shown_by.values() for seq, view in items}
     views.update(lexical_views)
     by_text: dict[int, list[int]] = {}
     for seq, text_id in chosen.items():

@@ -97,6 +97,9 @@ class NewItemRow:
     text_id: int
     view: str = "full"
     author_key: str | None = None
+    #: The save that wrote it (None: the item's own memory id) and its idempotency key.
+    result_id: str | None = None
+    dedupe_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,9 @@ class MemoryRow:
     text_id: int = 0
     #: What the item shows of its text: "full", or "body" (the text without its head).
     view: str = "full"
+    #: The save that wrote it (every item of one task result shares it), and its key.
+    result_id: str | None = None
+    dedupe_key: str | None = None
 
 
 def query_terms(query: str) -> list[str]:
@@ -381,14 +387,19 @@ class Database:
                 **_item_values(r.item, r.namespace, r.importance, r.author_key),
                 "text_id": r.text_id,
                 "view": r.view,
+                "result_id": r.result_id or r.item.memory_id,
+                "dedupe_key": r.dedupe_key,
             }
             for r in rows
         ]
         seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
         return [
-            MemoryRow(seq, r.namespace, r.item.user_id or "", r.text_id, r.view)
+            MemoryRow(
+                seq, r.namespace, r.item.user_id or "", r.text_id, r.view,
+                r.result_id or r.item.memory_id,
+            )
             for seq, r in zip(seqs, rows, strict=True)
-        ]
+        ]  # fmt: skip
 
     def update_metadata_many(
         self, conn: Connection, rows: Sequence[tuple[int, Mapping[str, Any]]]
@@ -410,6 +421,83 @@ class Database:
         if row is None:
             return None
         return _row_key(row), _row_to_item(row)
+
+    def results_with_keys(
+        self, conn: Connection, tenant: str, keys: Sequence[str], *, writing: bool = False
+    ) -> dict[str, str]:
+        """The stored result id of each of ``keys`` (``dedupe_key`` values) that ``tenant``
+        already has (keys no item carries are left out). ``writing``: the caller stores the
+        missing ones in this transaction (other writers of keys wait until it ends).
+
+        Example:
+            >>> db = Database()
+            >>> with db.write() as conn:
+            ...     [text] = db.insert_texts(conn, [("", "", "Alice met Bob")])
+            ...     _ = db.insert_items(conn, [NewItemRow(MemoryItem("Alice met Bob"), "notes",
+            ...                                           None, text, result_id="r1", dedupe_key="k1")])
+            ...     db.results_with_keys(conn, "", ["k1", "k2"])
+            {'k1': 'r1'}
+        """
+        if writing and keys and self.dialect == "postgresql":
+            postgres.lock_dedupe_keys(conn)
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
+                _M.c.tenant == tenant, _M.c.dedupe_key.in_(list(keys[start : start + 500]))
+            )
+            for key, result in conn.execute(stmt):
+                found.setdefault(str(key), str(result))
+        return found
+
+    def result_rows(
+        self,
+        conn: Connection,
+        result_ids: Sequence[str],
+        namespaces: Sequence[str] | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[MemoryRow, MemoryItem]]:
+        """Every item of the results ``result_ids`` (in ``namespaces``, of ``tenant``, when
+        given), in insertion order."""
+        out: list[tuple[MemoryRow, MemoryItem]] = []
+        for start in range(0, len(result_ids), 500):
+            stmt = _ITEMS.where(
+                _M.c.result_id.in_(list(result_ids[start : start + 500])),
+                *row_conditions(tenant, None),
+            )
+            if namespaces is not None:
+                stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
+            out.extend(
+                (_row_key(r), _row_to_item(r)) for r in conn.execute(stmt.order_by(_M.c.seq))
+            )
+        return out
+
+    def matching_results(
+        self,
+        conn: Connection,
+        namespaces: Sequence[str],
+        *,
+        tenant: str | None = None,
+        sql_filters: Mapping[str, Any] | None = None,
+        before: datetime | None = None,
+    ) -> list[str]:
+        """The ids of the results with an item in ``namespaces`` that matches: of ``tenant``,
+        with column filters, saved (event time) before ``before``; oldest first."""
+        stmt = select(_M.c.result_id).where(
+            _M.c.namespace.in_(list(namespaces)), *row_conditions(tenant, sql_filters)
+        )
+        if before is not None:
+            stmt = stmt.where(_M.c.created_at < before.isoformat())
+        ids = conn.execute(stmt.order_by(_M.c.seq)).scalars()
+        return list(dict.fromkeys(str(i) for i in ids if i is not None))
+
+    def result_id_of(self, conn: Connection, seq: int) -> str | None:
+        """The result id of the item ``seq`` (None when it is gone)."""
+        return conn.execute(select(_M.c.result_id).where(_M.c.seq == seq)).scalar()
+
+    def text_parts(self, conn: Connection, text_id: int) -> tuple[str, str] | None:
+        """A stored text's ``(head, body)`` (None when it is gone)."""
+        row = conn.execute(select(_T.c.head, _T.c.body).where(_T.c.id == text_id)).first()
+        return (str(row[0]), str(row[1])) if row is not None else None
 
     def existing_ids(
         self, conn: Connection, memory_ids: Sequence[str], namespaces: Sequence[str]
@@ -729,6 +817,8 @@ def _row_key(row: Any) -> MemoryRow:
         tenant=row.tenant,
         text_id=int(row.text_id),
         view=getattr(row, "view", "full"),
+        result_id=getattr(row, "result_id", None),
+        dedupe_key=getattr(row, "dedupe_key", None),
     )
 
 

@@ -14,10 +14,11 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, func, insert, select
+from sqlalchemy import Connection, Table, func, insert, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from . import schema
@@ -26,6 +27,7 @@ __all__ = [
     "DUMP_TABLES",
     "INTERNAL_META_KEYS",
     "ROW_ERRORS",
+    "held_rows",
     "insert_rows",
     "is_empty",
     "iter_rows",
@@ -108,6 +110,32 @@ def is_empty(conn: Connection) -> bool:
     return True
 
 
+def held_rows(
+    conn: Connection, memories: Sequence[Mapping[str, Any]], kv: Sequence[Mapping[str, Any]]
+) -> tuple[int, int]:
+    """How many of the (exported) ``memories`` rows the database holds (the same memory id
+    in the same tier of the same tenant), and of the ``kv`` rows (same key and value)."""
+    m, k = schema.memories, schema.kv
+    held_memories = 0
+    for start in range(0, len(memories), 500):
+        chunk = memories[start : start + 500]
+        wanted = {(r.get("memory_id"), r.get("namespace"), r.get("tenant", "")) for r in chunk}
+        stmt = select(m.c.memory_id, m.c.namespace, m.c.tenant).where(
+            m.c.memory_id.in_([r.get("memory_id") for r in chunk])
+        )
+        held_memories += sum(1 for row in conn.execute(stmt) if tuple(row) in wanted)
+    held_kv = 0
+    for start in range(0, len(kv), 500):
+        chunk = kv[start : start + 500]
+        stored = dict(
+            conn.execute(
+                select(k.c.key, k.c.value).where(k.c.key.in_([r.get("key") for r in chunk]))
+            ).all()
+        )
+        held_kv += sum(1 for r in chunk if stored.get(r.get("key")) == r.get("value"))
+    return held_memories, held_kv
+
+
 def insert_rows(
     conn: Connection, table_name: str, rows: Sequence[Mapping[str, Any]], batch: int = 500
 ) -> None:
@@ -126,23 +154,45 @@ def insert_rows(
 
 
 def reset_sequences(conn: Connection) -> None:
-    """After inserting explicit ids on PostgreSQL, move each id sequence past the largest id.
+    """After inserting explicit ids (an import, a schema upgrade), move each id sequence past
+    the largest id in use and past every id a pending merge's undo snapshot holds (rows the
+    merge deleted, which ``unmerge`` re-inserts under their own ids): no id is handed out twice.
 
-    SQLite needs nothing: a new rowid is always one more than the largest.
+    SQLite keeps these sequences in ``sqlite_sequence`` (``AUTOINCREMENT`` tables), PostgreSQL
+    in one sequence per serial column.
     """
-    if conn.dialect.name != "postgresql":
-        return
+    held = _ids_held_by_pending_merges(conn)
     for name, table in DUMP_TABLES.items():
         (pk,) = _primary_key(table)
         if pk.type.python_type is not int:
             continue  # text keys (graphmem_meta, kv) have no sequence
-        largest = select(func.max(pk)).scalar_subquery()
-        conn.execute(
-            select(
-                func.setval(
-                    func.pg_get_serial_sequence(name, pk.name),
-                    func.coalesce(largest, 0) + 1,
-                    False,
-                )
+        largest = max(int(conn.execute(select(func.max(pk))).scalar() or 0), held.get(name, 0))
+        if conn.dialect.name == "postgresql":
+            conn.execute(
+                select(func.setval(func.pg_get_serial_sequence(name, pk.name), largest + 1, False))
             )
-        )
+        elif conn.dialect.name == "sqlite" and largest:
+            # Only ever raised: a sequence already past ``largest`` keeps the ids it gave out.
+            raised = conn.execute(_RAISE_SQLITE_SEQUENCE, {"name": name, "seq": largest})
+            if not raised.rowcount:
+                conn.execute(_START_SQLITE_SEQUENCE, {"name": name, "seq": largest})
+
+
+_RAISE_SQLITE_SEQUENCE = text("UPDATE sqlite_sequence SET seq = max(seq, :seq) WHERE name = :name")
+_START_SQLITE_SEQUENCE = text("INSERT INTO sqlite_sequence (name, seq) VALUES (:name, :seq)")
+
+
+def _ids_held_by_pending_merges(conn: Connection) -> dict[str, int]:
+    """The largest id, by table, of the rows that not yet undone merges deleted and keep in
+    their snapshots (see :func:`graphmem.store.graph_rows.merge_entity_rows`)."""
+    held = {"entities": 0, "relations": 0, "relation_evidence": 0}
+    merges = schema.merges
+    for (snapshot,) in conn.execute(select(merges.c.snapshot).where(merges.c.undone_at.is_(None))):
+        rows = json.loads(snapshot)
+        for table, ids in (
+            ("entities", [rows["merged_entity"]["id"]]),
+            ("relations", [row["id"] for row in rows.get("relations", ())]),
+            ("relation_evidence", [row["id"] for row in rows.get("evidence", ())]),
+        ):
+            held[table] = max([held[table], *(int(i) for i in ids)])
+    return held

@@ -25,6 +25,7 @@ from sqlalchemy import (
     union_all,
     update,
 )
+from sqlalchemy import text as sql_text
 
 from ..errors import InvalidArgumentError
 from .database import shown_content, shows_mention
@@ -135,6 +136,11 @@ _MENTION_LABELS = (
     .group_by(mentions.c.entity_id, mentions.c.label)
 )
 _NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
+# AUTOINCREMENT: past the largest id ever given out, not only the largest in use.
+_NEXT_SQLITE_RELATION_ID = sql_text(
+    "SELECT max(coalesce((SELECT max(id) FROM relations), 0), "
+    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'relations'), 0)) + 1"
+)
 _LESS_MENTIONS = (
     update(entities)
     .where(entities.c.id == bindparam("eid"))
@@ -828,9 +834,11 @@ def _snapshot_entities(snapshot: Mapping[str, Any]) -> set[int]:
 
 
 def next_relation_id(conn: Connection) -> int:
-    """The id SQLite gives the next relation inserted (one past the largest), so a batch can
-    name its new relations before :func:`write_batch` inserts them."""
-    return int(conn.execute(_NEXT_RELATION_ID).scalar_one())
+    """The id SQLite gives the next relation inserted (one past the largest ever given out:
+    ids are never reused), so a batch can name its new relations before :func:`write_batch`
+    inserts them."""
+    statement = _NEXT_SQLITE_RELATION_ID if conn.dialect.name == "sqlite" else _NEXT_RELATION_ID
+    return int(conn.execute(statement).scalar_one())
 
 
 def write_batch(

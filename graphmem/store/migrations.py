@@ -11,6 +11,19 @@ analysed once. Each schema-1 memory becomes a text of its own (same id as its ``
 item showing all of it; mentions and evidence point at the text; entities and relations get
 their stored mention and support counts.
 
+Schema 2 -> 3: tier items carry the id of the save that wrote them (``result_id``: one id for
+a task result in every tier it landed in) and an optional idempotency key (``dedupe_key``).
+The items of one text saved before share the first one's memory id as their result id
+(:func:`fill_result_ids`); they have no key.
+
+Schema 3 -> 4: on SQLite every integer id becomes ``AUTOINCREMENT`` (an id freed by a delete
+or a merge is never handed out again, so ``unmerge`` can re-insert what a merge took under its
+own id). SQLite cannot change a table's key in place: the tables with integer ids are copied
+aside, dropped (children first, so no cascade fires), created anew and filled from the copies,
+ids included. Their id sequences then start past every id a pending merge's snapshot holds
+(:func:`graphmem.store.dump.reset_sequences`). PostgreSQL's sequences never reuse an id:
+nothing to rewrite there.
+
 Example:
     >>> from graphmem.store.database import Database
     >>> db = Database()                  # a new database has nothing to upgrade
@@ -25,11 +38,18 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, inspect, select, text, update
+from sqlalchemy import Column, Connection, MetaData, Table, inspect, select, text, update
 
 from . import schema
 
-__all__ = ["V1_COPIED_TABLES", "fill_from_v1_copies", "load_v1_copies", "stored_version", "upgrade"]
+__all__ = [
+    "V1_COPIED_TABLES",
+    "fill_from_v1_copies",
+    "fill_result_ids",
+    "load_v1_copies",
+    "stored_version",
+    "upgrade",
+]
 
 #: Schema-1 tables whose rows change shape, and their columns: while the new tables are made
 #: their rows wait in temporary copies ``gm_v1_<name>`` (the statements below spell them out:
@@ -133,6 +153,28 @@ _FILL_FROM_V1_COPIES = (
 )
 
 
+_ADD_RESULT_COLUMNS = (
+    "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
+    "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
+)
+
+
+def fill_result_ids(conn: Connection) -> None:
+    """Give every item saved before schema 3 (no ``result_id``) a result id: the memory id
+    of the first item showing its text, since the items of one text were written by one
+    save (a task result in the entity, long-term and contextual tiers); rows of an older
+    export, once imported, too."""
+    items, first = schema.memories, schema.memories.alias("first_item")
+    first_of_text = (
+        select(first.c.memory_id)
+        .where(first.c.text_id == items.c.text_id)
+        .order_by(first.c.seq)
+        .limit(1)
+        .scalar_subquery()
+    )
+    conn.execute(update(items).where(items.c.result_id.is_(None)).values(result_id=first_of_text))
+
+
 def stored_version(conn: Connection) -> int | None:
     """The schema version a database holds (None: no graphmem tables yet)."""
     if not inspect(conn).has_table("graphmem_meta"):
@@ -153,7 +195,14 @@ def upgrade(conn: Connection) -> bool:
     if version is None or version >= schema.SCHEMA_VERSION:
         return False
     if version == 1:
-        _v1_to_v2(conn)
+        _v1_to_v2(conn)  # makes the changed tables anew: schema 3's columns included
+    elif version == 2:
+        _run(conn, _ADD_RESULT_COLUMNS)
+        for index in schema.memories.indexes:  # those of the new columns
+            index.create(conn, checkfirst=True)
+    if version < 4 and conn.dialect.name == "sqlite":
+        _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
+    fill_result_ids(conn)
     conn.execute(
         update(schema.meta)
         .where(schema.meta.c.key == "schema_version")
@@ -183,6 +232,48 @@ def _v1_to_v2(conn: Connection) -> None:
             .where(schema.merges.c.id == merge_id)
             .values(snapshot=json.dumps(v1_snapshot_to_v2(json.loads(snapshot))))
         )
+
+
+#: The tables with integer ids, parents before children (rebuilt in this order, dropped in
+#: the reverse one).
+_ID_TABLES = (
+    schema.texts,
+    schema.memories,
+    schema.entities,
+    schema.aliases,
+    schema.mentions,
+    schema.relations,
+    schema.relation_evidence,
+    schema.merges,
+)
+
+
+def _rebuild_with_ids_never_reused(conn: Connection) -> None:
+    """Recreate the tables with integer ids from :mod:`schema` (``AUTOINCREMENT``), rows kept.
+
+    The full-text index keeps its rows (the texts keep their ids); its triggers, dropped with
+    ``texts``, are recreated by the caller, which also rebuilds the index.
+    """
+    copies = MetaData()
+    moved: list[tuple[Table, Table]] = []
+    for table in _ID_TABLES:
+        names = [c["name"] for c in inspect(conn).get_columns(table.name)]
+        copy = Table(
+            f"gm_v2_{table.name}",
+            copies,
+            *(Column(name, table.c[name].type) for name in names),
+            prefixes=["TEMPORARY"],
+        )
+        copy.create(conn)
+        conn.execute(copy.insert().from_select(names, select(*(table.c[n] for n in names))))
+        moved.append((table, copy))
+    for table in reversed(_ID_TABLES):
+        table.drop(conn)
+    schema.metadata_obj.create_all(conn, tables=list(_ID_TABLES))
+    for table, copy in moved:
+        names = [c.name for c in copy.columns]
+        conn.execute(table.insert().from_select(names, select(copy)))
+        copy.drop(conn)
 
 
 def load_v1_copies(conn: Connection, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:

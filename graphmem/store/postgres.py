@@ -44,8 +44,10 @@ from . import schema
 
 __all__ = [
     "FTS_CONFIG",
+    "DEDUPE_LOCK_KEY",
     "INIT_LOCK_KEY",
     "create_extras",
+    "lock_dedupe_keys",
     "lock_schema",
     "search_statement",
     "temporary_schema",
@@ -56,6 +58,8 @@ __all__ = [
 FTS_CONFIG = "english"
 #: Advisory lock id held while a process creates or checks the schema ("grmm").
 INIT_LOCK_KEY = schema.APPLICATION_ID
+#: The advisory lock key of :func:`lock_dedupe_keys`.
+DEDUPE_LOCK_KEY = schema.APPLICATION_ID + 1
 #: Generated tsvector columns of ``texts`` -> the statements adding the column and its index.
 _TSV_COLUMNS = {
     "full_tsv": (
@@ -76,6 +80,12 @@ _CONFIG: Any = literal_column(f"'{FTS_CONFIG}'::regconfig")
 def lock_schema(conn: Connection) -> None:
     """Serialise schema creation between processes (released when the transaction ends)."""
     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INIT_LOCK_KEY})
+
+
+def lock_dedupe_keys(conn: Connection) -> None:
+    """Serialise the writers that check and store dedupe keys (until the transaction ends),
+    so that two processes cannot both store one key (SQLite's BEGIN IMMEDIATE does it there)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": DEDUPE_LOCK_KEY})
 
 
 def create_extras(conn: Connection) -> None:

@@ -30,8 +30,10 @@ from sqlalchemy import (
     exists,
     func,
     literal_column,
+    or_,
     select,
     text,
+    union_all,
 )
 
 from . import schema
@@ -42,10 +44,9 @@ __all__ = [
     "candidate_facts",
     "conversation_members",
     "entities_of_texts",
+    "graph_windows",
     "item_texts",
-    "items_showing",
     "lexical_hits",
-    "newest_mentions",
 ]
 
 _M, _T, _MENTIONS = schema.memories, schema.texts, schema.mentions
@@ -142,38 +143,68 @@ def _lexical_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
 
 
 # ---------------------------------------------------------------------------------- graph
-def newest_mentions(conn: Connection, entity_id: int, n: int) -> list[tuple[int, int]]:
-    """``(text id, in head)`` of the entity's newest ``n`` mentions, newest first (read
-    backwards from the index (entity_id, text_id, in_head) alone)."""
-    return [tuple(row) for row in conn.execute(_NEWEST_MENTIONS, {"eid": entity_id, "n": n}).all()]
+def graph_windows(
+    conn: Connection, sizes: Mapping[int, int], scan: int, scope: Scope
+) -> list[tuple[int, int, int, str]]:
+    """``(entity id, seq, text id, view)`` of each entity's window, in one statement: the
+    items of ``scope`` showing the entity's ``sizes[entity]`` newest texts that an item of the
+    scope shows it in, looked for among its newest ``scan`` times that many mentions. A text
+    whose mentions of the entity all lie in its head shows it only to items of the
+    ``"full"`` view.
 
-
-_NEWEST_MENTIONS = (
-    select(_MENTIONS.c.text_id, _MENTIONS.c.in_head)
-    .where(_MENTIONS.c.entity_id == bindparam("eid"))
-    .order_by(_MENTIONS.c.text_id.desc())
-    .limit(bindparam("n"))
-)
-
-
-def items_showing(
-    conn: Connection, text_ids: Iterable[int], scope: Scope
-) -> dict[int, list[tuple[int, str]]]:
-    """text id -> ``(seq, view)`` of the items of ``scope`` that show it."""
-    out: dict[int, list[tuple[int, str]]] = {}
-    stmt = _items_showing_statement(scope.shape)
-    ordered = sorted(set(text_ids))
-    for start in range(0, len(ordered), 500):
-        params = {**scope.params(), "texts": ordered[start : start + 500]}
-        for seq, text_id, view in conn.execute(stmt, params).all():
-            out.setdefault(text_id, []).append((seq, view))
-    return out
+    Each entity's newest mentions are read backwards from the index (entity_id, text_id,
+    in_head) alone, so the work is bounded by the windows, not by the store.
+    """
+    if not sizes:
+        return []
+    ordered = sorted(sizes.items())
+    params: dict[str, Any] = {**scope.params()}
+    for i, (entity_id, size) in enumerate(ordered):
+        params.update({f"entity_{i}": entity_id, f"size_{i}": size, f"scan_{i}": scan * size})
+    stmt = _graph_windows_statement(len(ordered), scope.shape)
+    return [tuple(row) for row in conn.execute(stmt, params).all()]
 
 
 @lru_cache(maxsize=64)
-def _items_showing_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
-    return select(_M.c.seq, _M.c.text_id, _M.c.view).where(
-        _M.c.text_id.in_(bindparam("texts", expanding=True)), *_scope_conditions(shape)
+def _graph_windows_statement(
+    entities: int, shape: tuple[bool, tuple[tuple[str, bool], ...]]
+) -> Any:
+    newest = [
+        select(
+            _MENTIONS.c.entity_id,
+            _MENTIONS.c.text_id,
+            _MENTIONS.c.in_head,
+            bindparam(f"size_{i}", type_=Integer).label("size"),
+        )
+        .where(_MENTIONS.c.entity_id == bindparam(f"entity_{i}"))
+        .order_by(_MENTIONS.c.text_id.desc())
+        .limit(bindparam(f"scan_{i}", type_=Integer))
+        .subquery()
+        .select()
+        for i in range(entities)
+    ]
+    recent = union_all(*newest).subquery() if entities > 1 else newest[0].subquery()
+    # An item shows the entity when one of its mentions there is in the body, or the item
+    # shows the whole text (a text's several mentions give one rank: dense_rank).
+    shown = (
+        select(
+            recent.c.entity_id,
+            _M.c.seq,
+            _M.c.text_id,
+            _M.c.view,
+            recent.c.size,
+            func.dense_rank()
+            .over(partition_by=recent.c.entity_id, order_by=_M.c.text_id.desc())
+            .label("nth"),
+        )
+        .join(recent, recent.c.text_id == _M.c.text_id)
+        .where(*_scope_conditions(shape), or_(recent.c.in_head == 0, _M.c.view == "full"))
+        .subquery()
+    )
+    return (
+        select(shown.c.entity_id, shown.c.seq, shown.c.text_id, shown.c.view)
+        .where(shown.c.nth <= shown.c.size)
+        .distinct()
     )
 
 

@@ -36,11 +36,16 @@ __all__ = [
 ]
 
 #: Bumped whenever the tables change; a database with a higher version is refused and an
-#: older one is migrated when opened (:mod:`graphmem.store.migrations`).
-SCHEMA_VERSION = 2
+#: older one is migrated when opened (:mod:`graphmem.store.migrations`). Schema 3: tier items
+#: carry their result id and dedupe key. Schema 4: ids are never reused (SQLite
+#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took.
+SCHEMA_VERSION = 4
 #: Written to SQLite's ``PRAGMA application_id`` so foreign SQLite files are recognised.
 APPLICATION_ID = 0x67726D6D  # "grmm"
 
+# On SQLite every integer id is AUTOINCREMENT (``sqlite_autoincrement``): an id freed by a
+# delete (or a merge) is never given to a new row, so a merge's undo snapshot can re-insert
+# rows under their own ids. PostgreSQL's sequences never hand an id out twice anyway.
 metadata_obj = MetaData()
 
 meta = Table(
@@ -64,6 +69,7 @@ texts = Table(
     # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
     Column("entity_labels", String(256)),
     Index("ix_texts_tenant", "tenant"),
+    sqlite_autoincrement=True,
 )
 
 memories = Table(
@@ -91,6 +97,12 @@ memories = Table(
     Column("embedding", Text),
     # Canonical key of who said or did this (speaker/author metadata, else the agent).
     Column("author_key", String(512)),
+    # The save that wrote this item: one id for every item (in every tier) of one task result
+    # or ingested record; a tier's own save: the item's memory_id. Delete and update take it.
+    Column("result_id", String(64)),
+    # Saving again with this key (same tenant) changes nothing: the caller's ``dedupe_key``,
+    # or the content fingerprint ``graphmem ingest`` gives each record ("sha256:...").
+    Column("dedupe_key", String(512)),
     Index("ix_memories_namespace_seq", "namespace", "seq"),
     Index("ix_memories_author", "author_key"),
     Index("ix_memories_tenant_namespace", "tenant", "namespace"),
@@ -99,6 +111,9 @@ memories = Table(
     # A text's items by the columns a search scopes them with: "does an item of these tiers,
     # of this tenant (and agent) show this text?" is answered from the index alone.
     Index("ix_memories_text", "text_id", "namespace", "tenant", "agent_id", "view"),
+    Index("ix_memories_result", "result_id"),
+    Index("ix_memories_dedupe", "tenant", "dedupe_key"),
+    sqlite_autoincrement=True,
 )
 
 entities = Table(
@@ -114,6 +129,7 @@ entities = Table(
     # How many mention rows point here (kept by the index, so loading a view is a scan).
     Column("mentions", Integer, nullable=False, default=0),
     UniqueConstraint("tenant", "key", name="uq_entities_tenant_key"),
+    sqlite_autoincrement=True,
 )
 
 aliases = Table(
@@ -126,6 +142,7 @@ aliases = Table(
     Column("entity_id", Integer, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
     UniqueConstraint("tenant", "key", name="uq_aliases_tenant_key"),
     Index("ix_aliases_entity", "entity_id"),
+    sqlite_autoincrement=True,
 )
 
 mentions = Table(
@@ -143,6 +160,7 @@ mentions = Table(
     # Newest texts of an entity and its text count, read from the index alone.
     Index("ix_mentions_entity_text", "entity_id", "text_id", "in_head"),
     Index("ix_mentions_text", "text_id"),
+    sqlite_autoincrement=True,
 )
 
 relations = Table(
@@ -163,6 +181,7 @@ relations = Table(
     UniqueConstraint("tenant", "subject_id", "predicate", "object_id", name="uq_relations_spo"),
     Index("ix_relations_object", "object_id"),
     Index("ix_relations_subject", "subject_id"),
+    sqlite_autoincrement=True,
 )
 
 relation_evidence = Table(
@@ -177,6 +196,7 @@ relation_evidence = Table(
     Column("rule", String(128), nullable=False),
     Index("ix_evidence_relation", "relation_id"),
     Index("ix_evidence_text", "text_id"),
+    sqlite_autoincrement=True,
 )
 
 merges = Table(
@@ -190,6 +210,7 @@ merges = Table(
     Column("snapshot", Text, nullable=False),
     Column("created_at", String(40), nullable=False),
     Column("undone_at", String(40)),
+    sqlite_autoincrement=True,
 )
 
 kv = Table(
