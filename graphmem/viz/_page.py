@@ -237,7 +237,7 @@ def render_context(
         >>> import tempfile
         >>> from graphmem import CortexMemory
         >>> cortex = CortexMemory()
-        >>> cortex.save_task_result("Audit", "Ada Lovelace audited Acme Corp.", "QA", importance=0.9)
+        >>> _ = cortex.save_task_result("Audit", "Ada Lovelace audited Acme Corp.", "QA", importance=0.9)
         >>> report = cortex.build_context_report("Acme Corp audit")
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     drawn = render_context(report, cortex.entity_memory, Path(tmp) / "c.html")
