@@ -855,3 +855,29 @@ class TestControlsInBrowser:
             "return document.querySelector('.gm-size-dot').getBoundingClientRect().width"
         )
         assert width == pytest.approx(2 * 10.0 * 2, abs=0.6)
+
+    def test_a_hostile_context_page_runs_nothing(self, browser: Any, tmp_path: Path) -> None:
+        from graphmem import CortexMemory
+        from graphmem.viz import render_context
+
+        cortex = CortexMemory()
+        for payload in PAYLOADS:
+            cortex.save_task_result(
+                "Acme audit", f"Maria Garcia audited Acme Corp. {payload}", "QA", importance=0.9
+            )
+        report = cortex.build_context_report(f"Acme Corp audit {PAYLOADS[1]}")
+        assert cortex.entity_memory is not None
+        page = render_context(report, cortex.entity_memory, tmp_path / "c.html").path
+        open_page(browser, page)
+        time.sleep(0.2)
+        assert browser.execute_script("return typeof window.pwned") == "undefined"
+        context = browser.execute_script("return document.getElementById('gm-context').textContent")
+        assert PAYLOADS[1] in context and PAYLOADS[0] in context
+        assert "Relevant knowledge:" in context and "long_term · score" in context
+        assert len(browser.find_elements("css selector", "script")) == 3
+        assert (
+            browser.execute_script(
+                "return document.querySelectorAll('img, svg, iframe, object').length"
+            )
+            == 0
+        )
