@@ -394,9 +394,15 @@
       applyFilters();
     }
     network.selectNodes([node.id]);
-    network.focus(node.id, { scale: Math.max(network.getScale(), 1.1), animation: false });
-    scaleLegend();
     showNode(node);
+    // Centred in the part of the graph the side panel leaves visible.
+    var covered = panel.offsetWidth ? panel.offsetWidth + 14 : 0;
+    network.focus(node.id, {
+      scale: Math.max(network.getScale(), 1.1),
+      offset: { x: -covered / 2, y: 0 },
+      animation: false,
+    });
+    scaleLegend();
     window.graphmemFocused = node.id;
   }
   search.addEventListener("change", runSearch);
