@@ -130,6 +130,17 @@ class TestExportedFile:
             export_graph(memory, tmp_path / name, format=fmt)
         assert list(tmp_path.iterdir()) == []
 
+    def test_a_source_that_is_no_graph_is_named(self, tmp_path: Path) -> None:
+        from graphmem import CortexMemory
+        from graphmem.errors import InvalidArgumentTypeError
+        from graphmem.viz import render_graph
+
+        with pytest.raises(InvalidArgumentTypeError, match=r"got CortexMemory"):
+            export_graph(CortexMemory(), tmp_path / "x.graphml")  # type: ignore[arg-type]
+        with pytest.raises(InvalidArgumentTypeError, match=r"memory\.entity_memory"):
+            render_graph([("a", "b")], tmp_path / "x.html")  # type: ignore[arg-type]
+        assert list(tmp_path.iterdir()) == []
+
     def test_unknown_entity_writes_nothing(self, memory: EntityMemory, tmp_path: Path) -> None:
         with pytest.raises(EntityNotFound, match="unknown entity 'Nobody'"):
             export_graph(memory, tmp_path / "x.gexf", entities=["Nobody"])

@@ -30,6 +30,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import networkx as nx
 
+from graphmem.errors import InvalidArgumentTypeError
 from graphmem.graph.knowledge_graph import KnowledgeGraph
 
 __all__ = [
@@ -80,9 +81,9 @@ def knowledge_graph_of(source: Source) -> KnowledgeGraph | None:
         return None
     if isinstance(source, EntityTier) and isinstance(source.graph, KnowledgeGraph):
         return source.graph
-    raise TypeError(
-        "expected a NetworkX graph, a KnowledgeGraph or an entity memory, "
-        f"got {type(source).__name__}"
+    raise InvalidArgumentTypeError(
+        "expected a NetworkX graph, a KnowledgeGraph or an entity memory "
+        f"(memory.entity_memory), got {type(source).__name__}"
     )
 
 
