@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 3, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 4, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged

@@ -45,6 +45,8 @@ from .commands import (
     cmd_viz,
     default_db_path,
 )
+from .mcp_command import EXAMPLES as MCP_EXAMPLES
+from .mcp_command import add_mcp_arguments, cmd_mcp
 
 __all__ = ["COMMANDS", "build_parser", "default_db_path", "main", "read_records"]
 
@@ -186,6 +188,12 @@ COMMANDS: tuple[Command, ...] = (
         """examples:
   graphmem --db restored.db import backup.jsonl
   gunzip -c backup.jsonl.gz | graphmem --db restored.db import -""",
+    ),
+    Command(
+        "mcp",
+        cmd_mcp,
+        "serve the memory to agents over MCP (stdio or streamable HTTP)",
+        MCP_EXAMPLES,
     ),
     Command(
         "demo",
@@ -353,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=_non_negative, default=1, metavar="N", help="with --entity")
     p.add_argument("--force", action="store_true", help="replace an existing file")
     parsers["import"].add_argument("file", metavar="IN.jsonl", help="an export, or -")
+
+    add_mcp_arguments(parsers["mcp"])
 
     p = parsers["demo"]
     p.add_argument(

@@ -132,6 +132,37 @@ class Edge:
             event=self.predicate in event_predicates(),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The relation as JSON data (``graphmem relations --json``, the MCP tools), its
+        evidence as sentences with their date, memory id and rule."""
+        return {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "object": self.object,
+            "support": self.support,
+            "confidence": self.confidence,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "validity": self.validity,
+            "evidence": [
+                {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
+                for s, d, ev in self._distinct_evidence()
+            ],
+        }
+
+    def _distinct_evidence(self) -> list[tuple[str, str, Any]]:
+        """(sentence, time, evidence row) of each distinct sentence, as loaded."""
+        seen: set[str] = set()
+        out: list[tuple[str, str, Any]] = []
+        for ev in self.evidence:
+            sentence = " ".join(str(ev.sentence).split())
+            if sentence and sentence not in seen:
+                seen.add(sentence)
+                out.append((sentence, str(ev.created_at or ""), ev))
+        return out
+
     def sentences(self) -> list[tuple[str, str]]:
         """The distinct sentences of its evidence (as loaded: newest first), each with the
         time of the memory it is from; whitespace runs are one space.
@@ -144,14 +175,7 @@ class Edge:
             >>> edge.sentences()
             [('Ann met Bo.', '2026-05-02')]
         """
-        seen: set[str] = set()
-        out: list[tuple[str, str]] = []
-        for ev in self.evidence:
-            sentence = " ".join(str(ev.sentence).split())
-            if sentence and sentence not in seen:
-                seen.add(sentence)
-                out.append((sentence, str(ev.created_at or "")))
-        return out
+        return [(sentence, when) for sentence, when, _ in self._distinct_evidence()]
 
 
 @dataclass

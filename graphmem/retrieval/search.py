@@ -113,11 +113,21 @@ class Hit:
     namespace: str = ""
     text_id: int = 0
     view: str = "full"
+    #: The save that wrote it (``CortexMemory.delete`` and ``update`` take it).
+    result_id: str = ""
 
     @classmethod
     def listed(cls, row: MemoryRow, item: MemoryItem) -> Hit:
         """An item listed without a query (score 1)."""
-        return cls(row.seq, item, 1.0, namespace=row.namespace, text_id=row.text_id, view=row.view)
+        return cls(
+            row.seq,
+            item,
+            1.0,
+            namespace=row.namespace,
+            text_id=row.text_id,
+            view=row.view,
+            result_id=row.result_id or item.memory_id,
+        )
 
 
 @dataclass

@@ -17,11 +17,13 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "TYPED_RELATION",
     "aliases",
     "entities",
     "kv",
@@ -183,6 +185,21 @@ relations = Table(
     Index("ix_relations_subject", "subject_id"),
     sqlite_autoincrement=True,
 )
+
+#: An entity's typed relations (what a context lists under it) at either end, with the columns
+#: that rank them, without reading the co-occurrence rows (most of a hub's relations).
+TYPED_RELATION = text("predicate != 'co_occurs'")
+for _end in ("subject_id", "object_id"):
+    Index(
+        f"ix_relations_{_end.removesuffix('_id')}_typed",
+        relations.c[_end],
+        relations.c.valid_to,
+        relations.c.support,
+        relations.c.valid_from,
+        relations.c.predicate,  # covering: the planner then prefers it for typed relations
+        sqlite_where=TYPED_RELATION,
+        postgresql_where=TYPED_RELATION,
+    )
 
 relation_evidence = Table(
     "relation_evidence",
