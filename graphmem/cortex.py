@@ -32,14 +32,17 @@ from .extract.extractor import Extractor
 from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
+    check_capacity,
     check_content,
     check_event_time,
     check_importance,
     check_optional_id,
+    check_query,
     encode_metadata,
 )
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import SQLMemory, check_limit
+from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
@@ -255,6 +258,8 @@ class CortexMemory:
             raise InvalidArgumentTypeError(
                 f"persistence_path must be a str or None, got {type(persistence_path).__name__}"
             )
+        check_capacity(short_term_capacity, "short_term_capacity")
+        check_capacity(long_term_capacity, "long_term_capacity")
         write_memory = os.environ.get("WRITE_MEMORY", "0") == "1"
         if persistence_path and not write_memory:
             warnings.warn(
@@ -359,9 +364,9 @@ class CortexMemory:
         Example:
             >>> memory = CortexMemory()
             >>> hire = memory.save_task_result("Record the new hire", "Samir Haddad joined "
-            ...     "Kestrel Automation.", "HR Agent", timestamp="2025-03-03T09:00:00")
+            ...     "Kestrel Automation.", "HR Agent", timestamp="2025-03-03T09:00:00+00:00")
             >>> [e.valid_from for e in memory.entity_memory.find(predicate="works_at")]
-            ['2025-03-03T09:00:00']
+            ['2025-03-03T09:00:00+00:00']
             >>> again = memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
             ...                                 dedupe_key="crm-1")
             >>> memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
@@ -867,9 +872,7 @@ class CortexMemory:
 
     def search_hits(self, query: str, limit: int = 10, agent_role: str | None = None) -> list[Hit]:
         """Like :meth:`search`, with each item's score and explanation."""
-        if not isinstance(query, str):
-            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
-        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
+        check_query(query)
         check_optional_id(agent_role, "agent_role")
         limit = check_limit(limit)
         if not query.strip():
@@ -878,8 +881,9 @@ class CortexMemory:
             )
         with self._space.database.read() as conn:
             ranking = self._ranking(conn, query, agent_role, limit)
-            hits = ranking.take(conn, limit, namespaces=self._contextual_namespaces())
-        return self.contextual.shown(hits)
+            # A promoted text has an item in both contextual parts: it is shown once.
+            hits = ranking.take(conn, limit * 2, namespaces=self._contextual_namespaces())
+        return self.contextual.shown(one_per_text(hits, limit))
 
     def _contextual_namespaces(self) -> set[str]:
         return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
@@ -926,11 +930,7 @@ class CortexMemory:
             >>> len(related.entries), len(related.visible)
             (4, 3)
         """
-        if not isinstance(task_description, str):
-            raise InvalidArgumentTypeError(
-                f"task_description must be a str, got {type(task_description).__name__}"
-            )
-        check_optional_id(task_description, "task_description")
+        check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):

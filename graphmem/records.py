@@ -138,7 +138,18 @@ def records_from_text(
 
 
 def _csv_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    from .items import MAX_CONTENT_CHARS
+
+    # A cell may hold as much as a saved content (csv's default limit is 131,072 characters).
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CONTENT_CHARS + 1))
     reader = csv.DictReader(io.StringIO(text))
+    try:
+        yield from _csv_values(reader, where)
+    except csv.Error as exc:
+        raise InvalidArgumentError(f"{where}, line {reader.line_num}: bad CSV ({exc})") from None
+
+
+def _csv_values(reader: csv.DictReader[str], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
     if not reader.fieldnames or "content" not in reader.fieldnames:
         raise InvalidArgumentError(f"{where}: the CSV header has no 'content' column")
     for row in reader:

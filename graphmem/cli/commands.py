@@ -80,6 +80,12 @@ def _open(path: Path) -> SQLiteStorage:
     return SQLiteStorage(path)
 
 
+def _scope(args: argparse.Namespace) -> str:
+    """The tenant a command reads: ``--user``, else the shared memories (``""``), so that
+    every command sees the same memories and graph (docs/cli.md, "Tenant scope")."""
+    return str(getattr(args, "user", None) or "")
+
+
 def _entity_memory(storage: SQLiteStorage, user: str | None) -> EntityMemory:
     from ..memories import EntityMemory
 
@@ -93,14 +99,15 @@ def _long_term(storage: SQLiteStorage, user: str | None) -> LongTermMemory:
 
 
 @contextmanager
-def _persistent_cortex(path: Path) -> Iterator[CortexMemory]:
-    """A ``CortexMemory`` over the file (it persists only when ``WRITE_MEMORY=1``)."""
+def _persistent_cortex(path: Path, user_id: str | None = None) -> Iterator[CortexMemory]:
+    """A ``CortexMemory`` over the file (it persists only when ``WRITE_MEMORY=1``), of
+    ``user_id`` when given (``""``: the shared memories)."""
     from ..cortex import CortexMemory
 
     previous = os.environ.get("WRITE_MEMORY")
     os.environ["WRITE_MEMORY"] = "1"
     try:
-        cortex = CortexMemory(persistence_path=str(path), long_term_capacity=10**9)
+        cortex = CortexMemory(persistence_path=str(path), long_term_capacity=10**9, user_id=user_id)
     finally:
         if previous is None:
             del os.environ["WRITE_MEMORY"]
@@ -151,7 +158,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     storage = _open_existing(args)
     try:
-        hits = _long_term(storage, args.user).search_hits(args.query, limit=args.limit)
+        hits = _long_term(storage, _scope(args)).search_hits(args.query, limit=args.limit)
     finally:
         storage.close()
     results: list[dict[str, Any]] = [
@@ -190,7 +197,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     path = _db_path(args)
     _open_existing(args).close()
-    with _persistent_cortex(path) as cortex:
+    with _persistent_cortex(path, _scope(args)) as cortex:
         report = cortex.build_context_report(
             args.task, agent_role=args.agent, max_items=args.max_items
         )
@@ -357,7 +364,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
     check_output(out, path, force=args.force, replaceable=is_graph_page)
     if args.task:
         _open_existing(args).close()
-        with _persistent_cortex(path) as cortex, replacing(out) as partial:
+        with _persistent_cortex(path, _scope(args)) as cortex, replacing(out) as partial:
             assert cortex.entity_memory is not None
             report = viz.render_context(
                 cortex.build_context_report(args.task),
@@ -440,8 +447,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     storage = _open_existing(args)
     try:
         with storage.database.read() as conn:
-            tables = dump.table_counts(conn)
-            tiers = dump.namespace_counts(conn)
+            tables = {**dump.table_counts(conn), **dump.tenant_counts(conn, _scope(args))}
+            tiers = dump.namespace_counts(conn, _scope(args))
+            users = dump.tenant_names(conn)
+        if args.user:  # of the file's key-value rows, only the user's preferences are theirs
+            from ..memories.user import preferences_key
+
+            tables["kv"] = int(storage.load(preferences_key(args.user)) is not None)
         kg = _entity_memory(storage, args.user).graph
         labels: dict[str, int] = {}
         for _, data in kg.graph.nodes(data=True):
@@ -455,6 +467,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         "database": str(path),
         "size_bytes": path.stat().st_size,
         "schema_version": schema.SCHEMA_VERSION,
+        "user": _scope(args),
+        "users": [u for u in users if u],
         "memories_by_tier": tiers,
         "rows": {k: v for k, v in tables.items() if k != "graphmem_meta"},
         "graph": {
@@ -469,6 +483,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print_json(stats)
         return 0
     print(f"Database   {stats['database']} ({stats['size_bytes'] / 1024:.0f} KiB)")
+    print(
+        f"Scope      {'user ' + repr(args.user) if args.user else 'shared (no --user)'}; "
+        f"users in the file: {', '.join(stats['users']) or 'none'}"
+    )
     print("Memories   " + (", ".join(f"{k}: {v}" for k, v in tiers.items()) or "none"))
     g = stats["graph"]
     print(f"Graph      {g['entities']} entities, {g['relations']} relations")

@@ -30,7 +30,7 @@ import networkx as nx
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
 from ..extract.predicates import event_predicates
-from ..items import check_event_time, event_stamp
+from ..items import check_event_time, event_stamp, stored_time
 
 __all__ = [
     "CO_OCCURS",
@@ -74,13 +74,14 @@ def validity_text(
 
 @functools.lru_cache(maxsize=4096)
 def _graph_time(text: str) -> str:
-    """A stored time as :func:`~graphmem.items.event_stamp` writes it: one written with a UTC
-    offset (by an older version, or an imported item) is moved to the local clock."""
-    if len(text) <= 19 or text[-6] not in "+-" and not text.endswith("Z"):
+    """A stored time as :func:`~graphmem.items.event_stamp` writes it (UTC, fixed width): one
+    written by an older version (naive, on the local clock, or with another offset) is
+    converted, so that stored times compare as their times do."""
+    if text.endswith("+00:00") and len(text) in (25, 32):
         return text
     try:
-        return event_stamp(datetime.fromisoformat(text))
-    except ValueError:
+        return event_stamp(stored_time(text))
+    except (ValueError, InvalidArgumentError):
         return text
 
 
@@ -379,6 +380,8 @@ class KnowledgeGraph:
         (:meth:`of_short_name`): a first or last name to a PERSON, the first word of an
         organisation's name ("Northwind") to the ORG (Northwind Systems).
         """
+        if not isinstance(name, str):  # every query by name comes through here
+            raise InvalidArgumentTypeError(f"entity name must be a str, got {type(name).__name__}")
         key = canonical_key(name)
         target = self.alias_keys.get(key)
         if target is not None and target in self._graph:  # aliases of forgotten entities linger

@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
-from ..items import MemoryItem, decode_metadata, encode_metadata
+from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
 
@@ -649,6 +649,14 @@ class Database:
         for chunk in chunks(list(text_ids), 500):
             conn.execute(_DELETE_TEXTS, {"ids": chunk})
 
+    def shows_text(self, conn: Connection, text_id: int, namespace: str) -> bool:
+        """Whether an item of ``namespace`` already shows the text ``text_id`` (a promotion's
+        idempotency key: read inside the write transaction that would add one)."""
+        found = conn.execute(
+            select(_M.c.seq).where(_M.c.text_id == text_id, _M.c.namespace == namespace).limit(1)
+        ).first()
+        return found is not None
+
     def text_is_shared(self, conn: Connection, text_id: int) -> bool:
         """Whether more than one tier item shows the text."""
         return int(conn.execute(_ITEMS_OF_TEXT, {"text_id": text_id}).scalar() or 0) > 1
@@ -686,7 +694,7 @@ class Database:
     def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
         """Count one access of each row."""
         for chunk in chunks(list(seqs), 500):
-            conn.execute(_TOUCH, {"seqs": chunk, "when": when.isoformat()})
+            conn.execute(_TOUCH, {"seqs": chunk, "when": time_text(when)})
 
     def search_text(
         self,
@@ -829,8 +837,8 @@ def _item_values(
         "importance": importance,
         "relevance_score": float(item.relevance_score),
         "access_count": int(item.access_count),
-        "created_at": item.timestamp.isoformat(),
-        "last_accessed": item.last_accessed.isoformat() if item.last_accessed else None,
+        "created_at": time_text(item.timestamp),
+        "last_accessed": time_text(item.last_accessed) if item.last_accessed else None,
         "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
         "author_key": author_key,
     }
@@ -868,7 +876,7 @@ def _row_to_item(row: Any) -> MemoryItem:
     return MemoryItem(
         content=shown_content(row.head, row.body, row.view),
         memory_type=row.memory_type,
-        timestamp=datetime.fromisoformat(row.created_at),
+        timestamp=stored_time(row.created_at),
         metadata=decode_metadata(row.metadata),
         agent_id=row.agent_id,
         task_id=row.task_id,
@@ -876,7 +884,7 @@ def _row_to_item(row: Any) -> MemoryItem:
         user_id=row.user_id,
         relevance_score=float(row.relevance_score),
         access_count=int(row.access_count),
-        last_accessed=datetime.fromisoformat(row.last_accessed) if row.last_accessed else None,
+        last_accessed=stored_time(row.last_accessed) if row.last_accessed else None,
         embedding=json.loads(row.embedding) if row.embedding is not None else None,
         memory_id=row.memory_id,
     )

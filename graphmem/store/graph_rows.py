@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -28,6 +27,7 @@ from sqlalchemy import (
 from sqlalchemy import text as sql_text
 
 from ..errors import InvalidArgumentError
+from ..items import time_text, utc_now
 from .database import shown_content, shows_mention
 from .schema import (
     TYPED_RELATION,
@@ -772,7 +772,7 @@ def log_merge(
             kept_key=kept_key,
             merged_key=merged_key,
             snapshot=json.dumps(snapshot),
-            created_at=datetime.now().isoformat(),
+            created_at=time_text(utc_now()),
         )
     )
     pk = result.inserted_primary_key
@@ -823,7 +823,7 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
                 "relations this merge moved"
             )
     conn.execute(
-        update(merges).where(merges.c.id == merge_id).values(undone_at=datetime.now().isoformat())
+        update(merges).where(merges.c.id == merge_id).values(undone_at=time_text(utc_now()))
     )
     return snapshot
 

@@ -182,7 +182,7 @@ def stored_version(conn: Connection) -> int | None:
     value = conn.execute(
         select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
     ).scalar()
-    return int(value) if value is not None else None
+    return schema.parse_schema_version(value, "the database") if value is not None else None
 
 
 def upgrade(conn: Connection) -> bool:
