@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError
-from .items import MemoryItem
+from .items import MemoryItem, check_capacity
 
 __all__ = ["CONTEXT_FORMATS", "Memory"]
 
@@ -46,12 +46,8 @@ class Memory(ABC):
         max_items: int | None = None,
         enable_embeddings: bool = False,
     ) -> None:
-        if max_items is not None and (
-            isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1
-        ):
-            raise InvalidArgumentError(
-                f"max_items must be a positive int or None, got {max_items!r}"
-            )
+        if max_items is not None:
+            check_capacity(max_items, "max_items")
         self.storage = storage
         self.max_items = max_items
         self.enable_embeddings = enable_embeddings

@@ -32,14 +32,17 @@ from .extract.extractor import Extractor
 from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
+    check_capacity,
     check_content,
     check_event_time,
     check_importance,
     check_optional_id,
+    check_query,
     encode_metadata,
 )
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
 from .memories._sql import SQLMemory, check_limit
+from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
@@ -159,9 +162,11 @@ def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
     return key
 
 
-def _result_keys(tasks: list[_TaskRecord], ids: list[str]) -> list[tuple[str, str | None, str]]:
-    """``(tenant, dedupe_key, result id)`` of each task result (the facade's tenant is "")."""
-    return [("", task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
+def _result_keys(
+    tenant: str, tasks: list[_TaskRecord], ids: list[str]
+) -> list[tuple[str, str | None, str]]:
+    """``(tenant, dedupe_key, result id)`` of each task result."""
+    return [(tenant, task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
 
 
 #: The namespace of the facade's short-term lines ("Task completed: ..."), and the metadata
@@ -209,8 +214,23 @@ class CortexMemory:
             :class:`PersistenceDisabledWarning` says so.
         short_term_capacity: items kept in short-term memory.
         long_term_capacity: items kept in long-term memory before eviction.
+        storage: a :class:`SQLiteStorage` to live in (persisted whatever ``WRITE_MEMORY``
+            says, as a tier given a storage is), e.g. one shared by the facades of several
+            users; not with ``persistence_path``.
+        user_id: the user (tenant) this facade serves: everything it saves is theirs, and it
+            reads only their memories, entities and relations. None: Calute's facade, whose
+            reads are not scoped to a user.
 
-    The constructor is Calute's, exactly; :meth:`use_extraction` chooses a bigger spaCy
+    The constructor is Calute's, exactly (``storage`` and ``user_id`` are keyword-only
+    additions):
+
+        >>> shared = SQLiteStorage()
+        >>> alice = CortexMemory(storage=shared, user_id="alice")
+        >>> _ = alice.save_task_result("Audit", "Acme passed the audit", "QA")
+        >>> [i.content for i in CortexMemory(storage=shared, user_id="bob").search("Acme")]
+        []
+
+    :meth:`use_extraction` chooses a bigger spaCy
     pipeline or your own extractor, :meth:`declare_entities` your entity types.
     """
 
@@ -223,11 +243,23 @@ class CortexMemory:
         persistence_path: str | None = None,
         short_term_capacity: int = 50,
         long_term_capacity: int = 5000,
+        *,
+        storage: SQLiteStorage | None = None,
+        user_id: str | None = None,
     ) -> None:
+        if storage is not None and persistence_path is not None:
+            raise InvalidArgumentError("give persistence_path or storage, not both")
+        if storage is not None and not isinstance(storage, SQLiteStorage):
+            raise InvalidArgumentTypeError(
+                f"storage must be a SQLiteStorage or None, got {type(storage).__name__}"
+            )
+        self.user_id = check_optional_id(user_id, "user_id")
         if persistence_path is not None and not isinstance(persistence_path, str | os.PathLike):
             raise InvalidArgumentTypeError(
                 f"persistence_path must be a str or None, got {type(persistence_path).__name__}"
             )
+        check_capacity(short_term_capacity, "short_term_capacity")
+        check_capacity(long_term_capacity, "long_term_capacity")
         write_memory = os.environ.get("WRITE_MEMORY", "0") == "1"
         if persistence_path and not write_memory:
             warnings.warn(
@@ -237,24 +269,25 @@ class CortexMemory:
                 stacklevel=2,
             )
         self.storage: SQLiteStorage | None = (
-            SQLiteStorage(persistence_path) if persistence_path and write_memory else None
+            SQLiteStorage(persistence_path) if persistence_path and write_memory else storage
         )
         space = self.storage if self.storage is not None else SQLiteStorage()
         self._space = space
+        tenant = self.user_id
         self.short_term = (
-            ShortTermMemory(capacity=short_term_capacity, storage=space)
+            ShortTermMemory(capacity=short_term_capacity, storage=space, tenant=tenant)
             if enable_short_term
             else None
         )
         self.long_term = (
-            LongTermMemory(storage=space, max_items=long_term_capacity)
+            LongTermMemory(storage=space, max_items=long_term_capacity, tenant=tenant)
             if enable_long_term
             else None
         )
-        self.entity_memory = EntityMemory(storage=space) if enable_entity else None
+        self.entity_memory = EntityMemory(storage=space, tenant=tenant) if enable_entity else None
         self.user_memory = UserMemory(storage=space) if enable_user else None
         self.contextual = ContextualMemory(
-            short_term_capacity=short_term_capacity, long_term_storage=space
+            short_term_capacity=short_term_capacity, long_term_storage=space, tenant=tenant
         )
 
     def __repr__(self) -> str:
@@ -292,7 +325,7 @@ class CortexMemory:
     def relabel(self, name: str, label: str) -> str:
         """Give an entity a label for good; see :meth:`EntityMemory.relabel`."""
         check_content(name, "name")
-        return self._space.entity_index.relabel("", name, label)
+        return self._space.entity_index.relabel(self.user_id or "", name, label)
 
     # ------------------------------------------------------------------ saving
     def save_task_result(
@@ -331,9 +364,9 @@ class CortexMemory:
         Example:
             >>> memory = CortexMemory()
             >>> hire = memory.save_task_result("Record the new hire", "Samir Haddad joined "
-            ...     "Kestrel Automation.", "HR Agent", timestamp="2025-03-03T09:00:00")
+            ...     "Kestrel Automation.", "HR Agent", timestamp="2025-03-03T09:00:00+00:00")
             >>> [e.valid_from for e in memory.entity_memory.find(predicate="works_at")]
-            ['2025-03-03T09:00:00']
+            ['2025-03-03T09:00:00+00:00']
             >>> again = memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
             ...                                 dedupe_key="crm-1")
             >>> memory.save_task_result("Sync the CRM", "Acme renewed.", "Sales",
@@ -420,7 +453,8 @@ class CortexMemory:
         known: list[str | None] = [None] * len(tasks)
         if before is None:  # (an update's old version still holds its key until ``before``)
             with database.read() as conn:  # no analysis of what is stored already
-                known = writer.known_results(conn, _result_keys(tasks, ids), writing=False)
+                keys = _result_keys(self.user_id or "", tasks, ids)
+                known = writer.known_results(conn, keys, writing=False)
         pending = [i for i, k in enumerate(known) if k is None]
         for i, k in enumerate(known):
             ids[i] = k or ids[i]
@@ -434,8 +468,8 @@ class CortexMemory:
             for text in flat:
                 for ni in text.items:
                     ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
-            known = writer.known_results(conn, _result_keys([tasks[i] for i in pending],
-                                                            [ids[i] for i in pending]))  # fmt: skip
+            known = writer.known_results(conn, _result_keys(self.user_id or "",
+                [tasks[i] for i in pending], [ids[i] for i in pending]))  # fmt: skip
             for i, k in zip(list(pending), known, strict=True):
                 if k is not None:  # another writer stored it meanwhile
                     ids[i] = k
@@ -570,7 +604,8 @@ class CortexMemory:
                 tier._enforce_capacity(conn)
         return result_id
 
-    def _tier_of(self, namespace: str) -> SQLMemory:
+    def _tiers(self) -> dict[str, SQLMemory]:
+        """The facade's own tiers (those that exist), by namespace, in the seed's order."""
         tiers = [
             self.short_term,
             self.long_term,
@@ -578,7 +613,10 @@ class CortexMemory:
             self.contextual.short_term,
             self.contextual.long_term,
         ]
-        return next(t for t in tiers if t is not None and t.namespace == namespace)
+        return {t.namespace: t for t in tiers if t is not None}
+
+    def _tier_of(self, namespace: str) -> SQLMemory:
+        return self._tiers()[namespace]
 
     def save_cortex_decision(
         self,
@@ -621,14 +659,7 @@ class CortexMemory:
     # ------------------------------------------------------------------ forgetting
     def _namespaces(self) -> list[str]:
         """The tiers of this facade (user memory's included), as stored namespaces."""
-        tiers: list[SQLMemory | None] = [
-            self.short_term,
-            self.long_term,
-            self.entity_memory,
-            self.contextual.short_term,
-            self.contextual.long_term,
-        ]
-        names = [t.namespace for t in tiers if t is not None]
+        names = list(self._tiers())
         if self.user_memory is not None:
             names += list(USER_NAMESPACES)
         return names
@@ -657,7 +688,9 @@ class CortexMemory:
     def _delete_results(self, conn: Connection, result_ids: list[str]) -> int:
         """Delete every item of the results (and what lost its support); returns how many
         results had items."""
-        rows = self._space.database.result_rows(conn, result_ids, self._namespaces())
+        rows = self._space.database.result_rows(
+            conn, result_ids, self._namespaces(), tenant=self.user_id
+        )
         if rows:
             self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
         return len({row.result_id for row, _ in rows})
@@ -705,6 +738,12 @@ class CortexMemory:
                 "forget needs at least one filter (agent_role, user_id, before, "
                 "conversation_id, task_id); reset_all() clears everything"
             )
+        if self.user_id is not None:  # a facade of one user forgets only that user's
+            if tenant is not None and tenant != self.user_id:
+                raise InvalidArgumentError(
+                    f"user_id {tenant!r} is not this memory's user {self.user_id!r}"
+                )
+            tenant = self.user_id
         db = self._space.database
         with db.write() as conn:
             ids = db.matching_results(
@@ -765,7 +804,7 @@ class CortexMemory:
         task = _task_record(changed)
 
         def replace_old(conn: Connection) -> dict[str, str]:
-            rows = db.result_rows(conn, [result_id], self._namespaces())
+            rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
             if not rows:
                 raise MemoryNotFound(f"no result {result_id!r} (deleted meanwhile?)")
             self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
@@ -776,7 +815,7 @@ class CortexMemory:
     def _stored_task(self, conn: Connection, result_id: str) -> dict[str, Any]:
         """The :meth:`save_task_result` arguments a stored task result was saved with."""
         db = self._space.database
-        rows = db.result_rows(conn, [result_id], self._namespaces())
+        rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
         if not rows:
             raise MemoryNotFound(f"no result {result_id!r} in this memory")
         first = rows[0][1].metadata
@@ -833,9 +872,7 @@ class CortexMemory:
 
     def search_hits(self, query: str, limit: int = 10, agent_role: str | None = None) -> list[Hit]:
         """Like :meth:`search`, with each item's score and explanation."""
-        if not isinstance(query, str):
-            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
-        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
+        check_query(query)
         check_optional_id(agent_role, "agent_role")
         limit = check_limit(limit)
         if not query.strip():
@@ -844,8 +881,9 @@ class CortexMemory:
             )
         with self._space.database.read() as conn:
             ranking = self._ranking(conn, query, agent_role, limit)
-            hits = ranking.take(conn, limit, namespaces=self._contextual_namespaces())
-        return self.contextual.shown(hits)
+            # A promoted text has an item in both contextual parts: it is shown once.
+            hits = ranking.take(conn, limit * 2, namespaces=self._contextual_namespaces())
+        return self.contextual.shown(one_per_text(hits, limit))
 
     def _contextual_namespaces(self) -> set[str]:
         return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
@@ -861,7 +899,8 @@ class CortexMemory:
             conn,
             self._space,
             sorted(namespaces),
-            analyse_query(self._space, "", query),
+            analyse_query(self._space, self.user_id or "", query),
+            tenant=self.user_id,
             sql_filters={"agent_id": agent_role} if agent_role else None,
             pool=max(shown * 5, 100),
         )
@@ -891,11 +930,7 @@ class CortexMemory:
             >>> len(related.entries), len(related.visible)
             (4, 3)
         """
-        if not isinstance(task_description, str):
-            raise InvalidArgumentTypeError(
-                f"task_description must be a str, got {type(task_description).__name__}"
-            )
-        check_optional_id(task_description, "task_description")
+        check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
@@ -1044,8 +1079,9 @@ class CortexMemory:
             if self.user_memory is not None:
                 # Every stored user, not only those this process has touched.
                 stored = set(self.user_memory.user_ids())
-                for user_id in sorted(stored | set(self.user_memory.user_memories)):
+                users = stored | set(self.user_memory.user_memories)
+                for user_id in sorted(users) if self.user_id is None else [self.user_id]:
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
-            graph_rows.delete_tenant_graph(conn, "")
-            self._space.entity_index.forget(conn, {""})
+            graph_rows.delete_tenant_graph(conn, self.user_id or "")
+            self._space.entity_index.forget(conn, {self.user_id or ""})

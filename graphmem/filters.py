@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
+from datetime import datetime
 from typing import Any
 
 from .errors import InvalidArgumentTypeError
-from .items import MemoryItem
+from .items import MemoryItem, to_utc
 
 __all__ = ["ITEM_ATTRIBUTES", "check_filters", "item_matches"]
 
@@ -30,7 +31,8 @@ _MISSING = object()
 
 
 def check_filters(filters: object) -> dict[str, Any] | None:
-    """Validate a filters argument: ``None`` or a mapping with str keys.
+    """Validate a filters argument: ``None`` or a mapping with str keys. A datetime value is
+    taken to UTC, as items hold their times (a naive one is read on the local clock).
 
     Example:
         >>> check_filters({"agent_id": "a"})
@@ -43,7 +45,7 @@ def check_filters(filters: object) -> dict[str, Any] | None:
     for key in filters:
         if not isinstance(key, str):
             raise InvalidArgumentTypeError(f"filters keys must be str, got {key!r}")
-    return dict(filters)
+    return {k: to_utc(v) if isinstance(v, datetime) else v for k, v in filters.items()}
 
 
 def item_matches(item: MemoryItem, filters: Mapping[str, Any] | None) -> bool:

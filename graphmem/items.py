@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, fields
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 from uuid import uuid4
 
@@ -19,20 +19,34 @@ from .errors import InvalidArgumentError, InvalidArgumentTypeError
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "MAX_QUERY_CHARS",
     "author_of",
     "MemoryEntry",
     "MemoryItem",
+    "check_capacity",
     "check_content",
+    "check_count",
+    "check_embedding",
     "check_event_time",
+    "check_finite",
     "check_importance",
     "check_optional_id",
+    "check_query",
+    "check_updates",
     "decode_metadata",
     "encode_metadata",
     "event_stamp",
+    "stored_time",
+    "time_text",
+    "to_utc",
+    "utc_now",
 ]
 
 #: Longest content accepted by ``save`` (characters). Larger payloads belong in a file store.
 MAX_CONTENT_CHARS = 10_000_000
+#: Longest query or task description accepted (characters): a query is analysed whole, and
+#: ranking a document-sized one would be slow and meaningless; it is refused, not cut.
+MAX_QUERY_CHARS = 100_000
 _MAX_METADATA_DEPTH = 64
 _DATETIME_TAG = "$datetime"
 _DATE_TAG = "$date"
@@ -52,7 +66,7 @@ class MemoryItem:
 
     content: str
     memory_type: str = "general"
-    timestamp: datetime = field(default_factory=datetime.now)
+    timestamp: datetime = field(default_factory=lambda: utc_now())
     metadata: dict[str, Any] = field(default_factory=dict)
     agent_id: str | None = None
     task_id: str | None = None
@@ -63,6 +77,13 @@ class MemoryItem:
     last_accessed: datetime | None = None
     embedding: list[float] | None = None
     memory_id: str = field(default_factory=lambda: str(uuid4()))
+
+    def __post_init__(self) -> None:
+        # Every time an item holds is timezone-aware UTC, however it was given (see to_utc).
+        if isinstance(self.timestamp, datetime):
+            self.timestamp = to_utc(self.timestamp)
+        if isinstance(self.last_accessed, datetime):
+            self.last_accessed = to_utc(self.last_accessed)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict (datetimes as ISO 8601 strings).
@@ -103,8 +124,8 @@ class MemoryItem:
             raise InvalidArgumentError(f"unknown MemoryItem field(s): {', '.join(unknown)}")
         values = dict(data)
         for key in ("timestamp", "last_accessed"):
-            if isinstance(values.get(key), str):
-                values[key] = datetime.fromisoformat(values[key])
+            if values.get(key) is not None:
+                values[key] = check_event_time(values[key], key)
         if "metadata" in values:
             values["metadata"] = decode_metadata(json.dumps(values["metadata"] or {}))
         return cls(**values)
@@ -146,17 +167,65 @@ def check_content(content: object, name: str = "content") -> str:
     return content
 
 
-def check_event_time(value: object, name: str = "timestamp") -> datetime | None:
-    """The event time given to a save call (None: the save's own time), as a datetime.
-
-    A datetime, a date (its midnight) or an ISO 8601 string ("2025-03-03",
-    "2025-03-03T09:12:00", "2025-03-03T09:12:00+02:00"). Times are kept as graphmem keeps
-    every time, as :class:`MemoryItem` does (``datetime.now()``): naive, on the local clock;
-    an aware time is converted to it, and a naive one is taken as local already.
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC (the default ``timestamp`` of an item).
 
     Example:
-        >>> check_event_time("2025-03-03T09:12:00")
-        datetime.datetime(2025, 3, 3, 9, 12)
+        >>> utc_now().tzinfo
+        datetime.timezone.utc
+    """
+    return datetime.now(UTC)
+
+
+def to_utc(when: datetime) -> datetime:
+    """``when`` as a timezone-aware UTC datetime: an aware time is converted, a naive one
+    is read on the local clock (Python's own reading of naive times, and what
+    ``datetime.now()`` gives), then converted.
+
+    Example:
+        >>> from datetime import timedelta, timezone
+        >>> to_utc(datetime(2025, 3, 3, 9, 12, tzinfo=timezone(timedelta(hours=2))))
+        datetime.datetime(2025, 3, 3, 7, 12, tzinfo=datetime.timezone.utc)
+    """
+    if when.tzinfo is UTC:
+        return when
+    try:
+        return when.astimezone(UTC)
+    except (OverflowError, ValueError, OSError):
+        raise InvalidArgumentError(f"{when.isoformat()} has no UTC time in years 1-9999") from None
+
+
+def check_query(query: object, name: str = "query") -> str:
+    """A search query or task description: a str (blank lists recent items) of at most
+    :data:`MAX_QUERY_CHARS` characters, valid Unicode.
+
+    Example:
+        >>> check_query("Who works at Acme?")
+        'Who works at Acme?'
+    """
+    if not isinstance(query, str):
+        raise InvalidArgumentTypeError(f"{name} must be a str, got {type(query).__name__}")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgumentError(
+            f"{name} is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
+            "(search with a question or key words, not a document)"
+        )
+    _check_encodable(query, name)  # a lone surrogate cannot reach the tokenizer
+    return query
+
+
+def check_event_time(value: object, name: str = "timestamp") -> datetime | None:
+    """The one entry point of every time graphmem is given (saves, updates, ingest, import,
+    ``as_of``, ``MemoryItem.from_dict``): None (the save's own time) or a timezone-aware UTC
+    datetime.
+
+    Accepts a datetime, a date (its midnight) or an ISO 8601 string ("2025-03-03",
+    "2025-03-03T09:12:00", "2025-03-03T09:12:00+02:00", "...Z"). A time without a UTC
+    offset is read on the local clock (see :func:`to_utc`).
+
+    Example:
+        >>> check_event_time("2025-03-03T09:12:00+02:00")
+        datetime.datetime(2025, 3, 3, 7, 12, tzinfo=datetime.timezone.utc)
         >>> check_event_time("next week")
         Traceback (most recent call last):
         ...
@@ -165,11 +234,12 @@ def check_event_time(value: object, name: str = "timestamp") -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):
+        text = value
         try:
-            value = datetime.fromisoformat(value.strip())
+            value = datetime.fromisoformat(text.strip())
         except ValueError:
             raise InvalidArgumentError(
-                f"{name} must be a datetime or an ISO 8601 string, got {value!r}"
+                f"{name} must be a datetime or an ISO 8601 string, got {text[:80]!r}"
             ) from None
     elif isinstance(value, date) and not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day)
@@ -177,21 +247,34 @@ def check_event_time(value: object, name: str = "timestamp") -> datetime | None:
         raise InvalidArgumentTypeError(
             f"{name} must be a datetime, a date or an ISO 8601 string, got {type(value).__name__}"
         )
-    return value.astimezone().replace(tzinfo=None) if value.tzinfo is not None else value
+    return to_utc(value)
 
 
-def event_stamp(when: datetime) -> str:
-    """The text form of a time in the graph (``first_seen``, ``valid_from`` ...): ISO 8601 on
-    graphmem's naive local clock (see :func:`check_event_time`), so that such texts order
-    as their times do.
+def time_text(when: datetime) -> str:
+    """The one stored form of a time (memory rows, access times, the graph's ``first_seen``,
+    ``valid_from`` ...): ISO 8601 in UTC, so that texts order as their times do (a whole
+    second, "...:00+00:00", sorts before the same second with a fraction, "...:00.5+00:00").
 
     Example:
-        >>> event_stamp(datetime(2025, 3, 3, 9, 12))
-        '2025-03-03T09:12:00'
+        >>> time_text(datetime(2025, 3, 3, 9, 12, tzinfo=UTC))
+        '2025-03-03T09:12:00+00:00'
     """
-    if when.tzinfo is not None:
-        when = when.astimezone().replace(tzinfo=None)
-    return when.isoformat()
+    return to_utc(when).isoformat()
+
+
+#: The graph's name for :func:`time_text`.
+event_stamp = time_text
+
+
+def stored_time(text: str) -> datetime:
+    """A stored time text back as an aware UTC datetime. Files written before graphmem kept
+    UTC hold naive texts on the local clock of the writer; they are read as local.
+
+    Example:
+        >>> stored_time("2025-03-03T09:12:00+00:00")
+        datetime.datetime(2025, 3, 3, 9, 12, tzinfo=datetime.timezone.utc)
+    """
+    return to_utc(datetime.fromisoformat(text))
 
 
 def check_importance(importance: object, name: str = "importance") -> float:
@@ -207,6 +290,117 @@ def check_importance(importance: object, name: str = "importance") -> float:
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidArgumentError(f"{name} must be in [0, 1], got {importance!r}")
     return value
+
+
+#: Largest integer a stored column holds (SQL BIGINT, SQLite INTEGER).
+MAX_STORED_INT = 2**63 - 1
+
+
+def check_count(value: object, name: str) -> int:
+    """A non-negative int that fits a stored integer column.
+
+    Example:
+        >>> check_count(3, "access_count")
+        3
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= MAX_STORED_INT:
+        shown = f"{value}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise InvalidArgumentError(f"{name} must be in [0, 2**63 - 1], got {shown}")
+    return value
+
+
+def check_capacity(value: object, name: str) -> int:
+    """A positive int capacity (``max_items``, ``capacity`` ...) that a stored count can reach.
+
+    Example:
+        >>> check_capacity(50, "short_term_capacity")
+        50
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(f"{name} must be a positive int, got {type(value).__name__}")
+    if not 1 <= value <= MAX_STORED_INT:
+        shown = f"{value}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise InvalidArgumentError(f"{name} must be in [1, 2**63 - 1], got {shown}")
+    return value
+
+
+def check_finite(value: object, name: str) -> float:
+    """A real, finite number (bool refused) as a float.
+
+    Example:
+        >>> check_finite(2, "relevance_score")
+        2.0
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgumentTypeError(f"{name} must be a number, got {type(value).__name__}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InvalidArgumentError(f"{name} must be a finite number, got {value!r:.40}")
+    return number
+
+
+def check_embedding(value: object, name: str = "embedding") -> list[float] | None:
+    """None or a list of finite numbers, as floats.
+
+    Example:
+        >>> check_embedding([1, 0.5])
+        [1.0, 0.5]
+    """
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple):
+        raise InvalidArgumentTypeError(
+            f"{name} must be a list of numbers or None, got {type(value).__name__}"
+        )
+    return [check_finite(v, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+def check_updates(updates: object) -> dict[str, Any]:
+    """The ``updates`` of a tier's ``update(memory_id, updates)``: each value checked as its
+    field needs (times to aware UTC), or an error naming the field; ``memory_id`` is read-only.
+
+    Example:
+        >>> check_updates({"access_count": 2, "last_accessed": "2026-01-01T00:00:00+00:00"})
+        {'access_count': 2, 'last_accessed': datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)}
+    """
+    if not isinstance(updates, dict):
+        raise InvalidArgumentTypeError(f"updates must be a dict, got {type(updates).__name__}")
+    updatable = {f.name for f in fields(MemoryItem)} - {"memory_id"}
+    unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(updates) - updatable)
+    if unknown:
+        raise InvalidArgumentError(
+            f"cannot update unknown or read-only field(s): {', '.join(unknown)}"
+        )
+    checked: dict[str, Any] = {}
+    for key, value in updates.items():
+        if key == "content":
+            checked[key] = check_content(value)
+        elif key == "memory_type":
+            checked[key] = check_content(value, key)
+        elif key == "timestamp":
+            if value is None:
+                raise InvalidArgumentTypeError(
+                    "timestamp must be a datetime, a date or an ISO 8601 string, got NoneType"
+                )
+            checked[key] = check_event_time(value, key)
+        elif key == "last_accessed":
+            checked[key] = check_event_time(value, key)
+        elif key == "metadata":
+            checked[key] = decode_metadata(encode_metadata(value))
+        elif key == "relevance_score":
+            checked[key] = check_finite(value, key)
+        elif key == "access_count":
+            checked[key] = check_count(value, key)
+        elif key == "embedding":
+            checked[key] = check_embedding(value, key)
+        else:  # the ids
+            checked[key] = check_optional_id(value, key)
+    return checked
 
 
 def check_optional_id(value: object, name: str) -> str | None:
@@ -294,7 +488,7 @@ def _to_plain_json(value: object, name: str, depth: int) -> object:
 def _from_tagged(obj: dict[str, Any]) -> object:
     if len(obj) == 1:
         if _DATETIME_TAG in obj:
-            return datetime.fromisoformat(obj[_DATETIME_TAG])
+            return datetime.fromisoformat(obj[_DATETIME_TAG])  # metadata is kept as given
         if _DATE_TAG in obj:
             return date.fromisoformat(obj[_DATE_TAG])
     return obj

@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 3, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 4, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged
@@ -37,6 +37,7 @@ from typing import IO, Any
 
 from ._files import replacing
 from .errors import GraphmemError, InvalidArgumentError, SchemaVersionError
+from .items import check_event_time, time_text
 from .store import dump, migrations, schema
 from .store.database import Database
 
@@ -185,6 +186,9 @@ def jsonl_objects(
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(f"{where}, line {number}: not JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, deep nesting
+            reason = str(exc).split(";")[0] if isinstance(exc, ValueError) else "nested too deep"
+            raise error(f"{where}, line {number}: not JSON graphmem reads ({reason})") from None
         if not isinstance(record, dict):
             raise error(f"{where}, line {number}: not a JSON object")
         yield number, record
@@ -215,17 +219,17 @@ def _read_export(handle: IO[str], where: str) -> tuple[int, dict[str, list[dict[
             )
         if table == "graphmem_meta" and row.get("key") in dump.INTERNAL_META_KEYS:
             continue
+        _check_times(table, row, f"{where}, line {number}")
         rows[table].append(row)
     if header is None:
         raise ImportFileError(f"{where}: empty file, not a graphmem export")
-    expected = header.get("tables")
-    if isinstance(expected, dict):
-        for table, table_rows in rows.items():
-            if table in expected and expected[table] != len(table_rows):
-                raise ImportFileError(
-                    f"{where}: the header promises {expected[table]} {table} rows but the "
-                    f"file holds {len(table_rows)} (truncated or edited?)"
-                )
+    expected = header["tables"]
+    for table, table_rows in rows.items():
+        if expected.get(table, 0) != len(table_rows):
+            raise ImportFileError(
+                f"{where}: the header promises {expected.get(table, 0)} {table} rows but the "
+                f"file holds {len(table_rows)} (truncated or edited?)"
+            )
     return int(header["schema_version"]), rows
 
 
@@ -249,6 +253,9 @@ def _check_header(record: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where}: export format {version!r} is newer than this graphmem reads "
             f"({EXPORT_FORMAT_VERSION}); upgrade graphmem"
         )
+    if not isinstance(record.get("tables"), dict):
+        # The row counts are how a truncated file is recognised: without them, refuse.
+        raise ImportFileError(f"{where}: the export header has no 'tables' row counts")
     schema_version = record.get("schema_version")
     if (
         not isinstance(schema_version, int)
@@ -260,6 +267,24 @@ def _check_header(record: dict[str, Any], where: str) -> dict[str, Any]:
             f"schema {schema.SCHEMA_VERSION} and older. Upgrade graphmem to import it."
         )
     return record
+
+
+def _check_times(table: str, row: dict[str, Any], where: str) -> None:
+    """Each time of ``row`` in the one stored form (aware UTC; a naive text of an older
+    export is read on the local clock), or :class:`ImportFileError` naming the column."""
+    for column in schema.TIME_COLUMNS.get(table, ()):
+        value = row.get(column)
+        if value is None:
+            continue
+        try:
+            when = check_event_time(value, column) if isinstance(value, str) else None
+        except InvalidArgumentError:
+            when = None
+        if when is None:
+            raise ImportFileError(
+                f"{where}: {table}.{column} {str(value)[:40]!r} is not an ISO 8601 time"
+            )
+        row[column] = time_text(when)
 
 
 def _line(record: dict[str, Any]) -> str:

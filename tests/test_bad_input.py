@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,10 +15,13 @@ from graphmem import (
     CortexMemory,
     EntityMemory,
     LongTermMemory,
+    MemoryItem,
     ShortTermMemory,
     SQLiteStorage,
     UserMemory,
 )
+from graphmem.errors import DatabaseFileError, InvalidArgumentError, InvalidArgumentTypeError
+from graphmem.items import MAX_QUERY_CHARS
 
 
 class Opaque:
@@ -245,3 +249,131 @@ class TestReadArguments:
             users.search_user_memory(None, "x")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="user_id"):
             users.get_user_preferences("")
+
+
+# --------------------------------------------------- issue 19, item 7: every argument checked
+class TestUpdateValues:
+    """``update`` checks each field's value as it enters, with an error naming the field,
+    and writes nothing when one is wrong."""
+
+    @pytest.mark.parametrize(
+        ("updates", "error", "name"),
+        [
+            ({"access_count": "x"}, InvalidArgumentTypeError, "access_count"),
+            ({"access_count": 2**70}, InvalidArgumentError, "access_count"),
+            ({"access_count": -5}, InvalidArgumentError, "access_count"),
+            ({"access_count": True}, InvalidArgumentTypeError, "access_count"),
+            ({"relevance_score": math.nan}, InvalidArgumentError, "relevance_score"),
+            ({"relevance_score": math.inf}, InvalidArgumentError, "relevance_score"),
+            ({"relevance_score": "high"}, InvalidArgumentTypeError, "relevance_score"),
+            ({"last_accessed": "yesterday"}, InvalidArgumentError, "last_accessed"),
+            ({"last_accessed": 17}, InvalidArgumentTypeError, "last_accessed"),
+            ({"timestamp": None}, InvalidArgumentTypeError, "timestamp"),
+            ({"memory_type": None}, InvalidArgumentTypeError, "memory_type"),
+            ({"memory_type": 5}, InvalidArgumentTypeError, "memory_type"),
+            ({"memory_type": " "}, InvalidArgumentError, "memory_type"),
+            ({"embedding": "notalist"}, InvalidArgumentTypeError, "embedding"),
+            ({"embedding": [1.0, math.nan]}, InvalidArgumentError, r"embedding\[1\]"),
+            ({"embedding": [10**400]}, InvalidArgumentError, r"embedding\[0\]"),
+            ({1: "x"}, InvalidArgumentError, "unknown"),
+        ],
+    )
+    def test_refused_naming_the_field(
+        self, db_file: str, updates: dict[Any, Any], error: type[Exception], name: str
+    ) -> None:
+        storage = SQLiteStorage(db_file)
+        memory = LongTermMemory(storage=storage)
+        item = memory.save("original")
+        before = _dump(db_file)
+        with pytest.raises(error, match=name):
+            memory.update(item.memory_id, updates)
+        assert _dump(db_file) == before
+        storage.close()
+
+    def test_good_values_are_stored_normalised(self, db_file: str) -> None:
+        storage = SQLiteStorage(db_file)
+        memory = LongTermMemory(storage=storage)
+        item = memory.save("original")
+        assert memory.update(
+            item.memory_id,
+            {"access_count": 3, "last_accessed": "2026-01-01T00:00:00+00:00", "embedding": [1, 2]},
+        )
+        [stored] = memory._all_items()  # (retrieve would count an access)
+        assert isinstance(stored, MemoryItem)
+        assert stored.last_accessed == datetime(2026, 1, 1, tzinfo=UTC)
+        assert stored.embedding == [1.0, 2.0] and stored.access_count == 3
+        storage.close()
+
+
+def _dump(path: str) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(path)
+    try:
+        return [tuple(r) for r in con.execute("SELECT * FROM memories ORDER BY seq")]
+    finally:
+        con.close()
+
+
+class TestQueryLength:
+    """A query (or task) longer than MAX_QUERY_CHARS is refused clearly, not cut."""
+
+    TOO_LONG = "word " * (MAX_QUERY_CHARS // 5 + 1)
+
+    @pytest.mark.parametrize(
+        ("call", "name"),
+        [
+            (lambda m, q: m.search(q), "query"),
+            (lambda m, q: m.long_term.search(q), "query"),
+            (lambda m, q: m.contextual.search(q), "query"),
+            (lambda m, q: m.entity_memory.search(q), "query"),
+            (lambda m, q: m.build_context_for_task(q), "task_description"),
+            (lambda m, q: m.build_context_report(q), "task_description"),
+        ],
+    )
+    def test_refused(self, call: Any, name: str) -> None:
+        memory = CortexMemory()
+        with pytest.raises(InvalidArgumentError, match=f"{name} is .* the limit is 100,000"):
+            call(memory, self.TOO_LONG)
+
+    def test_at_the_limit_it_runs(self) -> None:
+        memory = CortexMemory()
+        memory.save_task_result("Audit", "Acme passed the audit", "QA", importance=0.9)
+        query = ("Acme audit " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
+        assert memory.long_term is not None
+        found = memory.long_term.search(query)
+        assert len(found) == 1 and "Acme passed the audit" in found[0].content
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"short_term_capacity": 10**30}, "short_term_capacity"),
+        ({"long_term_capacity": 2**63}, "long_term_capacity"),
+        ({"short_term_capacity": 0}, "short_term_capacity"),
+        ({"long_term_capacity": 1.5}, "long_term_capacity"),
+    ],
+)
+def test_cortex_capacities_are_checked(kwargs: dict[str, Any], name: str) -> None:
+    with pytest.raises((InvalidArgumentError, InvalidArgumentTypeError), match=name):
+        CortexMemory(**kwargs)
+
+
+def test_tier_capacities_fit_a_stored_count() -> None:
+    with pytest.raises(InvalidArgumentError, match="capacity"):
+        ShortTermMemory(capacity=10**30)
+    with pytest.raises(InvalidArgumentError, match="max_items"):
+        LongTermMemory(max_items=2**64)
+    assert ShortTermMemory(capacity=2**63 - 1).capacity == 2**63 - 1
+
+
+@pytest.mark.parametrize("version", ["x", "2.0", "", " ", "-1", "0", "9" * 40])
+def test_a_malformed_schema_version_is_a_database_file_error(tmp_path: Any, version: str) -> None:
+    path = tmp_path / "m.db"
+    SQLiteStorage(str(path)).close()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE graphmem_meta SET value = ? WHERE key = 'schema_version'", (version,))
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(DatabaseFileError, match="schema_version .* is not a version"):
+        SQLiteStorage(str(path))
+    assert path.read_bytes() == before

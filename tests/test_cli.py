@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -701,3 +702,269 @@ def test_declare_names_the_bad_line(tmp_path: Path) -> None:
     types.write_text('{"label": "PROJECT", "pattern": "Atlas"}\n{"label": "x"}\n')
     result = run("--db", str(tmp_path / "t.db"), "declare", str(types))
     assert_one_line_error(result, "types.jsonl:2")
+
+
+# ------------------------------------------- issue 19, item 8: one error path, never a traceback
+def _in_process(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> subprocess.CompletedProcess[str]:
+    status = main(argv)
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, status, captured.out, captured.err)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HUGE_INT = "9" * 5_000
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "fragment"),
+    [
+        ("deep.jsonl", '{"content": "x", "metadata": {"a": ' + DEEP + "}}\n", "line 1"),
+        ("huge.jsonl", '{"content": "x", "importance": ' + HUGE_INT + "}\n", "line 1"),
+        ("top.jsonl", DEEP + "\n", "line 1"),
+        ("cell.csv", "content\n" + "x" * 10_000_001 + "\n", "limit is 10,000,000"),
+    ],
+)
+def test_hostile_input_files_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, body: str, fragment: str
+) -> None:
+    source = tmp_path / name
+    source.write_text(body, encoding="utf-8")
+    db = tmp_path / "new.db"
+    result = _in_process(["--db", str(db), "ingest", str(source)], capsys)
+    assert result.returncode == 1
+    assert_one_line_error(result, name, fragment)
+    assert not db.exists()
+
+
+def test_a_csv_cell_longer_than_csvs_default_limit_is_ingested(tmp_path: Path) -> None:
+    long_text = "Alice Stone joined Acme Corp. " + "x" * 140_000
+    source = tmp_path / "long.csv"
+    source.write_text(f"content\n{long_text}\n", encoding="utf-8")
+    db = tmp_path / "long.db"
+    result = run("--db", str(db), "ingest", str(source), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    with SQLiteStorage(str(db)).database.read() as conn:
+        assert namespace_counts(conn) == {"entity": 1, "long_term": 1}
+
+
+@pytest.fixture(scope="module")
+def small_export(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    folder = tmp_path_factory.mktemp("export")
+    db, out = folder / "small.db", folder / "small.jsonl"
+    source = folder / "in.txt"
+    source.write_text("Alice Stone joined Acme Corp.\n", encoding="utf-8")
+    assert main(["--db", str(db), "ingest", str(source), "--no-progress"]) == 0
+    assert main(["--db", str(db), "export", str(out)]) == 0
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+def _created_at_never(lines: list[str]) -> list[str]:
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        if record.get("table") == "memories":
+            record["row"]["created_at"] = "never"
+        out.append(json.dumps(record))
+    return out
+
+
+def _no_tables_and_half_a_file(lines: list[str]) -> list[str]:
+    header = json.loads(lines[0])
+    del header["tables"]
+    return [json.dumps(header), *lines[1:-1]]
+
+
+def _a_deep_row(lines: list[str]) -> list[str]:
+    return [*lines, '{"table": "kv", "row": ' + DEEP + "}"]
+
+
+def _a_huge_schema_version(lines: list[str]) -> list[str]:
+    header = json.loads(lines[0])
+    del header["schema_version"]
+    return [json.dumps(header)[:-1] + ', "schema_version": ' + HUGE_INT + "}", *lines[1:]]
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (_created_at_never, "memories.created_at 'never' is not an ISO 8601 time"),
+        (_no_tables_and_half_a_file, "no 'tables' row counts"),
+        (_a_deep_row, "nested too deep"),
+        (_a_huge_schema_version, "Exceeds the limit"),
+    ],
+)
+def test_a_bad_import_is_refused_and_writes_nothing(
+    small_export: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Callable[[list[str]], list[str]],
+    fragment: str,
+) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_text("\n".join(edit(small_export)) + "\n", encoding="utf-8")
+    target = tmp_path / "target.db"
+    result = _in_process(["--db", str(target), "import", str(source)], capsys)
+    assert result.returncode == 1
+    assert_one_line_error(result, fragment)
+    assert not target.exists()
+
+
+def test_stats_on_a_malformed_schema_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    db = tmp_path / "m.db"
+    SQLiteStorage(str(db)).close()
+    con = sqlite3.connect(db)
+    con.execute("UPDATE graphmem_meta SET value = '2.0' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    result = _in_process(["--db", str(db), "stats"], capsys)
+    assert result.returncode == 1
+    assert_one_line_error(result, "schema_version '2.0' is not a version")
+    assert db.read_bytes() == before
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from graphmem.cli import main
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+def test_ingest_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "many.txt"
+    source.write_text(
+        "".join(f"Person{n} Stone joined Company{n} in Paris on day {n}.\n" for n in range(400)),
+        encoding="utf-8",
+    )
+    db = tmp_path / "full.db"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _FULL_DISK,
+            str(200_000),
+            "--db",
+            str(db),
+            "ingest",
+            str(source),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stderr
+    assert_one_line_error(result)
+    assert re.search(r"disk is full|disk I/O error|File too large", result.stderr), result.stderr
+
+
+def test_an_unexpected_error_is_one_line_with_status_3(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import graphmem.cli as cli
+
+    def broken(args: object) -> int:
+        raise RuntimeError("boom\nsecond line")
+
+    commands = tuple(
+        cli.Command(c.name, broken, c.summary, c.examples) if c.name == "stats" else c
+        for c in cli.COMMANDS
+    )
+    monkeypatch.setattr(cli, "COMMANDS", commands)
+    result = _in_process(["--db", str(tmp_path / "x.db"), "stats"], capsys)
+    assert result.returncode == 3
+    assert_one_line_error(result, "internal error (RuntimeError: boom)")
+    monkeypatch.setenv("GRAPHMEM_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["--db", str(tmp_path / "x.db"), "stats"])
+
+
+def test_exit_codes_are_documented() -> None:
+    from graphmem.cli import EXIT_CODES
+
+    text = DOCS.read_text(encoding="utf-8")
+    for code in EXIT_CODES:
+        assert f"| {code} |" in text, code
+
+
+# ------------------------------------------------- issue 19, item 9: one tenant scope everywhere
+@pytest.fixture(scope="module")
+def tenants_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tenants")
+    db = folder / "t.db"
+    shared = folder / "shared.jsonl"
+    shared.write_text('{"content": "Bob Reed joined Initech in Oslo."}\n', encoding="utf-8")
+    alice = folder / "alice.jsonl"
+    alice.write_text(
+        '{"content": "Alice Stone joined Globex in Lima."}\n'
+        '{"content": "Alice Stone met Carol Diaz in Lima."}\n',
+        encoding="utf-8",
+    )
+    assert main(["--db", str(db), "ingest", str(shared), "--no-progress"]) == 0
+    assert main(["--db", str(db), "ingest", str(alice), "--user", "alice", "--no-progress"]) == 0
+    return db
+
+
+def test_every_reading_command_takes_user() -> None:
+    parser = build_parser()
+    for command in ("search", "context", "entities", "relations", "path", "viz", "stats"):
+        args = [
+            command,
+            *{
+                "search": ["q"],
+                "context": ["t"],
+                "relations": ["n"],
+                "path": ["a", "b"],
+                "viz": ["o.html"],
+            }.get(command, []),
+        ]
+        assert parser.parse_args([*args, "--user", "alice"]).user == "alice", command
+
+
+def test_stats_counts_only_the_users_rows(
+    tenants_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alice = json.loads(
+        _in_process(["--db", str(tenants_db), "stats", "--user", "alice", "--json"], capsys).stdout
+    )
+    shared = json.loads(_in_process(["--db", str(tenants_db), "stats", "--json"], capsys).stdout)
+    assert alice["memories_by_tier"] == {"entity": 2, "long_term": 2}
+    assert shared["memories_by_tier"] == {"entity": 1, "long_term": 1}
+    assert alice["users"] == shared["users"] == ["alice"]
+    assert alice["rows"]["entities"] == alice["graph"]["entities"]
+    assert shared["rows"]["entities"] == shared["graph"]["entities"]
+    assert alice["rows"]["merges"] == 0 and alice["rows"]["kv"] == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "user", "present", "absent"),
+    [
+        (["search", "joined"], None, "Bob Reed", "Alice Stone"),
+        (["search", "joined"], "alice", "Alice Stone", "Bob Reed"),
+        (["context", "Who joined a company?"], None, "Bob Reed", "Alice Stone"),
+        (["context", "Who joined Globex?"], "alice", "Alice Stone", "Bob Reed"),
+        (["entities"], None, "Bob Reed", "Alice Stone"),
+        (["entities"], "alice", "Alice Stone", "Bob Reed"),
+    ],
+)
+def test_one_default_scope_across_commands(
+    tenants_db: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    user: str | None,
+    present: str,
+    absent: str,
+) -> None:
+    argv = ["--db", str(tenants_db), *command, *(["--user", user] if user else [])]
+    result = _in_process(argv, capsys)
+    assert result.returncode == 0, result.stderr
+    assert present in result.stdout and absent not in result.stdout, result.stdout

@@ -36,7 +36,13 @@ def _contents(memory: object) -> list[str]:
 class TestConstruction:
     def test_signature(self) -> None:
         params = inspect.signature(CortexMemory).parameters
-        assert {n: p.default for n, p in params.items()} == {
+        calute = {n: p for n, p in params.items() if p.kind is not p.KEYWORD_ONLY}
+        # graphmem's additions are keyword-only: Calute's calls mean what they meant.
+        assert {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY} == {
+            "storage": None,
+            "user_id": None,
+        }
+        assert {n: p.default for n, p in calute.items()} == {
             "enable_short_term": True,
             "enable_long_term": True,
             "enable_entity": True,

@@ -123,16 +123,8 @@ def test_forgetting_persists(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- the facade
 def _tier_contents(memory: CortexMemory) -> dict[str, list[str]]:
-    tiers = {
-        "short_term": memory.short_term,
-        "long_term": memory.long_term,
-        "entity": memory.entity_memory,
-        "contextual.short_term": memory.contextual.short_term,
-        "contextual.long_term": memory.contextual.long_term,
-    }
     return {
-        name: sorted(i.content for i in tier._all_items())  # type: ignore[union-attr]
-        for name, tier in tiers.items()
+        name: sorted(i.content for i in tier._all_items()) for name, tier in memory._tiers().items()
     }
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import typing
 import uuid
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -58,9 +58,9 @@ class TestFields:
             MemoryItem()  # type: ignore[call-arg]
 
     def test_factories_give_fresh_values(self) -> None:
-        before = datetime.now()
+        before = datetime.now(UTC)
         a, b = MemoryItem("a"), MemoryItem("b")
-        after = datetime.now()
+        after = datetime.now(UTC)
         assert before <= a.timestamp <= after
         assert a.metadata == {} and a.metadata is not b.metadata
         assert a.memory_id != b.memory_id
@@ -76,7 +76,7 @@ def _full_item() -> MemoryItem:
     return MemoryItem(
         content="Alice Johnson joined Acme Corp",
         memory_type="long_term",
-        timestamp=datetime(2025, 3, 4, 5, 6, 7, 891011),
+        timestamp=datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC),
         metadata={
             "importance": 0.8,
             "when": datetime(2024, 1, 2, 3, 4, 5),
@@ -91,7 +91,7 @@ def _full_item() -> MemoryItem:
         user_id="u-1",
         relevance_score=0.25,
         access_count=7,
-        last_accessed=datetime(2025, 3, 5, 0, 0, 1),
+        last_accessed=datetime(2025, 3, 5, 0, 0, 1, tzinfo=UTC),
         embedding=[0.1, -0.5, 3.0],
         memory_id="m-123",
     )
@@ -102,8 +102,8 @@ class TestSerialisation:
         item = _full_item()
         text = json.dumps(item.to_dict())
         data = json.loads(text)
-        assert data["timestamp"] == "2025-03-04T05:06:07.891011"
-        assert data["last_accessed"] == "2025-03-05T00:00:01"
+        assert data["timestamp"] == "2025-03-04T05:06:07.891011+00:00"
+        assert data["last_accessed"] == "2025-03-05T00:00:01+00:00"
         assert "2024-01-02T03:04:05" in text and "2030-01-01T00:00:00" in text
         assert "2024-06-07" in text
         assert data["embedding"] == [0.1, -0.5, 3.0]

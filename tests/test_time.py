@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timedelta, timezone
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ from graphmem import (
     CortexMemory,
     EntityMemory,
     LongTermMemory,
+    MemoryItem,
     ShortTermMemory,
     UserMemory,
 )
@@ -29,7 +34,29 @@ from graphmem.viz import render_graph
 HIRE = "Samir Haddad joined Kestrel Automation as CTO."
 DEPARTURE = "Samir Haddad left Kestrel Automation."
 MOVE = "Samir Haddad joined Lumen Robotics."
-JOINED, LEFT, MOVED = "2025-03-03T09:00:00", "2025-04-21T10:00:00", "2025-06-02T08:30:00"
+JOINED, LEFT, MOVED = (
+    "2025-03-03T09:00:00+00:00",
+    "2025-04-21T10:00:00+00:00",
+    "2025-06-02T08:30:00+00:00",
+)
+
+
+@pytest.fixture(autouse=True)
+def utc_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Naive times are read on the local clock: these tests run on a UTC one."""
+    with local_clock(monkeypatch, "UTC"):
+        yield
+
+
+@contextmanager
+def local_clock(monkeypatch: pytest.MonkeyPatch, zone: str) -> Iterator[None]:
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def save(memory: CortexMemory, result: str, when: Any) -> None:
@@ -72,10 +99,10 @@ class TestAsOf:
     @pytest.mark.parametrize(
         ("when", "present"),
         [
-            ("2025-03-03T08:59:59", False),
+            ("2025-03-03T08:59:59+00:00", False),
             (JOINED, True),  # t == valid_from: included
             (datetime(2025, 3, 3, 9, 0), True),
-            ("2025-04-21T09:59:59", True),
+            ("2025-04-21T09:59:59+00:00", True),
             (LEFT, False),  # t == valid_to: excluded
             (date(2025, 4, 22), False),
         ],
@@ -114,21 +141,26 @@ class TestFirstSeen:
     def test_first_seen_is_the_first_mention_whenever_it_was_saved(self) -> None:
         memory = CortexMemory()
         save(memory, DEPARTURE, LEFT)
-        save(memory, "Samir Haddad visited Kestrel Automation in Oslo.", "2025-05-05T12:00:00")
+        save(
+            memory, "Samir Haddad visited Kestrel Automation in Oslo.", "2025-05-05T12:00:00+00:00"
+        )
         save(memory, HIRE, JOINED)  # the oldest, saved last
         info = memory.entity_memory.get_entity("Samir Haddad")
         assert info is not None
-        assert (info.first_seen, info.last_seen) == (JOINED, "2025-05-05T12:00:00")
+        assert (info.first_seen, info.last_seen) == (JOINED, "2025-05-05T12:00:00+00:00")
         oslo = memory.entity_memory.get_entity("Oslo")
-        assert oslo is not None and oslo.first_seen == "2025-05-05T12:00:00"
+        assert oslo is not None and oslo.first_seen == "2025-05-05T12:00:00+00:00"
 
     def test_a_relation_is_seen_from_its_first_to_its_last_evidence(self) -> None:
         memory = CortexMemory()
-        save(memory, "Samir Haddad works at Kestrel Automation.", "2025-05-01T09:00:00")
-        save(memory, "Samir Haddad works at Kestrel Automation.", "2025-01-10T09:00:00")
+        save(memory, "Samir Haddad works at Kestrel Automation.", "2025-05-01T09:00:00+00:00")
+        save(memory, "Samir Haddad works at Kestrel Automation.", "2025-01-10T09:00:00+00:00")
         edge = typed(memory.entity_memory)[WORKS]
-        assert (edge.first_seen, edge.last_seen) == ("2025-01-10T09:00:00", "2025-05-01T09:00:00")
-        assert edge.valid_from == "2025-01-10T09:00:00" and edge.valid_to is None
+        assert (edge.first_seen, edge.last_seen) == (
+            "2025-01-10T09:00:00+00:00",
+            "2025-05-01T09:00:00+00:00",
+        )
+        assert edge.valid_from == "2025-01-10T09:00:00+00:00" and edge.valid_to is None
 
     def test_calute_entities_view_takes_first_and_last(self) -> None:
         memory = EntityMemory()
@@ -226,8 +258,8 @@ class TestEventTime:
         ids=["short_term", "long_term", "entity", "contextual", "contextual_long", "user"],
     )
     def test_every_tier_takes_a_timestamp(self, save_one: Any) -> None:
-        item = save_one("2024-11-05T16:20:00")
-        assert item.timestamp == datetime(2024, 11, 5, 16, 20)
+        item = save_one("2024-11-05T16:20:00+00:00")
+        assert item.timestamp == datetime(2024, 11, 5, 16, 20, tzinfo=UTC)
         assert "timestamp" not in item.metadata
 
     def test_the_user_graph_is_dated_too(self) -> None:
@@ -244,11 +276,11 @@ class TestEventTime:
         stamps = sorted(item.timestamp for item in memory.long_term.search("", limit=10))
         assert stamps == [datetime.fromisoformat(JOINED), datetime.fromisoformat(LEFT)]
 
-    def test_an_aware_time_is_kept_on_the_local_clock(self) -> None:
+    def test_an_aware_time_is_kept_in_utc(self) -> None:
         aware = datetime(2025, 3, 3, 9, 0, tzinfo=timezone(timedelta(hours=2)))
         item = EntityMemory().save("Ana met Bo.", timestamp=aware)
-        assert item.timestamp.tzinfo is None
-        assert item.timestamp == aware.astimezone().replace(tzinfo=None)
+        assert item.timestamp.tzinfo is UTC
+        assert item.timestamp == datetime(2025, 3, 3, 7, 0, tzinfo=UTC)
 
     @pytest.mark.parametrize(
         ("bad", "error", "message"),
@@ -455,3 +487,128 @@ def test_a_bad_time_field_is_one_line_error(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("graphmem: error: ") and fragment in err[0]
     assert not db.exists()
+
+
+# ------------------------------------------------------------- one clock: aware UTC (issue 19)
+class TestUtcBoundary:
+    """Every time given to graphmem is timezone-aware UTC from where it enters; naive times
+    are read on the local clock; naive texts in files of older versions still read."""
+
+    def test_mixed_naive_and_aware_saves_read_back(self) -> None:
+        lt = LongTermMemory()
+        lt.save("Dana joined Acme.", timestamp=datetime(2026, 5, 5, tzinfo=UTC))
+        lt.save("Dana left Acme.", timestamp=datetime(2026, 6, 5))
+        lt.save("Dana visited Oslo.", timestamp="2026-07-05T10:00:00+02:00")
+        assert "Dana joined Acme." in lt.consolidate()
+        stamps = sorted(i.timestamp for i in lt.search("", limit=10))
+        assert stamps == [
+            datetime(2026, 5, 5, tzinfo=UTC),
+            datetime(2026, 6, 5, tzinfo=UTC),
+            datetime(2026, 7, 5, 8, tzinfo=UTC),
+        ]
+
+    def test_an_update_to_an_aware_time_keeps_reads_working(self) -> None:
+        lt = LongTermMemory()
+        lt.save("Dana joined Acme.", timestamp=datetime(2026, 5, 5))
+        item = lt.save("Dana left Acme.", timestamp=datetime(2026, 6, 5))
+        aware = datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=-5)))
+        assert lt.update(item.memory_id, {"timestamp": aware, "last_accessed": "2026-01-02"})
+        summary = lt.consolidate()  # newest first
+        assert summary.index("Dana joined") < summary.index("Dana left")
+        stored = lt.retrieve(item.memory_id)
+        assert isinstance(stored, MemoryItem)
+        assert stored.timestamp == datetime(2026, 1, 1, 5, tzinfo=UTC)
+        assert stored.last_accessed is not None and stored.last_accessed.tzinfo is UTC
+
+    def test_contextual_listing_and_summary_with_mixed_times(self) -> None:
+        memory = ContextualMemory()
+        memory.save("Dana joined Acme.", timestamp=datetime(2026, 5, 5, tzinfo=UTC))
+        memory.save("Dana left Acme.", timestamp="2026-06-05")
+        memory.save("Dana met Bo.", importance=0.9, timestamp=datetime(2026, 4, 1))
+        listed = [i.content for i in memory.search("")]
+        assert listed == ["Dana left Acme.", "Dana joined Acme.", "Dana met Bo."]
+        cortex = CortexMemory()
+        cortex.save_task_result("t", "Dana joined Acme.", "HR", timestamp=datetime(2026, 5, 5))
+        cortex.save_task_result(
+            "t", "Dana left Acme.", "HR", timestamp=datetime(2026, 6, 5, tzinfo=UTC)
+        )
+        summary = cortex.get_summary()
+        assert isinstance(summary, str) and "Dana left Acme." in str(cortex.search("Dana left"))
+
+    def test_naive_times_are_read_on_the_local_clock(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        with local_clock(monkeypatch, "Asia/Kolkata"):  # UTC+05:30, no daylight saving
+            item = LongTermMemory().save("Ana met Bo.", timestamp="2025-03-03T09:00:00")
+            utc = LongTermMemory().save("Ana met Bo.", timestamp="2025-03-03T09:00:00Z")
+        assert item.timestamp == datetime(2025, 3, 3, 3, 30, tzinfo=UTC)
+        assert utc.timestamp == datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+
+    def test_items_hold_utc_however_they_are_made(self) -> None:
+        assert MemoryItem("x").timestamp.tzinfo is UTC
+        item = MemoryItem(
+            "x", timestamp=datetime(2025, 1, 1, 12, tzinfo=timezone(timedelta(hours=1)))
+        )
+        assert item.timestamp == datetime(2025, 1, 1, 11, tzinfo=UTC)
+        again = MemoryItem.from_dict({"content": "x", "timestamp": "2025-01-01T12:00:00"})
+        assert again.timestamp == datetime(2025, 1, 1, 12, tzinfo=UTC)
+        with pytest.raises(ValueError, match="timestamp must be a datetime or an ISO 8601"):
+            MemoryItem.from_dict({"content": "x", "timestamp": "never"})
+
+    def test_one_stored_format(self, tmp_path: Path, write_memory_on: None) -> None:
+        path = str(tmp_path / "m.db")
+        memory = CortexMemory(persistence_path=path)
+        save(memory, HIRE, datetime(2025, 3, 3, 9, 0, tzinfo=timezone(timedelta(hours=2))))
+        save(memory, DEPARTURE, "2025-04-21T10:00:00")
+        memory.search("Samir")  # writes access times
+        assert memory.storage is not None
+        memory.storage.close()
+        con = sqlite3.connect(path)
+        stamps = [
+            *(r[0] for r in con.execute("SELECT created_at FROM memories")),
+            *(r[0] for r in con.execute("SELECT last_accessed FROM memories") if r[0]),
+            *(r[0] for r in con.execute("SELECT first_seen FROM entities")),
+            *(v for r in con.execute("SELECT valid_from, valid_to FROM relations") for v in r if v),
+        ]
+        con.close()
+        assert stamps and all(s.endswith("+00:00") for s in stamps), stamps
+        assert "2025-03-03T07:00:00+00:00" in stamps
+
+    def test_files_with_naive_times_still_read(self, tmp_path: Path, write_memory_on: None) -> None:
+        path = str(tmp_path / "old.db")
+        memory = CortexMemory(persistence_path=path)
+        for result, when in ((HIRE, JOINED), (DEPARTURE, LEFT)):
+            memory.save_task_result("Record", result, "HR Agent", importance=0.9, timestamp=when)
+        assert memory.storage is not None
+        memory.storage.close()
+        con = sqlite3.connect(path)  # what an older graphmem wrote: naive local texts
+        for table, columns in {
+            "memories": ("created_at", "last_accessed"),
+            "entities": ("first_seen", "last_seen"),
+            "relations": ("first_seen", "last_seen", "valid_from", "valid_to"),
+        }.items():
+            for column in columns:
+                con.execute(f"UPDATE {table} SET {column} = replace({column}, '+00:00', '')")  # noqa: S608 (fixed names)
+        con.commit()
+        con.close()
+        reopened = CortexMemory(persistence_path=path)
+        assert reopened.long_term is not None and reopened.contextual is not None
+        assert "Samir Haddad" in reopened.long_term.consolidate()
+        assert reopened.get_summary()
+        assert reopened.contextual.search("")
+        reopened.save_task_result("Record", MOVE, "HR Agent", timestamp=MOVED)
+        stamps = [i.timestamp for i in reopened.long_term.search("", limit=10)]
+        assert all(s.tzinfo is UTC for s in stamps)
+        assert datetime.fromisoformat(JOINED) in stamps
+        assert reopened.entity_memory is not None
+        assert WORKS in typed(reopened.entity_memory.as_of("2025-04-01"))
+        assert WORKS not in typed(reopened.entity_memory.as_of("2025-05-01"))
+        assert reopened.build_context_for_task("Where does Samir Haddad work?")
+
+
+def test_a_time_in_filters_is_compared_in_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = LongTermMemory()
+    with local_clock(monkeypatch, "Asia/Kolkata"):
+        memory.save("Ana met Bo.", timestamp="2025-03-03T09:00:00")  # 03:30 UTC
+        found = memory.retrieve(filters={"timestamp": datetime(2025, 3, 3, 9, 0)})
+    assert isinstance(found, list) and [i.content for i in found] == ["Ana met Bo."]
+    aware = memory.retrieve(filters={"timestamp": datetime(2025, 3, 3, 3, 30, tzinfo=UTC)})
+    assert isinstance(aware, list) and len(aware) == 1

@@ -1,14 +1,22 @@
 """The ``graphmem`` command: ingest memories, search them, ask the graph, draw it, move it.
 
-Every subcommand has ``--help`` with examples; ``docs/cli.md`` is the manual. Mistakes (a
-missing file, a bad argument, an unknown entity, a file that is not a graphmem database) print
-one line, ``graphmem: error: ...``, to stderr and exit with status 1 (2 for bad usage).
+Every subcommand has ``--help`` with examples; ``docs/cli.md`` is the manual. Every failure
+prints one line, ``graphmem: error: ...``, to stderr, never a traceback, and exits with a
+documented status (:data:`EXIT_CODES`): 1 for an error of the library, the input file or the
+database (a missing file, a bad argument or record, an unknown entity, a file that is not a
+graphmem database, a full disk), 2 for bad usage, 3 for an unexpected internal error (a bug:
+``GRAPHMEM_DEBUG=1`` shows its traceback), 130 when interrupted.
 
 Layout written by ``graphmem ingest`` (the one ``CortexMemory`` itself writes for an important
 task result): each record is saved to the ``long_term`` tier (no eviction) and to the
 ``entity`` tier (typed relations extracted) of one database, so ``graphmem context`` and a
 ``CortexMemory(persistence_path=...)`` opened on the file find the knowledge, and the
 relationship commands find the typed, evidenced graph.
+
+Tenant scope, the same for every command that reads or writes memories (ingest, search,
+context, entities, relations, relabel, path, viz, stats): ``--user U`` works on user ``U``'s
+memories and graph only; without it, on the shared ones (those ingested without ``--user``).
+Other users' memories are never shown or counted (``stats`` lists which users exist).
 
 Example:
     >>> parser = build_parser()
@@ -34,6 +42,7 @@ from .commands import (
     cmd_demo,
     cmd_entities,
     cmd_export,
+    cmd_export_graph,
     cmd_import,
     cmd_ingest,
     cmd_path,
@@ -44,10 +53,20 @@ from .commands import (
     cmd_viz,
     default_db_path,
 )
+from .mcp_command import EXAMPLES as MCP_EXAMPLES
+from .mcp_command import add_mcp_arguments, cmd_mcp
 
-__all__ = ["COMMANDS", "build_parser", "default_db_path", "main", "read_records"]
+__all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "default_db_path", "main", "read_records"]
 
 PROG = "graphmem"
+#: The exit statuses of ``graphmem`` (docs/cli.md lists the same).
+EXIT_CODES = {
+    0: "success",
+    1: "error: the library refused an argument, an input file or the database",
+    2: "usage: a wrong command line",
+    3: "internal error: a bug of graphmem (set GRAPHMEM_DEBUG=1 for the traceback)",
+    130: "interrupted (Ctrl-C)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -170,12 +189,27 @@ COMMANDS: tuple[Command, ...] = (
   graphmem export - | gzip > backup.jsonl.gz""",
     ),
     Command(
+        "export-graph",
+        cmd_export_graph,
+        "write the graph (or a part of it) as GraphML or GEXF, for Gephi, yEd or Cytoscape",
+        """examples:
+  graphmem export-graph knowledge.graphml                   # the whole graph
+  graphmem export-graph dana.gexf --entity "Dana Whitfield" --depth 2
+  graphmem export-graph out.xml --format graphml --user alice""",
+    ),
+    Command(
         "import",
         cmd_import,
         "load a JSONL export into a new (empty) database",
         """examples:
   graphmem --db restored.db import backup.jsonl
   gunzip -c backup.jsonl.gz | graphmem --db restored.db import -""",
+    ),
+    Command(
+        "mcp",
+        cmd_mcp,
+        "serve the memory to agents over MCP (stdio or streamable HTTP)",
+        MCP_EXAMPLES,
     ),
     Command(
         "demo",
@@ -204,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--user",
         metavar="USER_ID",
         default=None,
-        help="the user (tenant) whose memories and graph to use",
+        help="the user (tenant) whose memories and graph to use (default: the shared "
+        "ones, saved without --user)",
     )
     parser = _Parser(
         prog=PROG,
@@ -226,11 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
         if command.name in {
             "ingest",
             "search",
+            "context",
             "entities",
             "relations",
             "relabel",
             "path",
             "viz",
+            "export-graph",
             "stats",
         }:
             parents.append(user)
@@ -335,7 +372,15 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["stats"].add_argument("--json", action="store_true", help="print JSON")
     parsers["export"].add_argument("out", metavar="OUT.jsonl", help="output file, or -")
     parsers["export"].add_argument("--force", action="store_true", help="replace an existing file")
+    p = parsers["export-graph"]
+    p.add_argument("out", metavar="OUT", help="a .graphml or .gexf file")
+    p.add_argument("--format", choices=("graphml", "gexf"), help="default: from the suffix of OUT")
+    p.add_argument("--entity", metavar="NAME", type=_non_blank, help="an entity's neighbourhood")
+    p.add_argument("--depth", type=_non_negative, default=1, metavar="N", help="with --entity")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
     parsers["import"].add_argument("file", metavar="IN.jsonl", help="an export, or -")
+
+    add_mcp_arguments(parsers["mcp"])
 
     p = parsers["demo"]
     p.add_argument(
@@ -395,12 +440,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        from ..store import DriverError  # (imported late: `--help` loads no SQL driver)
+
+        if isinstance(exc, DriverError):  # the database itself failed: a full disk, a lock
+            _fail(f"database error: {_message(getattr(exc, 'orig', None) or exc)}")
+            return 1
+        if os.environ.get("GRAPHMEM_DEBUG") == "1":
+            raise
+        _fail(f"internal error ({type(exc).__name__}: {_message(exc)[:300]}); please report it")
+        return 3
 
 
 def _message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
-    return str(exc) or type(exc).__name__
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _fail(message: str) -> None:

@@ -50,22 +50,7 @@ def is_graph_page(path: Path) -> bool:
 
 
 def edge_dict(edge: Edge) -> dict[str, Any]:
-    return {
-        "subject": edge.subject,
-        "predicate": edge.predicate,
-        "object": edge.object,
-        "support": edge.support,
-        "confidence": edge.confidence,
-        "first_seen": edge.first_seen,
-        "last_seen": edge.last_seen,
-        "valid_from": edge.valid_from,
-        "valid_to": edge.valid_to,
-        "validity": edge.validity,
-        "evidence": [
-            {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
-            for (s, d), ev in zip(edge.sentences(), edge.evidence, strict=False)
-        ],
-    }
+    return edge.to_dict()
 
 
 def edge_line(edge: Edge) -> str:

@@ -30,7 +30,7 @@ import networkx as nx
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
 from ..extract.predicates import event_predicates
-from ..items import check_event_time, event_stamp
+from ..items import check_event_time, event_stamp, stored_time
 
 __all__ = [
     "CO_OCCURS",
@@ -74,13 +74,14 @@ def validity_text(
 
 @functools.lru_cache(maxsize=4096)
 def _graph_time(text: str) -> str:
-    """A stored time as :func:`~graphmem.items.event_stamp` writes it: one written with a UTC
-    offset (by an older version, or an imported item) is moved to the local clock."""
-    if len(text) <= 19 or text[-6] not in "+-" and not text.endswith("Z"):
+    """A stored time as :func:`~graphmem.items.event_stamp` writes it (UTC, fixed width): one
+    written by an older version (naive, on the local clock, or with another offset) is
+    converted, so that stored times compare as their times do."""
+    if text.endswith("+00:00") and len(text) in (25, 32):
         return text
     try:
-        return event_stamp(datetime.fromisoformat(text))
-    except ValueError:
+        return event_stamp(stored_time(text))
+    except (ValueError, InvalidArgumentError):
         return text
 
 
@@ -132,6 +133,37 @@ class Edge:
             event=self.predicate in event_predicates(),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The relation as JSON data (``graphmem relations --json``, the MCP tools), its
+        evidence as sentences with their date, memory id and rule."""
+        return {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "object": self.object,
+            "support": self.support,
+            "confidence": self.confidence,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "validity": self.validity,
+            "evidence": [
+                {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
+                for s, d, ev in self._distinct_evidence()
+            ],
+        }
+
+    def _distinct_evidence(self) -> list[tuple[str, str, Any]]:
+        """(sentence, time, evidence row) of each distinct sentence, as loaded."""
+        seen: set[str] = set()
+        out: list[tuple[str, str, Any]] = []
+        for ev in self.evidence:
+            sentence = " ".join(str(ev.sentence).split())
+            if sentence and sentence not in seen:
+                seen.add(sentence)
+                out.append((sentence, str(ev.created_at or ""), ev))
+        return out
+
     def sentences(self) -> list[tuple[str, str]]:
         """The distinct sentences of its evidence (as loaded: newest first), each with the
         time of the memory it is from; whitespace runs are one space.
@@ -144,14 +176,7 @@ class Edge:
             >>> edge.sentences()
             [('Ann met Bo.', '2026-05-02')]
         """
-        seen: set[str] = set()
-        out: list[tuple[str, str]] = []
-        for ev in self.evidence:
-            sentence = " ".join(str(ev.sentence).split())
-            if sentence and sentence not in seen:
-                seen.add(sentence)
-                out.append((sentence, str(ev.created_at or "")))
-        return out
+        return [(sentence, when) for sentence, when, _ in self._distinct_evidence()]
 
 
 @dataclass
@@ -355,6 +380,8 @@ class KnowledgeGraph:
         (:meth:`of_short_name`): a first or last name to a PERSON, the first word of an
         organisation's name ("Northwind") to the ORG (Northwind Systems).
         """
+        if not isinstance(name, str):  # every query by name comes through here
+            raise InvalidArgumentTypeError(f"entity name must be a str, got {type(name).__name__}")
         key = canonical_key(name)
         target = self.alias_keys.get(key)
         if target is not None and target in self._graph:  # aliases of forgotten entities linger

@@ -30,7 +30,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
@@ -65,7 +64,7 @@ from ..extract.normalize import (
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
-from ..items import MemoryItem, event_stamp
+from ..items import MemoryItem, event_stamp, utc_now
 from ..store import Connection, graph_rows
 from ..store.database import Database, MemoryRow
 from .sql_graph import SQLGraph
@@ -419,7 +418,7 @@ class EntityIndex:
             InvalidArgumentError: a label is malformed, or names an entity the name cannot be.
         """
         key_pred = predicate.strip().lower().replace(" ", "_")
-        seen = event_stamp(datetime.now())
+        seen = event_stamp(utc_now())
         checked = [None if label is None else check_entity_label(label) for label in labels]
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from ..base import Memory
 from ..compat.storage import SQLiteStorage, resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
-from ..filters import ITEM_ATTRIBUTES, check_filters, item_matches
+from ..filters import check_filters, item_matches
 from ..index.writer import NewItem, NewText, author_key
 from ..items import (
     MemoryItem,
@@ -24,16 +23,17 @@ from ..items import (
     check_event_time,
     check_importance,
     check_optional_id,
+    check_query,
+    check_updates,
     decode_metadata,
     encode_metadata,
+    utc_now,
 )
 from ..retrieval.search import Hit, rank
 from ..store import Connection
 from ..store.database import SQL_FILTER_COLUMNS, MemoryRow
 
 __all__ = ["SQLMemory", "check_limit", "split_filters"]
-
-_UPDATABLE = ITEM_ATTRIBUTES - {"memory_id"}
 
 
 def check_limit(limit: object, name: str = "limit") -> int:
@@ -317,7 +317,7 @@ class SQLMemory(Memory):
 
     def _touch(self, rows: Iterable[MemoryRow], items: Iterable[MemoryItem]) -> None:
         """Count an access of each returned item (in the database and on the objects)."""
-        now = datetime.now()
+        now = utc_now()
         rows = list(rows)
         if not rows:
             return
@@ -346,9 +346,7 @@ class SQLMemory(Memory):
         self, query: str, limit: int = 10, filters: dict[str, Any] | None = None
     ) -> list[Hit]:
         """Like :meth:`search`, with each item's score and explanation."""
-        if not isinstance(query, str):
-            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
-        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
+        check_query(query)
         limit = check_limit(limit)
         filters = check_filters(filters)
         if limit == 0:
@@ -415,13 +413,7 @@ class SQLMemory(Memory):
             raise InvalidArgumentTypeError(
                 f"memory_id must be a str, got {type(memory_id).__name__}"
             )
-        if not isinstance(updates, dict):
-            raise InvalidArgumentTypeError(f"updates must be a dict, got {type(updates).__name__}")
-        unknown = sorted(set(updates) - _UPDATABLE)
-        if unknown:
-            raise InvalidArgumentError(
-                f"cannot update unknown or read-only field(s): {', '.join(unknown)}"
-            )
+        updates = check_updates(updates)
         db = self._space.database
         with db.write() as conn, self._write_lock:
             found = self._find(conn, memory_id)
@@ -444,14 +436,9 @@ class SQLMemory(Memory):
         return True
 
     def _check_updated(self, item: MemoryItem) -> None:
-        check_content(item.content)
-        encode_metadata(item.metadata)
-        for name in ("agent_id", "task_id", "conversation_id", "user_id"):
-            check_optional_id(getattr(item, name), name)
+        """What the updated item must hold beyond each field's own check (check_updates)."""
         if self._tenant is not None and item.user_id != self._tenant:
             raise InvalidArgumentError("user_id of a user's memory cannot change")
-        if not isinstance(item.timestamp, datetime):
-            raise InvalidArgumentTypeError("timestamp must be a datetime")
         if "importance" in item.metadata:
             check_importance(item.metadata["importance"], "metadata['importance']")
 

@@ -22,14 +22,37 @@ from ..base import Memory
 from ..compat.storage import resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError, StorageFullError
 from ..filters import check_filters, item_matches
-from ..items import MemoryItem, check_importance, check_optional_id
+from ..items import MemoryItem, check_importance, check_query, utc_now
 from ..retrieval.search import Hit, rank
 from ..store import Connection
 from ._sql import SQLMemory, check_limit, split_filters
 from .long_term import LongTermMemory
 from .short_term import ShortTermMemory
 
-__all__ = ["ContextualMemory"]
+__all__ = ["ContextualMemory", "one_per_text"]
+
+
+def one_per_text(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """The first ``limit`` hits showing distinct texts: a short-term item promoted to
+    long-term memory shows its text from both parts, and a search returns it once.
+
+    Example:
+        >>> from graphmem.items import MemoryItem
+        >>> a, b = Hit(1, MemoryItem("x"), 1.0, text_id=7), Hit(2, MemoryItem("x"), 0.9, text_id=7)
+        >>> [h.seq for h in one_per_text([a, b], 10)]
+        [1]
+    """
+    seen: set[tuple[int, str]] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        key = (hit.text_id, hit.view)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(hit)
+        if len(kept) >= limit:
+            break
+    return kept
 
 
 class ContextualMemory(Memory):
@@ -91,7 +114,7 @@ class ContextualMemory(Memory):
                 f"context_type must be a str, got {type(context_type).__name__}"
             )
         self.context_stack.append(
-            {"type": context_type, "data": context_data, "timestamp": datetime.now()}
+            {"type": context_type, "data": context_data, "timestamp": utc_now()}
         )
 
     def pop_context(self) -> dict[str, Any] | None:
@@ -193,9 +216,7 @@ class ContextualMemory(Memory):
         search_long_term: bool = True,
     ) -> list[Hit]:
         """Like :meth:`search`, with scores and explanations."""
-        if not isinstance(query, str):
-            raise InvalidArgumentTypeError(f"query must be a str, got {type(query).__name__}")
-        check_optional_id(query, "query")  # a lone surrogate cannot reach the tokenizer
+        check_query(query)
         limit = check_limit(limit)
         filters = check_filters(filters)
         parts = [self.short_term] + ([self.long_term] if search_long_term else [])
@@ -209,7 +230,7 @@ class ContextualMemory(Memory):
                     for row, item in part._select(conn, filters, limit, newest_first=True)
                 ]
             hits.sort(key=lambda h: h.item.timestamp, reverse=True)
-            hits = hits[:limit]
+            hits = one_per_text(hits, limit)
         else:
             sql, rest = split_filters(filters)
             hits = rank(
@@ -219,8 +240,9 @@ class ContextualMemory(Memory):
                 tenant=self._tenant,
                 sql_filters=sql,
                 predicate=lambda item: item_matches(item, rest),
-                limit=limit,
+                limit=limit * 2,  # a promoted text has an item in each part
             )
+            hits = one_per_text(hits, limit)
         return self.shown(hits)
 
     def shown(self, hits: list[Hit], others: Sequence[Hit] = ()) -> list[Hit]:
@@ -244,7 +266,7 @@ class ContextualMemory(Memory):
         every = [*hits, *others]
         if not every:
             return
-        now = datetime.now()
+        now = utc_now()
         for hit in every:
             hit.item.access_count += 1
             hit.item.last_accessed = now
@@ -256,13 +278,19 @@ class ContextualMemory(Memory):
             and not h.item.metadata.get("promoted")
         ]
         db = self._space.database
-        # Access counts are bookkeeping (no disk flush); a promotion is data.
+        # Access counts are bookkeeping (no disk flush); a promotion is data. Whether the
+        # text is promoted already is read in the same write transaction (one writer at a
+        # time, across threads and processes), so it is copied at most once.
         try:
             with db.write(durable=bool(due)) as conn:
                 db.touch(conn, [h.seq for h in every], now)
+                promoted = 0
                 for hit in due:
-                    self._promote(conn, hit)
-                if due:
+                    if not db.shows_text(conn, hit.text_id, self.long_term.namespace):
+                        self._promote(conn, hit)
+                        promoted += 1
+                    hit.item.metadata["promoted"] = True
+                if promoted:
                     self.long_term._enforce_capacity(conn)
         except StorageFullError:
             pass  # the disk is full: the search still answers (promotions wait for space)
@@ -290,9 +318,8 @@ class ContextualMemory(Memory):
             # The copy belongs to the save that wrote the item: deleting that removes both.
             result_id=self._space.database.result_id_of(conn, hit.seq),
         )
-        item.metadata["promoted"] = True
         stored = {k: v for k, v in item.metadata.items() if k != "source"}
-        self._space.database.update_metadata(conn, hit.seq, stored)
+        self._space.database.update_metadata(conn, hit.seq, {**stored, "promoted": True})
 
     def _rerank_by_context(self, hits: list[Hit]) -> list[Hit]:
         current = self.get_current_context() or {}

@@ -31,7 +31,7 @@ from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
-from ..items import MemoryItem, check_content
+from ..items import MemoryItem, check_content, check_count, stored_time
 from ..store import graph_rows
 from ._sql import SQLMemory
 
@@ -249,7 +249,7 @@ class EntityMemory(SQLMemory):
 
     def unmerge(self, merge_id: int) -> None:
         """Undo a merge exactly."""
-        self.space.entity_index.unmerge(self._graph_tenant, merge_id)
+        self.space.entity_index.unmerge(self._graph_tenant, check_count(merge_id, "merge_id"))
 
     # ------------------------------------------------------------------ the graph
     @property
@@ -324,7 +324,7 @@ class EntityMemory(SQLMemory):
             if seq in seen_rows.setdefault(name, set()):
                 continue
             seen_rows[name].add(seq)
-            when = datetime.fromisoformat(created)
+            when = stored_time(created)
             info = out.setdefault(
                 name,
                 {
@@ -490,8 +490,8 @@ class EntityMemory(SQLMemory):
             for e in kg.relations(info.name, evidence=False)
         ]
         return {
-            "first_seen": rows.get("first_seen", datetime.fromisoformat(info.first_seen)),
-            "last_seen": rows.get("last_seen", datetime.fromisoformat(info.last_seen)),
+            "first_seen": rows.get("first_seen", stored_time(info.first_seen)),
+            "last_seen": rows.get("last_seen", stored_time(info.last_seen)),
             "frequency": rows["frequency"],
             "contexts": rows["contexts"],
             "mentions": rows["mentions"],

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..compat.storage import SQLiteStorage
 from ..errors import InvalidArgumentError
-from ..items import MemoryItem, check_importance
+from ..items import MemoryItem, check_importance, stored_time, time_text, utc_now
 from ..store import Connection
 from ..store.database import MemoryRow
 from ._sql import SQLMemory
@@ -131,12 +131,12 @@ class LongTermMemory(SQLMemory):
         if count <= self.max_items:
             return
         target = self.max_items - int(self.max_items * EVICTION_SLACK)
-        now = datetime.now()
-        cutoff = (now - timedelta(days=self.retention_days)).isoformat()
+        now = utc_now()
+        cutoff = time_text(now - timedelta(days=self.retention_days))
 
         def value(candidate: tuple[MemoryRow, float, int, str]) -> tuple[int, float, int]:
             row, importance, accesses, created = candidate
-            age_days = max(0.0, (now - datetime.fromisoformat(created).replace(tzinfo=None)).days)
+            age_days = max(0.0, (now - stored_time(created)).days)
             freshness = max(0.0, 1 - age_days / self.retention_days)
             score = importance * 0.3 + min(accesses, 100) / 100 * 0.3 + freshness * 0.4
             return (0 if created < cutoff else 1, score, row.seq)

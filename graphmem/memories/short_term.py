@@ -13,8 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidArgumentError
-from ..items import MemoryItem
+from ..items import MemoryItem, check_capacity
 from ..store import Connection
 from ._sql import SQLMemory, check_limit
 
@@ -47,8 +46,7 @@ class ShortTermMemory(SQLMemory):
         tenant: str | None = None,
         index_entities: bool | None = None,
     ) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise InvalidArgumentError(f"capacity must be a positive int, got {capacity!r}")
+        check_capacity(capacity, "capacity")
         super().__init__(
             storage=storage,
             max_items=capacity,

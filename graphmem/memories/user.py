@@ -25,7 +25,7 @@ from ..items import MemoryItem, encode_metadata
 from .contextual import ContextualMemory
 from .entity import EntityMemory
 
-__all__ = ["DEFAULT_PREFERENCES", "USER_NAMESPACES", "UserMemory"]
+__all__ = ["DEFAULT_PREFERENCES", "USER_NAMESPACES", "UserMemory", "preferences_key"]
 
 DEFAULT_PREFERENCES: dict[str, Any] = {
     "response_style": "balanced",
@@ -37,6 +37,16 @@ DEFAULT_PREFERENCES: dict[str, Any] = {
     "max_context_items": 10,
 }
 _PREFS_KEY = "user_preferences:"
+
+
+def preferences_key(user_id: str) -> str:
+    """The key-value row holding a user's preferences.
+
+    Example:
+        >>> preferences_key("alice")
+        'user_preferences:alice'
+    """
+    return _PREFS_KEY + user_id
 
 
 def _check_user(user_id: object) -> str:

@@ -25,7 +25,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,7 @@ import snowballstemmer
 
 from .._assets import asset_path
 from ..extract.query import named_keys
-from ..items import MemoryItem
+from ..items import MemoryItem, stored_time, utc_now
 from ..store import ranking_rows
 from ..store.database import MemoryRow, query_terms
 
@@ -113,11 +112,21 @@ class Hit:
     namespace: str = ""
     text_id: int = 0
     view: str = "full"
+    #: The save that wrote it (``CortexMemory.delete`` and ``update`` take it).
+    result_id: str = ""
 
     @classmethod
     def listed(cls, row: MemoryRow, item: MemoryItem) -> Hit:
         """An item listed without a query (score 1)."""
-        return cls(row.seq, item, 1.0, namespace=row.namespace, text_id=row.text_id, view=row.view)
+        return cls(
+            row.seq,
+            item,
+            1.0,
+            namespace=row.namespace,
+            text_id=row.text_id,
+            view=row.view,
+            result_id=row.result_id or item.memory_id,
+        )
 
 
 @dataclass
@@ -588,7 +597,7 @@ def _add_priors(
     expected: frozenset[str] = frozenset(),
 ) -> None:
     """Author links (the query names who said it), then importance and recency as minor terms."""
-    now = datetime.now()
+    now = utc_now()
     for seq, score in scores.items():
         fact = facts.get(seq)
         if fact is None:
@@ -597,7 +606,7 @@ def _add_priors(
         score.authored = fact.author_key is not None and fact.author_key in named
         labels = fact.entity_labels
         score.typed = bool(expected and labels and expected & set(labels.split(",")))
-        when = datetime.fromisoformat(fact.created_at).replace(tzinfo=None)
+        when = stored_time(fact.created_at)
         age_days = max(0.0, (now - when).total_seconds() / 86400)
         recency = 1.0 / (1.0 + age_days / 30.0)
         value = 0.5 if fact.importance is None else float(fact.importance)

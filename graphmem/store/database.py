@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
-from ..items import MemoryItem, decode_metadata, encode_metadata
+from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
 
@@ -71,6 +71,7 @@ SQL_FILTER_COLUMNS = (
 
 _M = schema.memories
 _T = schema.texts
+_V = TypeVar("_V")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words too common to decide whether a memory matches a query. The same list serves the
 # lexical ranking (retrieval) so that "matches" means the same everywhere.
@@ -469,9 +470,9 @@ class Database:
         if writing and keys and self.dialect == "postgresql":
             postgres.lock_dedupe_keys(conn)
         found: dict[str, str] = {}
-        for start in range(0, len(keys), 500):
+        for chunk in chunks(list(keys), 500):
             stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
-                _M.c.tenant == tenant, _M.c.dedupe_key.in_(list(keys[start : start + 500]))
+                _M.c.tenant == tenant, _M.c.dedupe_key.in_(chunk)
             )
             for key, result in conn.execute(stmt):
                 found.setdefault(str(key), str(result))
@@ -487,11 +488,8 @@ class Database:
         """Every item of the results ``result_ids`` (in ``namespaces``, of ``tenant``, when
         given), in insertion order."""
         out: list[tuple[MemoryRow, MemoryItem]] = []
-        for start in range(0, len(result_ids), 500):
-            stmt = _ITEMS.where(
-                _M.c.result_id.in_(list(result_ids[start : start + 500])),
-                *row_conditions(tenant, None),
-            )
+        for chunk in chunks(list(result_ids), 500):
+            stmt = _ITEMS.where(_M.c.result_id.in_(chunk), *row_conditions(tenant, None))
             if namespaces is not None:
                 stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
             out.extend(
@@ -651,6 +649,14 @@ class Database:
         for chunk in chunks(list(text_ids), 500):
             conn.execute(_DELETE_TEXTS, {"ids": chunk})
 
+    def shows_text(self, conn: Connection, text_id: int, namespace: str) -> bool:
+        """Whether an item of ``namespace`` already shows the text ``text_id`` (a promotion's
+        idempotency key: read inside the write transaction that would add one)."""
+        found = conn.execute(
+            select(_M.c.seq).where(_M.c.text_id == text_id, _M.c.namespace == namespace).limit(1)
+        ).first()
+        return found is not None
+
     def text_is_shared(self, conn: Connection, text_id: int) -> bool:
         """Whether more than one tier item shows the text."""
         return int(conn.execute(_ITEMS_OF_TEXT, {"text_id": text_id}).scalar() or 0) > 1
@@ -688,7 +694,7 @@ class Database:
     def touch(self, conn: Connection, seqs: Sequence[int], when: datetime) -> None:
         """Count one access of each row."""
         for chunk in chunks(list(seqs), 500):
-            conn.execute(_TOUCH, {"seqs": chunk, "when": when.isoformat()})
+            conn.execute(_TOUCH, {"seqs": chunk, "when": time_text(when)})
 
     def search_text(
         self,
@@ -831,8 +837,8 @@ def _item_values(
         "importance": importance,
         "relevance_score": float(item.relevance_score),
         "access_count": int(item.access_count),
-        "created_at": item.timestamp.isoformat(),
-        "last_accessed": item.last_accessed.isoformat() if item.last_accessed else None,
+        "created_at": time_text(item.timestamp),
+        "last_accessed": time_text(item.last_accessed) if item.last_accessed else None,
         "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
         "author_key": author_key,
     }
@@ -870,7 +876,7 @@ def _row_to_item(row: Any) -> MemoryItem:
     return MemoryItem(
         content=shown_content(row.head, row.body, row.view),
         memory_type=row.memory_type,
-        timestamp=datetime.fromisoformat(row.created_at),
+        timestamp=stored_time(row.created_at),
         metadata=decode_metadata(row.metadata),
         agent_id=row.agent_id,
         task_id=row.task_id,
@@ -878,7 +884,7 @@ def _row_to_item(row: Any) -> MemoryItem:
         user_id=row.user_id,
         relevance_score=float(row.relevance_score),
         access_count=int(row.access_count),
-        last_accessed=datetime.fromisoformat(row.last_accessed) if row.last_accessed else None,
+        last_accessed=stored_time(row.last_accessed) if row.last_accessed else None,
         embedding=json.loads(row.embedding) if row.embedding is not None else None,
         memory_id=row.memory_id,
     )
@@ -894,7 +900,7 @@ def _is_disk_full(exc: OperationalError) -> bool:
     return code in _DISK_FULL_CODES or "disk is full" in str(exc.orig)
 
 
-def chunks(values: list[int], size: int) -> Iterator[list[int]]:
+def chunks(values: list[_V], size: int) -> Iterator[list[_V]]:
     """``values`` in consecutive pieces of at most ``size`` (for bounded ``IN`` lists)."""
     for start in range(0, len(values), size):
         yield values[start : start + size]

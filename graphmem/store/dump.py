@@ -94,11 +94,67 @@ def table_counts(conn: Connection) -> dict[str, int]:
     }
 
 
-def namespace_counts(conn: Connection) -> dict[str, int]:
-    """Memory rows per namespace (tier), by namespace name."""
+def namespace_counts(conn: Connection, tenant: str | None = None) -> dict[str, int]:
+    """Memory rows per namespace (tier), by namespace name (of ``tenant`` when given;
+    ``""``: the memories saved without a user)."""
     m = schema.memories
     stmt = select(m.c.namespace, func.count()).group_by(m.c.namespace).order_by(m.c.namespace)
+    if tenant is not None:
+        stmt = stmt.where(m.c.tenant == tenant)
     return {str(ns): int(n) for ns, n in conn.execute(stmt)}
+
+
+def tenant_counts(conn: Connection, tenant: str) -> dict[str, int]:
+    """Rows of one tenant's graph and merge log (``""``: the shared one), by table.
+
+    Example:
+        >>> from graphmem.store.database import Database
+        >>> with Database().read() as conn:
+        ...     tenant_counts(conn, "alice")["merges"]
+        0
+    """
+    e, r = schema.entities, schema.relations
+    counts = {
+        name: int(
+            conn.execute(
+                select(func.count()).select_from(table).where(table.c.tenant == tenant)
+            ).scalar()
+            or 0
+        )
+        for name, table in (("entities", e), ("aliases", schema.aliases), ("relations", r))
+    }
+    counts["merges"] = int(
+        conn.execute(
+            select(func.count()).select_from(schema.merges).where(schema.merges.c.tenant == tenant)
+        ).scalar()
+        or 0
+    )
+    mentions, evidence = schema.mentions, schema.relation_evidence
+    counts["mentions"] = int(
+        conn.execute(
+            select(func.count())
+            .select_from(mentions.join(e, e.c.id == mentions.c.entity_id))
+            .where(e.c.tenant == tenant)
+        ).scalar()
+        or 0
+    )
+    counts["relation_evidence"] = int(
+        conn.execute(
+            select(func.count())
+            .select_from(evidence.join(r, r.c.id == evidence.c.relation_id))
+            .where(r.c.tenant == tenant)
+        ).scalar()
+        or 0
+    )
+    return counts
+
+
+def tenant_names(conn: Connection) -> list[str]:
+    """The users (tenants) that own memories, ``""`` (shared) included when it does."""
+    m = schema.memories
+    return [
+        str(t) for t in conn.execute(select(m.c.tenant).distinct().order_by(m.c.tenant)).scalars()
+    ]
 
 
 def is_empty(conn: Connection) -> bool:

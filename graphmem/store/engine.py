@@ -22,7 +22,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.pool import StaticPool
 
 from ..errors import DatabaseFileError, SchemaVersionError
-from .schema import APPLICATION_ID, SCHEMA_VERSION
+from .schema import APPLICATION_ID, SCHEMA_VERSION, parse_schema_version
 
 __all__ = ["BUSY_TIMEOUT_MS", "check_sqlite_file", "create_engine_for", "is_url"]
 
@@ -179,7 +179,7 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
             row = conn.execute(
                 "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
             ).fetchone()
-            version = _schema_version(path, row[0]) if row else None
+            version = parse_schema_version(row[0], str(path)) if row else None
             # Reads every page once (~20 ms for 10,000 memories, docs/reliability.md).
             # (3: the findings an error message quotes at most.)
             found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
@@ -187,14 +187,6 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
         return _Probe(app_id, tables, version, problems)
     finally:
         conn.close()
-
-
-def _schema_version(path: Path, stored: object) -> int:
-    """The stored schema version as a number ("3"); anything else is a damaged file."""
-    text = str(stored)
-    if not (text.isascii() and text.isdigit()):
-        raise DatabaseFileError(f"{path}: damaged graphmem database (schema version {text!r})")
-    return int(text)
 
 
 def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -28,8 +27,10 @@ from sqlalchemy import (
 from sqlalchemy import text as sql_text
 
 from ..errors import InvalidArgumentError
+from ..items import time_text, utc_now
 from .database import shown_content, shows_mention
 from .schema import (
+    TYPED_RELATION,
     aliases,
     entities,
     memories,
@@ -331,8 +332,11 @@ def tier_mention_counts(
         .where(
             entities.c.tenant == tenant,
             entities.c.key.in_(list(keys)),
-            memories.c.namespace == namespace,
-            memories.c.tenant == tenant,
+            # Compared as expressions, not columns: the items are then reached from the
+            # entities' mentions (index on text_id), never by scanning the whole tier, which
+            # SQLite's planner chose for up to three keys when the file has no statistics.
+            memories.c.namespace.concat("") == namespace,
+            memories.c.tenant.concat("") == tenant,
             shows_mention(memories, mentions),
         )
         .group_by(entities.c.key)
@@ -768,7 +772,7 @@ def log_merge(
             kept_key=kept_key,
             merged_key=merged_key,
             snapshot=json.dumps(snapshot),
-            created_at=datetime.now().isoformat(),
+            created_at=time_text(utc_now()),
         )
     )
     pk = result.inserted_primary_key
@@ -819,7 +823,7 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
                 "relations this merge moved"
             )
     conn.execute(
-        update(merges).where(merges.c.id == merge_id).values(undone_at=datetime.now().isoformat())
+        update(merges).where(merges.c.id == merge_id).values(undone_at=time_text(utc_now()))
     )
     return snapshot
 
@@ -988,7 +992,7 @@ def _ranked_at(end: Any) -> Any:
         relations.c.id.label("rid"),
         end.label("end_id"),
         func.row_number().over(partition_by=end, order_by=_STRONGEST_FIRST).label("rank"),
-    ).where(end.in_(bindparam("ids", expanding=True)), relations.c.predicate != "co_occurs")
+    ).where(end.in_(bindparam("ids", expanding=True)), TYPED_RELATION)  # its partial indexes
 
 
 _RANKED = union_all(

@@ -182,7 +182,7 @@ def stored_version(conn: Connection) -> int | None:
     value = conn.execute(
         select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
     ).scalar()
-    return int(value) if value is not None else None
+    return schema.parse_schema_version(value, "the database") if value is not None else None
 
 
 def upgrade(conn: Connection) -> bool:
@@ -198,10 +198,11 @@ def upgrade(conn: Connection) -> bool:
         _v1_to_v2(conn)  # makes the changed tables anew: schema 3's columns included
     elif version == 2:
         _run(conn, _ADD_RESULT_COLUMNS)
-        for index in schema.memories.indexes:  # those of the new columns
-            index.create(conn, checkfirst=True)
     if version < 4 and conn.dialect.name == "sqlite":
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
+    for table in schema.metadata_obj.sorted_tables:  # indexes added since (PostgreSQL keeps
+        for index in table.indexes:  # its tables: the rebuild makes SQLite's)
+            index.create(conn, checkfirst=True)
     fill_result_ids(conn)
     conn.execute(
         update(schema.meta)

@@ -17,11 +17,15 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
+
+from ..errors import DatabaseFileError
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "TYPED_RELATION",
     "aliases",
     "entities",
     "kv",
@@ -40,6 +44,33 @@ __all__ = [
 #: carry their result id and dedupe key. Schema 4: ids are never reused (SQLite
 #: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took.
 SCHEMA_VERSION = 4
+
+
+def parse_schema_version(value: object, where: str) -> int:
+    """The stored ``schema_version`` text as a positive int; anything else ("x", "2.0", "")
+    is a damaged file: :class:`~graphmem.errors.DatabaseFileError` naming ``where``.
+
+    Example:
+        >>> parse_schema_version("2", "m.db")
+        2
+    """
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit() and len(text) < 10 and int(text) >= 1):
+        raise DatabaseFileError(
+            f"{where}: schema_version {str(value)[:40]!r} is not a version graphmem writes "
+            "(a damaged or edited file)"
+        )
+    return int(text)
+
+
+#: The columns holding times, by table: ISO 8601 texts in UTC (graphmem.items.time_text).
+TIME_COLUMNS: dict[str, tuple[str, ...]] = {
+    "memories": ("created_at", "last_accessed"),
+    "entities": ("first_seen", "last_seen"),
+    "relations": ("first_seen", "last_seen", "valid_from", "valid_to"),
+    "merges": ("created_at", "undone_at"),
+}
+
 #: Written to SQLite's ``PRAGMA application_id`` so foreign SQLite files are recognised.
 APPLICATION_ID = 0x67726D6D  # "grmm"
 
@@ -183,6 +214,21 @@ relations = Table(
     Index("ix_relations_subject", "subject_id"),
     sqlite_autoincrement=True,
 )
+
+#: An entity's typed relations (what a context lists under it) at either end, with the columns
+#: that rank them, without reading the co-occurrence rows (most of a hub's relations).
+TYPED_RELATION = text("predicate != 'co_occurs'")
+for _end in ("subject_id", "object_id"):
+    Index(
+        f"ix_relations_{_end.removesuffix('_id')}_typed",
+        relations.c[_end],
+        relations.c.valid_to,
+        relations.c.support,
+        relations.c.valid_from,
+        relations.c.predicate,  # covering: the planner then prefers it for typed relations
+        sqlite_where=TYPED_RELATION,
+        postgresql_where=TYPED_RELATION,
+    )
 
 relation_evidence = Table(
     "relation_evidence",

@@ -1,0 +1,95 @@
+"""``graphmem mcp``: serve a database to MCP clients over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+from ..mcp.defaults import DEFAULT_PORT, TOKEN_ENV
+from .commands import UsageError, _db_path, _open
+
+__all__ = ["add_mcp_arguments", "cmd_mcp"]
+
+EXAMPLES = """examples:
+  graphmem mcp                                   # stdio, for a desktop client
+  graphmem --db team.db mcp --user alice         # every call reaches alice's memory
+  graphmem mcp --transport http --port 8765      # http://127.0.0.1:8765/mcp
+  GRAPHMEM_MCP_TOKEN=$(cat token) graphmem mcp --transport http
+  graphmem mcp --transport http --tokens tokens.json   # {"token": "user id", ...}"""
+
+
+def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``graphmem mcp``."""
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (the client starts the server) or streamable HTTP (default: stdio)",
+    )
+    p.add_argument(
+        "--user",
+        metavar="USER_ID",
+        default=None,
+        help="bind every call to this user (tenant); without it a call may pass user_id "
+        "(default user: none); a token's user wins over it",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default: 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default: {DEFAULT_PORT})"
+    )
+    p.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help=f'HTTP bearer tokens, a JSON object {{"token": "user id"}}; ${TOKEN_ENV} adds '
+        "one token for --user",
+    )
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from ..aio import warm_up
+        from ..mcp.server import build_server
+        from ..mcp.tokens import TokenMap
+    except ModuleNotFoundError as exc:
+        if exc.name != "mcp" and not str(exc.name).startswith("mcp."):
+            raise
+        raise UsageError("graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]'") from None
+
+    http = args.transport == "http"
+    tokens = TokenMap.load(args.tokens, args.user) if http else None
+    if not http and args.tokens:
+        raise UsageError("--tokens applies to --transport http (stdio has no tokens)")
+    if tokens is not None and not len(tokens):
+        tokens = None
+    if http and tokens is None and not _is_loopback(args.host):
+        raise UsageError(
+            f"--host {args.host} without a token would open this memory to the network: "
+            f"give --tokens FILE or set {TOKEN_ENV}"
+        )
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port must be in 1..65535, got {args.port}")
+    path = _db_path(args)
+    storage = _open(path)
+    url = f"http://{args.host}:{args.port}"
+    try:
+        server = build_server(storage, user=args.user, tokens=tokens, url=url)
+        warm_up()  # the models load now, not during the first call
+        if http:
+            guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
+            sys.stderr.write(f"graphmem MCP server: {url}/mcp ({path}, {guarded})\n")
+            server.run("streamable-http", host=args.host, port=args.port)
+        else:
+            server.run("stdio")
+    finally:
+        storage.close()
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
