@@ -27,7 +27,6 @@ from pathlib import Path
 __all__ = ["PARTIAL_SUFFIX", "remove_abandoned_partials", "replacing"]
 
 PARTIAL_SUFFIX = ".partial"
-_OPENING_SUFFIX = ".opening"
 
 
 @contextmanager
@@ -40,11 +39,7 @@ def replacing(out: Path) -> Iterator[Path]:
     """
     out = Path(out)
     remove_abandoned_partials(out)
-    # Locked before it takes the name others look for: an unlocked .partial is abandoned.
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=_OPENING_SUFFIX, dir=out.parent)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # released when the process ends, however it ends
-    partial = Path(name.removesuffix(_OPENING_SUFFIX) + PARTIAL_SUFFIX)
-    os.replace(name, partial)
+    fd, partial = _new_locked_partial(out)
     try:
         yield partial
         umask = os.umask(0)
@@ -53,6 +48,24 @@ def replacing(out: Path) -> Iterator[Path]:
         partial.replace(out)
     finally:
         partial.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _new_locked_partial(out: Path) -> tuple[int, Path]:
+    """A new ``.partial`` file beside ``out``, locked by this process (its open descriptor).
+
+    Another writer's :func:`remove_abandoned_partials` may take a new file's lock and remove it
+    in the moment before it is locked here: then this makes another one.
+    """
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=PARTIAL_SUFFIX, dir=out.parent)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the process ends, however it ends
+        try:
+            still_ours = os.stat(name).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            still_ours = False
+        if still_ours:
+            return fd, Path(name)
         os.close(fd)
 
 

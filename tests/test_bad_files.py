@@ -127,7 +127,7 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "newer schema version": (newer_schema, "newer graphmem"),
     "cut inside its last page": (cut_inside_last_page, "truncated"),
     "a table page overwritten": (damaged_table_page, "damaged"),
-    "schema version '2.0'": (unreadable_schema_version, "schema version '2.0'"),
+    "schema version '2.0'": (unreadable_schema_version, "schema_version '2.0'"),
 }
 
 

@@ -180,7 +180,7 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
                 "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
             ).fetchone()
             version = parse_schema_version(row[0], str(path)) if row else None
-            # Reads every page once (~20 ms for 10,000 memories, docs/reliability.md).
+            # Reads every page once (60 ms CPU for 10,000 memories, docs/reliability.md).
             # (3: the findings an error message quotes at most.)
             found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
             problems = [] if found == ["ok"] else found
