@@ -512,7 +512,7 @@ class Database:
             _M.c.namespace.in_(list(namespaces)), *row_conditions(tenant, sql_filters)
         )
         if before is not None:
-            stmt = stmt.where(_M.c.created_at < time_text(before))
+            stmt = stmt.where(_M.c.created_at < time_text(before))  # the stored form
         ids = conn.execute(stmt.order_by(_M.c.seq)).scalars()
         return list(dict.fromkeys(str(i) for i in ids if i is not None))
 
