@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         InvalidArgumentTypeError,
         MemoryNotFound,
         SchemaVersionError,
+        StorageFullError,
     )
     from .extract.entity_patterns import EntityPatternsError
     from .extract.extractor import ExtractedEntity, ExtractedRelation, Extraction, Extractor
@@ -61,6 +62,7 @@ _HOMES = {
     "InvalidArgumentTypeError": "errors",
     "MemoryNotFound": "errors",
     "SchemaVersionError": "errors",
+    "StorageFullError": "errors",
     "EntityPatternsError": "extract.entity_patterns",
     "ExtractedEntity": "extract.extractor",
     "ExtractedRelation": "extract.extractor",
@@ -117,6 +119,7 @@ __all__ = [
     "SQLStorage",
     "SchemaVersionError",
     "ShortTermMemory",
+    "StorageFullError",
     "SimpleStorage",
     "UserMemory",
 ]

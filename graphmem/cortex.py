@@ -604,7 +604,8 @@ class CortexMemory:
                 tier._enforce_capacity(conn)
         return result_id
 
-    def _tier_of(self, namespace: str) -> SQLMemory:
+    def _tiers(self) -> dict[str, SQLMemory]:
+        """The facade's own tiers (those that exist), by namespace, in the seed's order."""
         tiers = [
             self.short_term,
             self.long_term,
@@ -612,7 +613,10 @@ class CortexMemory:
             self.contextual.short_term,
             self.contextual.long_term,
         ]
-        return next(t for t in tiers if t is not None and t.namespace == namespace)
+        return {t.namespace: t for t in tiers if t is not None}
+
+    def _tier_of(self, namespace: str) -> SQLMemory:
+        return self._tiers()[namespace]
 
     def save_cortex_decision(
         self,
@@ -655,14 +659,7 @@ class CortexMemory:
     # ------------------------------------------------------------------ forgetting
     def _namespaces(self) -> list[str]:
         """The tiers of this facade (user memory's included), as stored namespaces."""
-        tiers: list[SQLMemory | None] = [
-            self.short_term,
-            self.long_term,
-            self.entity_memory,
-            self.contextual.short_term,
-            self.contextual.long_term,
-        ]
-        names = [t.namespace for t in tiers if t is not None]
+        names = list(self._tiers())
         if self.user_memory is not None:
             names += list(USER_NAMESPACES)
         return names

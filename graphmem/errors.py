@@ -22,6 +22,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "MemoryNotFound",
     "SchemaVersionError",
+    "StorageFullError",
 ]
 
 
@@ -46,6 +47,13 @@ class DatabaseFileError(GraphmemError):
 
 class SchemaVersionError(DatabaseFileError):
     """The database was written by a newer graphmem than this one."""
+
+
+class StorageFullError(GraphmemError):
+    """The disk holding the database is full: the write was rolled back, none of it stored.
+
+    Reading still works (searches skip their access counts); free space and write again.
+    """
 
 
 class EntityNotFound(GraphmemError, KeyError):

@@ -28,6 +28,7 @@ from .errors import GraphmemError, InvalidArgumentError
 if TYPE_CHECKING:
     from .compat.storage import SQLiteStorage
     from .index.writer import NewText, Writer
+    from .items import MemoryItem
     from .store import Connection
 
 __all__ = [
@@ -49,6 +50,7 @@ RECORD_FIELDS = (
     "metadata",
     "timestamp",
     "memory_type",
+    "dedupe_key",
 )
 #: The field of a record that holds its event time, unless the reader is told another.
 TIME_FIELD = "timestamp"
@@ -64,8 +66,9 @@ def read_records(
 
     ``fmt`` is ``text`` (one memory per non-blank line), ``jsonl`` (objects with ``content``
     and optional ``agent_id``, ``user_id``, ``conversation_id``, ``task_id``, ``importance``,
-    ``metadata``, ``timestamp``, ``memory_type``), ``csv`` (a ``content`` column and the same
-    optional columns; ``metadata`` holds JSON), or ``auto`` (by file suffix; stdin is text).
+    ``metadata``, ``timestamp``, ``memory_type``, ``dedupe_key``), ``csv`` (a ``content``
+    column and the same optional columns; ``metadata`` holds JSON), or ``auto`` (by file
+    suffix; stdin is text).
 
     ``time_field`` names the field (or column) holding each record's event time, an ISO
     8601 string ("2025-03-03", "2025-03-03T09:12:00+01:00"; see
@@ -176,6 +179,7 @@ def _csv_values(reader: csv.DictReader[str], where: str) -> Iterator[tuple[int, 
 def _record(
     row: dict[str, Any], where: str, user: str | None, time_field: str = TIME_FIELD
 ) -> dict[str, Any]:
+    from .cortex import check_dedupe_key
     from .items import (
         check_content,
         check_event_time,
@@ -206,6 +210,9 @@ def _record(
                 record[name] = value
         if user is not None:
             record.setdefault("user_id", user)
+        key = check_dedupe_key(row.get("dedupe_key"))
+        if key is not None:
+            record["dedupe_key"] = key
         importance = row.get("importance")
         record["importance"] = check_importance(0.5 if importance is None else importance)
         stamp = row.get(time_field)
@@ -242,10 +249,11 @@ def ingest_records(
     """Save each record once, as one text shown by the ``long_term`` tier and the ``entity``
     tier of ``storage`` (analysed once, typed relations extracted; no eviction).
 
-    Each batch of whole records is one transaction, and each record carries its content
-    fingerprint (:func:`~graphmem.index.writer.fingerprint`): a record its tenant already
-    holds is skipped, so running an ingest again, after it finished or after it was killed
-    halfway, stores each record exactly once and counts each statement once.
+    Each batch of whole records is one transaction, and each record carries its
+    ``dedupe_key`` (a field of the record: the id the caller has for it), else its content
+    fingerprint (:func:`~graphmem.index.writer.fingerprint`): a record whose key its tenant
+    already holds is skipped, so running an ingest again, after it finished or after it was
+    killed halfway, stores each record exactly once and counts each statement once.
 
     Example:
         >>> from graphmem import SQLiteStorage
@@ -255,7 +263,7 @@ def ingest_records(
         >>> ingest_records(storage, [{"content": "Alice met Bob"}, {"content": "Bob met Carol"}])
         IngestSummary(saved=1, skipped=1)
     """
-    from .index.writer import NewText, fingerprint, new_result_id
+    from .index.writer import NewText, new_result_id
     from .memories import EntityMemory, LongTermMemory
 
     long_term = LongTermMemory(storage=storage, max_items=None)
@@ -263,6 +271,7 @@ def ingest_records(
     texts = []
     for position, record in enumerate(records):
         fields = dict(record)
+        key = fields.pop("dedupe_key", None)
         try:
             items = [
                 long_term._new_item(long_term._build(**fields)),
@@ -276,7 +285,7 @@ def ingest_records(
                 items=items,
                 relations=entity.extract_relations,
                 result_id=new_result_id(),
-                dedupe_key=fingerprint(fields),
+                dedupe_key=key if key is not None else _fingerprint(items[0].item, fields),
             )
         )
     bar = None
@@ -303,6 +312,26 @@ def ingest_records(
     if bar is not None:
         bar.close()
     return IngestSummary(saved, len(texts) - saved)
+
+
+def _fingerprint(item: MemoryItem, fields: dict[str, Any]) -> str:
+    """The record's fingerprint, of its checked values (so the same record read from JSONL,
+    from CSV or given as a dict of strings is the same record): its time only when given
+    (a record without one is dated now, and is the same record tomorrow)."""
+    from .index.writer import fingerprint
+    from .items import check_event_time
+
+    return fingerprint(
+        {
+            "content": item.content,
+            "metadata": item.metadata,  # the importance and memory_type included
+            "agent_id": item.agent_id,
+            "user_id": item.user_id,
+            "conversation_id": item.conversation_id,
+            "task_id": item.task_id,
+            "timestamp": check_event_time(fields.get("timestamp")),
+        }
+    )
 
 
 def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:

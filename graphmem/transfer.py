@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from ._files import replacing
 from .errors import GraphmemError, InvalidArgumentError, SchemaVersionError
 from .items import check_event_time, time_text
 from .store import dump, migrations, schema
@@ -73,11 +74,19 @@ class ImportCounts(dict[str, int]):
 
 @contextmanager
 def _opened(target: PathOrFile, mode: str) -> Iterator[IO[str]]:
-    if isinstance(target, str | os.PathLike):
-        with Path(target).open(mode, encoding="utf-8", newline="\n") as handle:
+    """A path opened for reading, or for writing whole (:func:`replacing`: a killed export
+    leaves no half file); a file object as it is."""
+    if not isinstance(target, str | os.PathLike):
+        yield target
+    elif mode == "w":
+        with (
+            replacing(Path(target)) as partial,
+            partial.open(mode, encoding="utf-8", newline="\n") as handle,
+        ):
             yield handle
     else:
-        yield target
+        with Path(target).open(mode, encoding="utf-8", newline="\n") as handle:
+            yield handle
 
 
 def export_jsonl(db: Database, target: PathOrFile) -> dict[str, int]:

@@ -8,9 +8,10 @@ Run as a script, this module is a worker process:
     and print ``S <memory_id>`` after each save returned, flushed.
 
 ``python tests/_workers.py zygote``
-    Load spaCy once, print ``ready``, then for each ``run PATH SEED COUNT`` line on stdin fork a
-    child that ingests into ``PATH`` (printing ``S <id>`` after each save returned, ``d <id>`` before
-    and ``D <id>`` after each delete, unbuffered). The zygote prints ``pid <pid>`` before the child starts
+    Load spaCy once, print ``ready``, then for each ``run KIND PATH SEED COUNT`` line on stdin
+    fork a child that writes into ``PATH``: ``save`` (printing ``S <id>`` after each save
+    returned, ``d <id>`` before and ``D <id>`` after each delete), ``ingest``, ``merge``,
+    ``import`` or ``export`` (see :data:`CHILDREN`), unbuffered. The zygote prints ``pid <pid>`` before the child starts
     and ``exit <pid> <status>`` once it is gone (the test kills it with SIGKILL). Forking from a
     warm process keeps each crash trial short; the children are still real processes.
 
@@ -20,11 +21,16 @@ graph rebuilt on open equal to the tables) and :func:`graph_snapshot`.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import random
 import sqlite3
 import sys
 import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +170,117 @@ def check_database(path: Path | str) -> dict[str, Any]:
     return sizes
 
 
+def pending_merges(path: Path | str) -> list[int]:
+    """Ids of the default tenant's merges of "Robert Stone" into "Bob Stone" not undone,
+    oldest first (other merges, made by indexing, are not the merge child's)."""
+    conn = sqlite3.connect(path)
+    try:
+        return [
+            int(i)
+            for (i,) in conn.execute(
+                "SELECT id FROM merges WHERE tenant = '' AND undone_at IS NULL "
+                "AND kept_key = 'bob stone' AND merged_key = 'robert stone' ORDER BY id"
+            )
+        ]
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------- the zygote, from tests
+class Zygote:
+    """The ``zygote`` worker as a test drives it: :meth:`trial` forks a child, kills it with
+    SIGKILL after ``delay`` seconds (unless it finished first) and returns what it printed.
+
+    Example (in a fixture): ``with Zygote.started() as zygote: yield zygote``.
+    """
+
+    def __init__(self) -> None:
+        import subprocess
+
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            # Unbuffered: a buffered reader could hold lines that select() no longer sees.
+            bufsize=0,
+        )
+        assert self.read_line(120) == "ready"
+
+    @classmethod
+    @contextmanager
+    def started(cls) -> Iterator[Zygote]:
+        zygote = cls()
+        try:
+            yield zygote
+        finally:
+            zygote.close()
+
+    def read_line(self, timeout: float) -> str:
+        import select
+
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no output from the worker in {timeout} s"
+        line = self.proc.stdout.readline().decode()
+        assert line, "the worker closed its output"
+        return line.strip()
+
+    def trial(self, kind: str, path: Path | str, seed: int, count: int, delay: float) -> Trial:
+        """Run one child of ``kind`` and kill it after ``delay`` seconds."""
+        import signal
+
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"run {kind} {path} {seed} {count}\n".encode())
+        self.proc.stdin.flush()
+        first = self.read_line(30)
+        assert first.startswith("pid "), first
+        pid = int(first.split()[1])
+        time.sleep(delay)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it finished (and was reaped) first: its exit status says how
+        lines = []
+        while True:
+            line = self.read_line(60)
+            if line.startswith("exit "):
+                status = int(line.split()[2])
+                break
+            lines.append(line)
+        if os.WIFSIGNALED(status):
+            assert os.WTERMSIG(status) == signal.SIGKILL
+            return Trial(lines, killed=True)
+        assert os.WEXITSTATUS(status) == 0, f"the {kind} child failed on its own: {lines[-3:]}"
+        return Trial(lines, killed=False)
+
+    def close(self) -> None:
+        import subprocess
+
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"quit\n")
+            self.proc.stdin.flush()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@dataclass
+class Trial:
+    """What a killed (or finished) child printed, line by line."""
+
+    lines: list[str]
+    killed: bool
+
+    def said(self, kind: str) -> list[str]:
+        """The arguments of the lines starting with ``kind`` ("S", "m" ...), in order."""
+        return [line[len(kind) + 1 :] for line in self.lines if line.split(" ", 1)[0] == kind]
+
+
 # ---------------------------------------------------------------------- workers
 def _say(line: str) -> None:
     os.write(1, (line + "\n").encode())  # unbuffered: a SIGKILL loses nothing printed
@@ -234,10 +351,97 @@ def crash_child(path: str, seed: int, count: int) -> None:
     _say("done")
 
 
+def ingest_child(path: str, seed: int, count: int) -> None:
+    """Ingest records in batches of 2 (each batch one ``ingest_records`` call, as the CLI
+    makes them); print ``S <content>`` for each record of a batch that returned."""
+    from graphmem import SQLiteStorage
+    from graphmem.records import ingest_records
+
+    rng = random.Random(seed)
+    storage = SQLiteStorage(path)
+    for start in range(0, count, 2):
+        records = [
+            {"content": sentence(rng, f"ingest {seed}.{n}")[0]} for n in range(start, start + 2)
+        ]
+        ingest_records(storage, records, batch_size=2)
+        for record in records:
+            _say(f"S {record['content']}")
+    _say("done")
+
+
+def merge_child(path: str, seed: int, count: int) -> None:
+    """Merge "Robert Stone" into "Bob Stone" and undo it, over and over: ``m <id>`` after a
+    merge returned, ``u <id>`` before and ``U <id>`` after an unmerge returned."""
+    from graphmem import EntityMemory, SQLiteStorage
+
+    rng = random.Random(seed)
+    storage = SQLiteStorage(path)
+    memory = EntityMemory(storage=storage)
+    if memory.get_entity("Robert Stone") is None or memory.get_entity("Bob Stone") is None:
+        memory.save("Bob Stone works at Initech in Paris.")
+        memory.save("Robert Stone met Carol Diaz at Globex.")
+    pending = pending_merges(path)  # an earlier child's merge, not undone
+    for n in range(count):
+        if pending:
+            merge_id = pending.pop()
+            _say(f"u {merge_id}")
+            memory.unmerge(merge_id)
+            _say(f"U {merge_id}")
+        else:
+            merge_id = memory.merge_entities("Bob Stone", "Robert Stone")
+            _say(f"m {merge_id}")
+            pending.append(merge_id)
+        if rng.random() < 0.3:  # another tenant's writes between (this tenant's saves can
+            # merge names by themselves, and such a merge must be undone first: test_merge.py)
+            EntityMemory(storage=storage, tenant="u2").save(sentence(rng, f"merge {seed}.{n}")[0])
+    _say("done")
+
+
+def import_child(path: str, seed: int, count: int) -> None:
+    """Import the export ``<path>.source.jsonl`` into the new database ``path``; ``I`` after
+    it returned."""
+    from graphmem import SQLiteStorage
+    from graphmem.transfer import import_jsonl
+
+    storage = SQLiteStorage(path)
+    import_jsonl(storage.database, f"{path}.source.jsonl")
+    _say("I")
+    storage.close()
+    _say("done")
+
+
+def export_child(path: str, seed: int, count: int) -> None:
+    """Export ``path`` to ``<path>.jsonl`` ``count`` times; ``E`` after each returned."""
+    from graphmem import SQLiteStorage
+    from graphmem.transfer import export_jsonl
+
+    storage = SQLiteStorage(path)
+    for _ in range(count):
+        export_jsonl(storage.database, f"{path}.jsonl")
+        _say("E")
+    _say("done")
+
+
+#: What a crash child does, by the name the ``run`` command gives.
+CHILDREN = {
+    "save": crash_child,
+    "ingest": ingest_child,
+    "merge": merge_child,
+    "import": import_child,
+    "export": export_child,
+}
+
+
 def zygote() -> None:
     """Load spaCy, the tiers and the relation models once (an in-memory save warms every
     lazily loaded part); fork a crash child per ``run`` command (see the module docstring)."""
-    from graphmem import EntityMemory, LongTermMemory, SQLiteStorage  # noqa: F401
+    from graphmem import (  # noqa: F401  (warm imports, inherited by every child)
+        EntityMemory,
+        LongTermMemory,
+        SQLiteStorage,
+        records,
+        transfer,
+    )
 
     EntityMemory().save("Alice Johnson met Bob Stone in Paris.")
     _say("ready")
@@ -245,16 +449,22 @@ def zygote() -> None:
         parts = line.split()
         if not parts or parts[0] == "quit":
             break
-        _, path, seed, count = parts
+        _, kind, path, seed, count = parts
         gate_r, gate_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(gate_w)
             os.read(gate_r, 1)  # start only after the zygote announced our pid
+            # A child stuck for good says where (on stderr) and ends, instead of hanging the test.
+            faulthandler.dump_traceback_later(
+                float(os.environ.get("GM_CHILD_TIMEOUT", 50)), exit=True
+            )
             try:
-                crash_child(path, int(seed), int(count))
-            finally:
-                os._exit(0)
+                CHILDREN[kind](path, int(seed), int(count))
+            except BaseException:
+                traceback.print_exc()  # on stderr; the exit status tells the test
+                os._exit(1)
+            os._exit(0)
         os.close(gate_r)
         _say(f"pid {pid}")
         os.write(gate_w, b"g")

@@ -18,6 +18,7 @@ import pytest
 
 from graphmem import CortexMemory, LongTermMemory, SQLiteStorage
 from graphmem.errors import DatabaseFileError, SchemaVersionError
+from graphmem.store.database import Database
 from graphmem.store.schema import APPLICATION_ID, SCHEMA_VERSION
 
 
@@ -88,6 +89,35 @@ def newer_schema(tmp: Path) -> Path:
     return path
 
 
+def cut_inside_last_page(tmp: Path) -> Path:
+    path = _graphmem_file(tmp / "cut.db")
+    path.write_bytes(path.read_bytes()[:-100])
+    return path
+
+
+def damaged_table_page(tmp: Path) -> Path:
+    """A whole file whose ``texts`` table's first page is overwritten with noise."""
+    path = _graphmem_file(tmp / "noise.db")
+    conn = sqlite3.connect(path)
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'texts'").fetchone()
+    (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    data = bytearray(path.read_bytes())
+    start = (root - 1) * page_size
+    data[start : start + page_size] = random.Random(2).randbytes(page_size)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def unreadable_schema_version(tmp: Path) -> Path:
+    path = newer_schema(tmp)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE graphmem_meta SET value = '2.0' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    return path
+
+
 BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "random bytes": (random_bytes, "not a SQLite database"),
     "truncated graphmem file": (truncated_graphmem, "damaged"),
@@ -95,6 +125,9 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "another application's database": (foreign_sqlite, "another application"),
     "look-alike tables": (foreign_with_our_table_names, "another application"),
     "newer schema version": (newer_schema, "newer graphmem"),
+    "cut inside its last page": (cut_inside_last_page, "truncated"),
+    "a table page overwritten": (damaged_table_page, "damaged"),
+    "schema version '2.0'": (unreadable_schema_version, "schema_version '2.0'"),
 }
 
 
@@ -104,10 +137,16 @@ def _snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
+#: Every way of naming a database file: each gets the same checks (issue 19.2).
 OPENERS: dict[str, Callable[[Path], object]] = {
-    "SQLiteStorage": SQLiteStorage,
+    "SQLiteStorage(Path)": SQLiteStorage,
+    "SQLiteStorage(str)": lambda p: SQLiteStorage(str(p)),
+    "SQLiteStorage(sqlite:/// URL)": lambda p: SQLiteStorage(f"sqlite:///{p}"),
+    "SQLiteStorage(sqlite+pysqlite:/// URL)": lambda p: SQLiteStorage(f"sqlite+pysqlite:///{p}"),
+    "Database(Path)": Database,
     "LongTermMemory(db_path=...)": lambda p: LongTermMemory(db_path=str(p)),
     "CortexMemory(persistence_path=...)": lambda p: CortexMemory(persistence_path=str(p)),
+    "CortexMemory(persistence_path=URL)": lambda p: CortexMemory(persistence_path=f"sqlite:///{p}"),
 }
 
 
@@ -188,3 +227,34 @@ def test_a_good_file_still_opens_after_a_refusal(tmp_path):
     with pytest.raises(DatabaseFileError):
         SQLiteStorage(foreign_sqlite(tmp_path))
     assert len(LongTermMemory(db_path=str(good), max_items=None)) == 3
+
+
+def test_a_file_cut_at_any_page_boundary_is_refused_and_never_written(tmp_path, monkeypatch):
+    """Issue 19.3: every cut of a small store at a page boundary (1 .. n-1 pages kept)."""
+    monkeypatch.setenv("WRITE_MEMORY", "1")
+    whole = _graphmem_file(tmp_path / "whole.db", memories=12)
+    data = whole.read_bytes()
+    (page_size,) = sqlite3.connect(whole).execute("PRAGMA page_size").fetchone()
+    pages = len(data) // page_size
+    assert pages >= 10 and len(data) == pages * page_size
+    work = tmp_path / "cuts"
+    work.mkdir()
+    for kept in range(1, pages):
+        path = work / f"cut-{kept}.db"
+        path.write_bytes(data[: kept * page_size])
+        before = _snapshot(work)
+        with pytest.raises(DatabaseFileError, match="damaged") as raised:
+            CortexMemory(persistence_path=str(path))
+        assert str(path) in str(raised.value)
+        assert _snapshot(work) == before, f"cut at page {kept}: the file changed"
+        path.unlink()
+
+
+def test_a_sound_file_passes_the_open_checks_after_many_writes(tmp_path):
+    """The checks refuse damage only: a store written, reopened and written again opens."""
+    path = _graphmem_file(tmp_path / "sound.db", memories=30)
+    for _ in range(3):
+        storage = SQLiteStorage(path)
+        LongTermMemory(storage=storage, max_items=None).save("Carol Diaz reopened it in Oslo.")
+        storage.close()
+    assert len(LongTermMemory(db_path=str(path), max_items=None)) == 33

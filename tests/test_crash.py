@@ -12,56 +12,21 @@ across trials, so later trials also reopen whatever earlier kills left.
 from __future__ import annotations
 
 import json
-import os
 import random
-import select
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
-from _workers import check_database
+from _workers import Zygote, check_database
 
 from graphmem import LongTermMemory, SQLiteStorage
 
-WORKERS = Path(__file__).with_name("_workers.py")
 TRIALS = 24
-
-
-def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    assert ready, f"no output from the worker in {timeout} s"
-    line = proc.stdout.readline().decode()
-    assert line, "the worker closed its output"
-    return line.strip()
 
 
 @pytest.fixture
 def zygote():
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, str(WORKERS), "zygote"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-    )
-    try:
-        assert _read_line(proc, 120) == "ready"
-        yield proc
-    finally:
-        if proc.poll() is None:
-            assert proc.stdin is not None
-            proc.stdin.write(b"quit\n")
-            proc.stdin.flush()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with Zygote.started() as zygote:
+        yield zygote
 
 
 @pytest.mark.slow
@@ -72,22 +37,10 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_save(tmp_path, zygote):
     deleted: set[str] = set()
     killed_mid_run = 0
     for trial in range(TRIALS):
-        zygote.stdin.write(f"run {path} {trial} 5000\n".encode())
-        zygote.stdin.flush()
-        first = _read_line(zygote, 30)
-        assert first.startswith("pid "), first
-        pid = int(first.split()[1])
         # Kill early (often mid-transaction, during schema creation or the first saves) or late.
-        time.sleep(rng.choice([rng.uniform(0.0, 0.4), rng.uniform(0.4, 2.5)]))
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # it finished (and was reaped) first: its exit status below says how
-        while True:
-            line = _read_line(zygote, 60)
-            if line.startswith("exit "):
-                status = int(line.split()[2])
-                break
+        delay = rng.choice([rng.uniform(0.0, 0.4), rng.uniform(0.4, 2.5)])
+        run = zygote.trial("save", path, trial, 5000, delay)
+        for line in run.lines:
             kind, memory_id = line.split() if " " in line else (line, "")
             if kind == "S":
                 acknowledged.add(memory_id)
@@ -95,11 +48,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_save(tmp_path, zygote):
                 acknowledged.discard(memory_id)
             elif kind == "D":
                 deleted.add(memory_id)
-        if os.WIFSIGNALED(status):
-            assert os.WTERMSIG(status) == signal.SIGKILL
-            killed_mid_run += 1
-        else:
-            assert os.WEXITSTATUS(status) == 0, f"trial {trial}: the writer failed on its own"
+        killed_mid_run += run.killed
 
         sizes = check_database(path)  # reopens the file; integrity and graph == tables
         conn = sqlite3.connect(path)
@@ -130,6 +79,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_save(tmp_path, zygote):
             assert sizes[""][0] > 0, "acknowledged memories but an empty graph"
     assert len(acknowledged) >= 40, f"only {len(acknowledged)} saves acknowledged in all"
     assert killed_mid_run >= 20, f"only {killed_mid_run} of {TRIALS} trials were killed mid-run"
+    print(f"save: {TRIALS} trials, {killed_mid_run} killed, {len(acknowledged)} acknowledged")
 
     # A writer that opens the file after all those kills can keep working.
     storage = SQLiteStorage(path)

@@ -123,16 +123,8 @@ def test_forgetting_persists(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- the facade
 def _tier_contents(memory: CortexMemory) -> dict[str, list[str]]:
-    tiers = {
-        "short_term": memory.short_term,
-        "long_term": memory.long_term,
-        "entity": memory.entity_memory,
-        "contextual.short_term": memory.contextual.short_term,
-        "contextual.long_term": memory.contextual.long_term,
-    }
     return {
-        name: sorted(i.content for i in tier._all_items())  # type: ignore[union-attr]
-        for name, tier in tiers.items()
+        name: sorted(i.content for i in tier._all_items()) for name, tier in memory._tiers().items()
     }
 
 
@@ -256,7 +248,7 @@ class TestFacadeUpdate:
             "HR",
             importance=0.9,
             task_metadata={"conversation_id": "c1", "ticket": 7},
-            timestamp="2025-03-03T09:00:00",
+            timestamp="2025-03-03T09:00:00+00:00",
         )
         ids = {m for m, r in _result_ids(cortex).items() if r == rid}
         assert cortex.update(rid, result="Dana Scott joined Harbor Bank.") == rid
@@ -267,7 +259,7 @@ class TestFacadeUpdate:
         [edge] = entities.find(predicate="works_at")
         assert (edge.subject, edge.object, edge.support) == ("Dana Scott", "Harbor Bank", 1)
         assert [ev.sentence for ev in edge.evidence] == ["Dana Scott joined Harbor Bank."]
-        assert edge.valid_from == "2025-03-03T09:00:00"  # the result's time is kept
+        assert edge.valid_from == "2025-03-03T09:00:00+00:00"  # the result's time is kept
         assert entities.get_entity("Dana Scott").mentions == 2  # type: ignore[union-attr]
         [item] = [i for i in cortex.long_term.search("") if "Harbor" in i.content]  # type: ignore[union-attr]
         assert item.metadata["ticket"] == 7 and item.conversation_id == "c1"

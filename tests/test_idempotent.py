@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import io
 import os
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +158,60 @@ class TestImportTwice:
             assert target.load("prefs") is None
         finally:
             target.close()
+
+
+_KEYED_WRITER = """
+import os, sys, time
+from pathlib import Path
+from graphmem import CortexMemory
+os.environ["WRITE_MEMORY"] = "1"
+memory = CortexMemory(persistence_path=sys.argv[1])
+memory.save_task_result("Warm", "Warm up the pipeline.", "Warmer")  # no key: one each
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.01)
+for n in range(int(sys.argv[3])):
+    rid = memory.save_task_result("Sync", f"Acme order {n} shipped.", "Sales", dedupe_key=f"k{n}")
+    print(n, rid, flush=True)
+memory.storage.close()
+"""
+
+
+@pytest.mark.slow
+def test_processes_saving_the_same_keys_at_once_store_each_once(tmp_path: Path) -> None:
+    path, go, keys = tmp_path / "keys.db", tmp_path / "go", 25
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _KEYED_WRITER, str(path), str(go), str(keys)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    deadline = time.monotonic() + 300
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    go.touch()
+    outputs = [proc.communicate(timeout=600) for proc in procs]
+    answers: dict[int, set[str]] = {}
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err[-3000:]
+        for line in out.splitlines():
+            n, rid = line.split()
+            answers.setdefault(int(n), set()).add(rid)
+    # Every process got the one stored result of each key, and each key was stored once.
+    assert sorted(answers) == list(range(keys))
+    assert all(len(ids) == 1 for ids in answers.values())
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT dedupe_key, count(DISTINCT result_id) FROM memories "
+            "WHERE dedupe_key IS NOT NULL GROUP BY dedupe_key"
+        ).fetchall()
+        stored = conn.execute("SELECT count(*) FROM memories WHERE namespace = 'entity'").fetchone()
+    finally:
+        conn.close()
+    assert sorted(rows) == sorted((f"k{n}", 1) for n in range(keys))
+    assert stored[0] == keys + 3  # the keyed results once, and each process's warm-up

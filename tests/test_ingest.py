@@ -226,3 +226,64 @@ def test_sigkill_mid_ingest_then_rerun_equals_one_clean_ingest(tmp_path: Path) -
         assert main(["--db", str(db), "ingest", str(source), "--no-progress"]) == 0
         assert _state(db) == expected, f"trial {trial}: killed after {landed} texts"
     assert killed_mid_run >= 2, "the ingests finished before they could be killed"
+
+
+def test_a_record_with_a_dedupe_key_is_known_by_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "keys.db"
+    first = [
+        {"content": "Dana Scott works at Northwind.", "dedupe_key": "crm-17"},
+        {"content": "Bob Stone lives in Paris.", "dedupe_key": "crm-18"},
+    ]
+    assert main(["--db", str(db), "ingest", str(_write_jsonl(tmp_path / "a.jsonl", first))]) == 0
+    # The same ids with corrected text: the caller's key decides, so nothing is stored again.
+    second = [{**first[0], "content": "Dana Scott works at Initech."}, first[1]]
+    assert main(["--db", str(db), "ingest", str(_write_jsonl(tmp_path / "b.jsonl", second))]) == 0
+    assert "Skipped 2 already stored" in capsys.readouterr().out
+    state = _state(db)
+    assert state["counts"]["texts"] == 2
+    assert not any("Initech" in body for _, _, body, *_ in state["items"])
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"content": "x", "dedupe_key": ""}])
+    assert main(["--db", str(db), "ingest", str(bad)]) != 0
+    assert "dedupe_key must not be empty" in capsys.readouterr().err
+
+
+def test_an_ingest_stopped_by_a_write_error_finishes_on_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that fails to commit (here the third: the disk filled up) leaves the batches
+    before it; running the ingest again stores the rest, each record and statement once."""
+    from sqlalchemy.exc import OperationalError
+
+    from graphmem.index.writer import Writer
+
+    records = _records(30, seed=3)
+    source = _write_jsonl(tmp_path / "full.jsonl", records)
+    clean = tmp_path / "clean.db"
+    assert main(["--db", str(clean), "ingest", str(source), "--batch-size", "4"]) == 0
+
+    db = tmp_path / "stopped.db"
+    real_write = Writer.write
+    calls = {"n": 0}
+
+    def failing_write(self: Writer, conn: Any, texts: Any, docs: Any = None) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OperationalError(
+                "INSERT", {}, sqlite3.OperationalError("database or disk is full")
+            )
+        return real_write(self, conn, texts, docs)
+
+    monkeypatch.setattr(Writer, "write", failing_write)
+    storage = SQLiteStorage(db)
+    try:  # (whichever error graphmem makes of it, the message says why)
+        with pytest.raises(Exception, match="disk is full"):
+            ingest_records(storage, records, batch_size=4)
+    finally:
+        storage.close()
+    monkeypatch.setattr(Writer, "write", real_write)
+    stopped = _state(db)
+    assert stopped["counts"]["texts"] == 8  # the two batches before the failing one
+    assert main(["--db", str(db), "ingest", str(source), "--batch-size", "4"]) == 0
+    assert _state(db) == _state(clean)

@@ -20,6 +20,7 @@ from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.viz import (
     VizReport,
     neighbourhood_subgraph,
+    node_size,
     path_subgraph,
     render_graph,
     select_visible_nodes,
@@ -424,7 +425,8 @@ class TestPageInBrowser:
         positions = browser.execute_script("return Object.keys(graphmemNetwork.getPositions())")
         assert len(positions) == 15
         summary = browser.find_element("id", "graphmem-summary").text
-        assert summary == "15 entities, 20 relations."
+        # Co-occurrence starts hidden: 12 typed relations are drawn of the 20.
+        assert summary == "15 entities, 20 relations. Shown: 15 entities, 12 typed relations."
 
     def test_loads_nothing_from_the_network(self, browser: Any, tmp_path: Path) -> None:
         report = render_graph(work_graph(), tmp_path / "g.html")
@@ -517,3 +519,366 @@ def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:
     render_graph(memory.graph, out)
     data = json.dumps(page_data(out.read_text(encoding="utf-8")))
     assert "Alice Johnson joined Acme Corp in Berlin." in data
+
+
+# --- the page's controls, driven in the browser ------------------------------------------
+
+
+def view(driver: Any) -> dict[str, list[int]]:
+    """What the page draws now: the ids of the shown nodes and edges."""
+    shown: dict[str, list[int]] = driver.execute_script("return graphmemView()")
+    return shown
+
+
+def edge_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
+    """The page's data of these edges (as embedded in the page)."""
+    records: list[dict[str, Any]] = driver.execute_script(
+        "var ids = arguments[0];"
+        "return graphmemData.edges.filter(function (e) { return ids.indexOf(e.id) >= 0; });",
+        ids,
+    )
+    return records
+
+
+def node_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = driver.execute_script(
+        "var ids = arguments[0];"
+        "return graphmemData.nodes.filter(function (n) { return ids.indexOf(n.id) >= 0; });",
+        ids,
+    )
+    return records
+
+
+def drawn_hidden(driver: Any) -> dict[str, list[int]]:
+    """The ids vis-network itself is told to hide (the data sets, not the page's record)."""
+    hidden: dict[str, list[int]] = driver.execute_script(
+        "function ids(set) { return set.getIds({filter: function (i) { return i.hidden; }}); }"
+        "return {nodes: ids(graphmemNodes), edges: ids(graphmemEdges)};"
+    )
+    return hidden
+
+
+def click_canvas(driver: Any, x: float, y: float) -> None:
+    """A real mouse click at page-canvas coordinates (x, y) of the network's DOM."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    canvas = driver.find_element("css selector", "#graphmem-network canvas")
+    size = canvas.size
+    ActionChains(driver).move_to_element_with_offset(
+        canvas, round(x - size["width"] / 2), round(y - size["height"] / 2)
+    ).click().perform()
+
+
+def node_dom_position(driver: Any, node_id: int) -> tuple[float, float]:
+    x, y = driver.execute_script(
+        "var p = graphmemNetwork.canvasToDOM(graphmemNetwork.getPosition(arguments[0]));"
+        "return [p.x, p.y];",
+        node_id,
+    )
+    return float(x), float(y)
+
+
+def panel_text(driver: Any) -> str:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        text = driver.execute_script(
+            "var p = document.getElementById('gm-panel'); return p.hidden ? null : p.textContent;"
+        )
+        if text:
+            return str(text)
+        time.sleep(0.05)
+    pytest.fail("the side panel did not open")
+
+
+def timeline_graph() -> nx.MultiDiGraph:
+    """Samir worked at Kestrel (March to April 2025), then at Lumen (from June); Lumen was
+    first mentioned in May. Evidence records name their memory, rule and date."""
+    graph = nx.MultiDiGraph()
+    add_entity(graph, "samir", "Samir Haddad", "PERSON", mentions=4, first_seen="2025-03-03")
+    add_entity(graph, "kestrel", "Kestrel Automation", "ORG", mentions=2, first_seen="2025-03-03")
+    add_entity(graph, "lumen", "Lumen Robotics", "ORG", mentions=2, first_seen="2025-05-10")
+    kestrel = {
+        "sentence": "Samir Haddad joined Kestrel Automation as CTO.",
+        "memory_id": "mem-kestrel-1",
+        "rule": "svo:join",
+        "date": "2025-03-03T09:12:00",
+    }
+    add_relation(
+        graph,
+        "samir",
+        "kestrel",
+        "works_at",
+        support=2,
+        confidence=0.92,
+        first_seen="2025-03-03T09:12:00",
+        valid_from="2025-03-03T09:12:00",
+        valid_to="2025-04-21T10:00:00",
+        evidence=[kestrel],
+    )
+    add_relation(
+        graph,
+        "samir",
+        "lumen",
+        "works_at",
+        first_seen="2025-06-02T08:00:00",
+        valid_from="2025-06-02T08:00:00",
+        evidence=[
+            {
+                "sentence": "Samir Haddad started at Lumen Robotics.",
+                "memory_id": "mem-lumen-1",
+                "rule": "svo:start",
+                "date": "2025-06-02T08:00:00",
+            }
+        ],
+    )
+    add_relation(graph, "kestrel", "lumen", "co_occurs", first_seen="2025-05-10T08:00:00")
+    return graph
+
+
+def set_as_of(driver: Any, day: str | None) -> None:
+    """Move the "as of" slider to ``day`` (None: all time) as a user would, with events."""
+    driver.execute_script(
+        "var on = document.getElementById('gm-asof-on'), range = document.getElementById('gm-asof');"
+        "var day = arguments[0];"
+        "if (day === null) { on.checked = false; on.dispatchEvent(new Event('change')); return; }"
+        "if (!on.checked) { on.checked = true; on.dispatchEvent(new Event('change')); }"
+        "var first = Date.UTC(2025, 2, 3) / 86400000;"  # the graph's first day, 2025-03-03
+        "var parts = day.split('-');"
+        "range.value = String(Date.UTC(+parts[0], +parts[1] - 1, +parts[2]) / 86400000 - first);"
+        "range.dispatchEvent(new Event('input'));",
+        day,
+    )
+
+
+@pytest.mark.browser
+class TestControlsInBrowser:
+    def test_co_occurrence_is_hidden_until_toggled(self, browser: Any, tmp_path: Path) -> None:
+        open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        shown = edge_records(browser, view(browser)["edges"])
+        assert len(shown) == 12 and all(e["typed"] for e in shown)
+        assert len(drawn_hidden(browser)["edges"]) == 8
+        browser.find_element("id", "gm-show-cooccurs").click()
+        shown = edge_records(browser, view(browser)["edges"])
+        assert len(shown) == 20 and sum(not e["typed"] for e in shown) == 8
+        assert drawn_hidden(browser)["edges"] == []
+        co_occurs = [e for e in shown if not e["typed"]]
+        assert all(e["label"] == "" and e["dashes"] is True for e in co_occurs)
+        assert all(e["color"]["opacity"] < 0.5 for e in co_occurs)  # faint
+        browser.find_element("id", "gm-show-cooccurs").click()
+        assert len(view(browser)["edges"]) == 12
+
+    def test_entity_type_filter(self, browser: Any, tmp_path: Path) -> None:
+        open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        browser.find_element("css selector", "input.gm-type-filter[data-label='PERSON']").click()
+        shown = view(browser)
+        assert {n["group_label"] for n in node_records(browser, shown["nodes"])} == {
+            "ORG",
+            "PRODUCT",
+            "GPE",
+            "EVENT",
+        }
+        # Only acme -located_in-> berlin is left among the typed relations.
+        assert [e["predicate"] for e in edge_records(browser, shown["edges"])] == ["located_in"]
+        assert len(drawn_hidden(browser)["nodes"]) == 6
+        summary = browser.find_element("id", "graphmem-summary").text
+        assert summary.endswith("Shown: 9 entities, 1 typed relations.")
+
+    def test_predicate_filter(self, browser: Any, tmp_path: Path) -> None:
+        open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        browser.find_element("css selector", "#gm-predicates summary").click()
+        browser.find_element(
+            "css selector", "input.gm-predicate-filter[data-predicate='works_at']"
+        ).click()
+        predicates = [e["predicate"] for e in edge_records(browser, view(browser)["edges"])]
+        assert len(predicates) == 6 and "works_at" not in predicates
+        browser.find_element("id", "gm-predicates-none").click()
+        assert view(browser)["edges"] == []
+        assert len(view(browser)["nodes"]) == 15  # entities stay; only relations go
+        browser.find_element("id", "gm-predicates-all").click()
+        assert len(view(browser)["edges"]) == 12
+
+    def test_current_and_ended_relations(self, browser: Any, tmp_path: Path) -> None:
+        open_page(browser, render_graph(timeline_graph(), tmp_path / "t.html").path)
+        from selenium.webdriver.support.ui import Select
+
+        status = Select(browser.find_element("id", "gm-status"))
+        status.select_by_value("ended")
+        ended = edge_records(browser, view(browser)["edges"])
+        assert [(e["predicate"], e["valid_to"]) for e in ended] == [
+            ("works_at", "2025-04-21T10:00:00")
+        ]
+        assert ended[0]["label"] == "works_at (ended)"
+        status.select_by_value("current")
+        current = edge_records(browser, view(browser)["edges"])
+        assert [(e["predicate"], e["valid_to"]) for e in current] == [("works_at", None)]
+
+    @pytest.mark.parametrize(
+        ("day", "names", "relations"),
+        [
+            ("2025-03-03", ["Kestrel Automation", "Samir Haddad"], ["Kestrel Automation"]),
+            ("2025-04-20", ["Kestrel Automation", "Samir Haddad"], ["Kestrel Automation"]),
+            ("2025-04-21", ["Kestrel Automation", "Samir Haddad"], []),
+            ("2025-05-31", ["Kestrel Automation", "Lumen Robotics", "Samir Haddad"], []),
+            (
+                "2025-06-02",
+                ["Kestrel Automation", "Lumen Robotics", "Samir Haddad"],
+                ["Lumen Robotics"],
+            ),
+        ],
+    )
+    def test_time_slider_shows_the_graph_as_of_a_day(
+        self, browser: Any, tmp_path: Path, day: str, names: list[str], relations: list[str]
+    ) -> None:
+        open_page(browser, render_graph(timeline_graph(), tmp_path / "t.html").path)
+        set_as_of(browser, day)
+        shown = view(browser)
+        assert sorted(n["name"] for n in node_records(browser, shown["nodes"])) == names
+        by_id = {n["id"]: n["name"] for n in browser.execute_script("return graphmemData.nodes")}
+        assert [by_id[e["to"]] for e in edge_records(browser, shown["edges"])] == relations
+        assert browser.find_element("id", "gm-asof-label").text == day
+        set_as_of(browser, None)
+        assert len(view(browser)["edges"]) == 2
+        assert browser.find_element("id", "gm-asof-label").text == "all time"
+
+    def test_search_focuses_and_explains_a_node(self, browser: Any, tmp_path: Path) -> None:
+        from selenium.webdriver.common.keys import Keys
+
+        open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        maria = node_id_by_name(browser, "Maria Garcia")
+        browser.find_element("css selector", "input.gm-type-filter[data-label='PERSON']").click()
+        assert maria not in view(browser)["nodes"]
+        search = browser.find_element("id", "gm-search")
+        search.send_keys("M. Garcia", Keys.ENTER)  # an alias
+        assert browser.execute_script("return window.graphmemFocused") == maria
+        assert browser.execute_script("return graphmemNetwork.getSelectedNodes()") == [maria]
+        assert maria in view(browser)["nodes"]  # its type was filtered out: shown again
+        x, y = node_dom_position(browser, maria)
+        width, height, panel = browser.execute_script(
+            "var c = document.getElementById('graphmem-network');"
+            "return [c.clientWidth, c.clientHeight, document.getElementById('gm-panel').offsetWidth];"
+        )
+        # Centred in what the side panel leaves visible.
+        assert panel > 0 and abs(x - (width - panel - 14) / 2) < 2 and abs(y - height / 2) < 2
+        assert "Maria Garcia" in panel_text(browser)
+        search.clear()
+        search.send_keys("nobody at all", Keys.ENTER)
+        assert "gm-not-found" in search.get_attribute("class")
+        assert browser.execute_script("return window.graphmemFocused") == maria
+
+    def test_clicking_a_relation_opens_its_evidence_with_dates(
+        self, browser: Any, tmp_path: Path
+    ) -> None:
+        open_page(browser, render_graph(timeline_graph(), tmp_path / "t.html").path)
+        samir = node_id_by_name(browser, "Samir Haddad")
+        kestrel = node_id_by_name(browser, "Kestrel Automation")
+        (sx, sy), (kx, ky) = node_dom_position(browser, samir), node_dom_position(browser, kestrel)
+        # A point on the line, a third of the way, clear of the nodes and of the label.
+        click_canvas(browser, sx + (kx - sx) / 3, sy + (ky - sy) / 3)
+        text = panel_text(browser)
+        assert "Samir Haddad works_at Kestrel Automation" in text
+        assert "ended · 2025-03-03 to 2025-04-21" in text
+        for fragment in (
+            "Confidence0.92",
+            "Support2",
+            "Valid from2025-03-03",
+            "Valid to2025-04-21",
+            "Samir Haddad joined Kestrel Automation as CTO.",
+            "2025-03-03 09:12 · memory mem-kestrel-1 · rule svo:join",
+        ):
+            assert fragment in text
+        click_canvas(browser, *node_dom_position(browser, samir))
+        text = " ".join(panel_text(browser).split())
+        assert browser.find_element("id", "gm-panel-heading").text == "Samir Haddad"
+        assert "PERSON Mentions4First seen2025-03-03Typed relations2" in text
+        assert "Samir Haddad started at Lumen Robotics." not in text  # no node evidence given
+
+    def test_hostile_memory_in_the_panel_and_search_runs_nothing(
+        self, browser: Any, tmp_path: Path
+    ) -> None:
+        from selenium.webdriver.common.keys import Keys
+
+        graph = hostile_graph()
+        graph.nodes["evil"]["evidence"] = [
+            {"sentence": PAYLOADS[1], "memory_id": PAYLOADS[0], "rule": PAYLOADS[2], "date": "x"}
+        ]
+        open_page(browser, render_graph(graph, tmp_path / "h.html").path)
+        browser.find_element("id", "gm-search").send_keys(PAYLOADS[0], Keys.ENTER)
+        text = panel_text(browser)
+        time.sleep(0.2)
+        assert browser.execute_script("return typeof window.pwned") == "undefined"
+        assert PAYLOADS[1] in text and f"memory {PAYLOADS[0]}" in text
+        assert f"rule {PAYLOADS[2]}" in text
+        assert (
+            browser.execute_script(
+                "return document.querySelectorAll('img, svg, iframe, object').length"
+            )
+            == 0
+        )
+        names = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#gm-names option'))"
+            ".map(function (o) { return o.value; })"
+        )
+        assert sorted(names) == sorted([PAYLOADS[0], PAYLOADS[2]])
+
+    def test_layout_fits_settles_and_stops(self, browser: Any, tmp_path: Path) -> None:
+        stats = open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        before = browser.execute_script("return graphmemNetwork.getPositions()")
+        time.sleep(0.6)
+        assert browser.execute_script("return graphmemNetwork.getPositions()") == before
+        assert browser.execute_script("return graphmemNetwork.physics.physicsEnabled") is False
+        width, height = browser.execute_script(
+            "var c = document.getElementById('graphmem-network');"
+            "return [c.clientWidth, c.clientHeight];"
+        )
+        for node_id in before:
+            x, y = node_dom_position(browser, int(node_id))
+            assert 0 <= x <= width and 0 <= y <= height, node_id
+        font = browser.execute_script("return graphmemData.options.nodes.font.size")
+        assert font * stats["scale"] >= 12  # node labels of at least 12 px on screen
+
+    def test_legend_samples_match_what_is_drawn(self, browser: Any, tmp_path: Path) -> None:
+        stats = open_page(browser, render_graph(work_graph(), tmp_path / "g.html").path)
+        samples = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.gm-size-dot')).map(function (d) {"
+            "  return [Number(d.getAttribute('data-size')), d.getBoundingClientRect().width]; })"
+        )
+        assert [size for size, _ in samples] == [node_size(1), node_size(10), node_size(100)]
+        for size, width in samples:
+            assert width == pytest.approx(2 * size * stats["scale"], abs=0.6)
+        maria = node_id_by_name(browser, "Maria Garcia")
+        drawn = browser.execute_script(
+            "return graphmemNetwork.body.nodes[arguments[0]].options.size", maria
+        )
+        assert drawn == node_size(14)
+        browser.execute_script("graphmemNetwork.moveTo({scale: 2})")
+        browser.execute_script("graphmemNetwork.emit('zoom', {scale: 2})")
+        width = browser.execute_script(
+            "return document.querySelector('.gm-size-dot').getBoundingClientRect().width"
+        )
+        assert width == pytest.approx(2 * 10.0 * 2, abs=0.6)
+
+    def test_a_hostile_context_page_runs_nothing(self, browser: Any, tmp_path: Path) -> None:
+        from graphmem import CortexMemory
+        from graphmem.viz import render_context
+
+        cortex = CortexMemory()
+        for payload in PAYLOADS:
+            cortex.save_task_result(
+                "Acme audit", f"Maria Garcia audited Acme Corp. {payload}", "QA", importance=0.9
+            )
+        report = cortex.build_context_report(f"Acme Corp audit {PAYLOADS[1]}")
+        assert cortex.entity_memory is not None
+        page = render_context(report, cortex.entity_memory, tmp_path / "c.html").path
+        open_page(browser, page)
+        time.sleep(0.2)
+        assert browser.execute_script("return typeof window.pwned") == "undefined"
+        context = browser.execute_script("return document.getElementById('gm-context').textContent")
+        assert PAYLOADS[1] in context and PAYLOADS[0] in context
+        assert "Relevant knowledge:" in context and "long_term · score" in context
+        assert len(browser.find_elements("css selector", "script")) == 3
+        assert (
+            browser.execute_script(
+                "return document.querySelectorAll('img, svg, iframe, object').length"
+            )
+            == 0
+        )

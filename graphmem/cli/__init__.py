@@ -42,6 +42,7 @@ from .commands import (
     cmd_demo,
     cmd_entities,
     cmd_export,
+    cmd_export_graph,
     cmd_import,
     cmd_ingest,
     cmd_path,
@@ -188,6 +189,15 @@ COMMANDS: tuple[Command, ...] = (
   graphmem export - | gzip > backup.jsonl.gz""",
     ),
     Command(
+        "export-graph",
+        cmd_export_graph,
+        "write the graph (or a part of it) as GraphML or GEXF, for Gephi, yEd or Cytoscape",
+        """examples:
+  graphmem export-graph knowledge.graphml                   # the whole graph
+  graphmem export-graph dana.gexf --entity "Dana Whitfield" --depth 2
+  graphmem export-graph out.xml --format graphml --user alice""",
+    ),
+    Command(
         "import",
         cmd_import,
         "load a JSONL export into a new (empty) database",
@@ -257,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
             "relabel",
             "path",
             "viz",
+            "export-graph",
             "stats",
         }:
             parents.append(user)
@@ -361,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["stats"].add_argument("--json", action="store_true", help="print JSON")
     parsers["export"].add_argument("out", metavar="OUT.jsonl", help="output file, or -")
     parsers["export"].add_argument("--force", action="store_true", help="replace an existing file")
+    p = parsers["export-graph"]
+    p.add_argument("out", metavar="OUT", help="a .graphml or .gexf file")
+    p.add_argument("--format", choices=("graphml", "gexf"), help="default: from the suffix of OUT")
+    p.add_argument("--entity", metavar="NAME", type=_non_blank, help="an entity's neighbourhood")
+    p.add_argument("--depth", type=_non_negative, default=1, metavar="N", help="with --entity")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
     parsers["import"].add_argument("file", metavar="IN.jsonl", help="an export, or -")
 
     add_mcp_arguments(parsers["mcp"])

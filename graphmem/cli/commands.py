@@ -355,56 +355,88 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 
 def cmd_viz(args: argparse.Namespace) -> int:
-    from ..viz import path_subgraph, render_graph
+    from .. import viz
 
     path = _db_path(args)
     out = Path(args.out)
     if out.suffix.lower() != ".html":
         raise UsageError(f"{out}: the page must be an .html file")
     check_output(out, path, force=args.force, replaceable=is_graph_page)
+    if args.task:
+        _open_existing(args).close()
+        with _persistent_cortex(path, _scope(args)) as cortex, replacing(out) as partial:
+            assert cortex.entity_memory is not None
+            report = viz.render_context(
+                cortex.build_context_report(args.task),
+                cortex.entity_memory,
+                partial,
+                max_nodes=args.max_nodes,
+            )
+        return _wrote_page(args, out, report)
     storage = _open_existing(args)
     focus: list[str] = []
     try:
         em = _entity_memory(storage, args.user)
         kg = em.graph
+        part: nx.MultiDiGraph | None = None
         if args.entity:
             info = _require_entity(kg, args.entity)
-            graph = kg.subgraph([info.name], depth=args.depth)
+            part = kg.subgraph([info.name], depth=args.depth)
             focus = [info.key]
             title = f"{info.name}: {args.depth}-hop neighbourhood"
         elif args.path:
             a, b = (_require_entity(kg, name) for name in args.path)
-            graph = _empty_like(kg)
+            part = _empty_like(kg)
             for hops in kg.paths(a.name, b.name, max_hops=args.max_hops):
                 keys = [a.key, *(_key(kg, h.target) for h in hops)]
-                graph = _compose(graph, path_subgraph(kg.graph, keys))
-            if graph.number_of_nodes() == 0:
+                part = _compose(part, viz.path_subgraph(kg.graph, keys))
+            if part.number_of_nodes() == 0:
                 raise InvalidArgumentError(
                     f"no connection between {a.name} and {b.name} within {args.max_hops} hops"
                 )
             focus = [a.key, b.key]
             title = f"How {a.name} is connected to {b.name}"
-        elif args.task:
-            storage.close()
-            with _persistent_cortex(path, _scope(args)) as cortex:
-                graph = cortex.build_context_report(args.task).subgraph
-            storage = _open(path)
-            kg = _entity_memory(storage, None).graph
-            title = f"Entities in the context of: {args.task}"
         else:
-            graph = kg.graph.copy()
             title = "graphmem: the whole graph" + (f" of {args.user}" if args.user else "")
-        graph = kg.with_evidence(graph)
+        graph = viz.drawable_graph(em, part)
     finally:
         storage.close()
     with replacing(out) as partial:
-        report = render_graph(graph, partial, title=title, max_nodes=args.max_nodes, focus=focus)
+        report = viz.render_graph(
+            graph, partial, title=title, max_nodes=args.max_nodes, focus=focus
+        )
+    return _wrote_page(args, out, report)
+
+
+def _wrote_page(args: argparse.Namespace, out: Path, report: Any) -> int:
     omitted = f", {report.nodes_omitted} left out (--max-nodes)" if report.nodes_omitted else ""
     print(f"Wrote {out} ({report.nodes_drawn} entities, {report.edges_drawn} relations{omitted}).")
     if args.open:
         import webbrowser
 
         webbrowser.open(out.resolve().as_uri())
+    return 0
+
+
+def cmd_export_graph(args: argparse.Namespace) -> int:
+    from ..viz import export_graph
+
+    out = Path(args.out)
+    check_output(out, _db_path(args), force=args.force, replaceable=None)
+    fmt = args.format or {".graphml": "graphml", ".gexf": "gexf"}.get(out.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{out}: end the name in .graphml or .gexf, or pass --format")
+    storage = _open_existing(args)
+    try:
+        em = _entity_memory(storage, args.user)
+        entities = None
+        if args.entity:
+            entities = [_require_entity(em.graph, args.entity).name]
+        with replacing(out) as partial:
+            written = export_graph(em, partial, format=fmt, entities=entities, depth=args.depth)
+    finally:
+        storage.close()
+    print(f"Wrote {out} ({fmt}: {written.nodes} entities, {written.edges} relations).")
     return 0
 
 
@@ -565,11 +597,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         heading("4. What changed for Dana Whitfield?")
         _demo_changes(em, "Dana Whitfield")
 
-        graph = kg.graph.copy()
-        graph = kg.with_evidence(graph)
+        from ..viz import drawable_graph, render_graph
+
+        graph = drawable_graph(em)
     finally:
         storage.close()
-    from ..viz import render_graph
 
     html = out_dir / "graph.html"
     viz = render_graph(graph, html, title="graphmem demo: Meridian Consulting", max_nodes=80)

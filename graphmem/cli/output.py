@@ -6,11 +6,11 @@ import json
 import os
 import shutil
 import textwrap
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._files import replacing as replacing  # the CLI's outputs are written whole
 from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -47,28 +47,6 @@ def is_graph_page(path: Path) -> bool:
     """Whether ``path`` is a page ``graphmem viz`` wrote (so writing it again loses nothing)."""
     with path.open("rb") as handle:
         return GRAPH_PAGE_MARK in handle.read(256)
-
-
-@contextmanager
-def replacing(out: Path) -> Iterator[Path]:
-    """A new temporary file beside ``out`` that replaces ``out`` when the block succeeds.
-
-    On any error, Ctrl-C included, it is removed and ``out`` is left as it was: no half
-    written output and no ``.partial`` file remain.
-    """
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
-    os.close(fd)
-    partial = Path(name)
-    try:
-        yield partial
-        umask = os.umask(0)
-        os.umask(umask)
-        partial.chmod(0o666 & ~umask)  # the mode a plain new file gets, not mkstemp's 0600
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def edge_dict(edge: Edge) -> dict[str, Any]:

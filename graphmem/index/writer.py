@@ -7,6 +7,12 @@ short-term line as a text of its own. Each text is analysed once (:func:`analyse
 and body apart), its entities, mentions and relations are indexed once, then its items are
 inserted: a statement is counted once however many tiers show it.
 
+Every item records the save that wrote it (``result_id``: one id for all the items of a task
+result, which ``CortexMemory.delete`` and ``update`` take) and, when the save has one, its
+idempotency key (``dedupe_key``): :meth:`Writer.known_results` finds the results already
+stored under the keys of a batch, inside its write transaction, so a retried save or a rerun
+ingest writes nothing twice.
+
 Example:
     >>> from graphmem.store.database import Database
     >>> from graphmem.items import MemoryItem
@@ -36,7 +42,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -77,7 +83,7 @@ def fingerprint(record: Mapping[str, Any]) -> str:
 
 
 def _json_value(value: object) -> str:
-    if isinstance(value, datetime):
+    if isinstance(value, date):  # a datetime too
         return value.isoformat()
     raise InvalidArgumentTypeError(f"cannot fingerprint a {type(value).__name__}")
 

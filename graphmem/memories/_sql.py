@@ -321,8 +321,8 @@ class SQLMemory(Memory):
         rows = list(rows)
         if not rows:
             return
-        with self._space.database.write(durable=False) as conn:
-            self._space.database.touch(conn, [r.seq for r in rows], now)
+        if not self._space.database.record_access([r.seq for r in rows], now):
+            return  # the disk is full: the read still answers, uncounted
         for item in items:
             item.access_count += 1
             item.last_accessed = now

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..base import Memory
 from ..compat.storage import resolve_storage
-from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..errors import InvalidArgumentError, InvalidArgumentTypeError, StorageFullError
 from ..filters import check_filters, item_matches
 from ..items import MemoryItem, check_importance, check_query, utc_now
 from ..retrieval.search import Hit, rank
@@ -281,16 +281,19 @@ class ContextualMemory(Memory):
         # Access counts are bookkeeping (no disk flush); a promotion is data. Whether the
         # text is promoted already is read in the same write transaction (one writer at a
         # time, across threads and processes), so it is copied at most once.
-        with db.write(durable=bool(due)) as conn:
-            db.touch(conn, [h.seq for h in every], now)
-            promoted = 0
-            for hit in due:
-                if not db.shows_text(conn, hit.text_id, self.long_term.namespace):
-                    self._promote(conn, hit)
-                    promoted += 1
-                hit.item.metadata["promoted"] = True
-            if promoted:
-                self.long_term._enforce_capacity(conn)
+        try:
+            with db.write(durable=bool(due)) as conn:
+                db.touch(conn, [h.seq for h in every], now)
+                promoted = 0
+                for hit in due:
+                    if not db.shows_text(conn, hit.text_id, self.long_term.namespace):
+                        self._promote(conn, hit)
+                        promoted += 1
+                    hit.item.metadata["promoted"] = True
+                if promoted:
+                    self.long_term._enforce_capacity(conn)
+        except StorageFullError:
+            pass  # the disk is full: the search still answers (promotions wait for space)
 
     def _promote(self, conn: Connection, hit: Hit) -> None:
         """Give a short-term item's text a long-term item too (once): the text is not

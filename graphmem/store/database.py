@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -44,7 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
-from ..errors import DatabaseFileError, InvalidArgumentError
+from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
 from .engine import create_engine_for, is_url
@@ -71,6 +71,7 @@ SQL_FILTER_COLUMNS = (
 
 _M = schema.memories
 _T = schema.texts
+_V = TypeVar("_V")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # Words too common to decide whether a memory matches a query. The same list serves the
 # lexical ranking (retrieval) so that "matches" means the same everywhere.
@@ -236,7 +237,7 @@ class Database:
             if current is not None:
                 yield current.conn
                 return
-            with self.engine.connect() as conn:
+            with self._disk_full_is_named(), self.engine.connect() as conn:
                 conn = conn.execution_options(graphmem_write=True)
                 tx = _Transaction(conn)
                 self._local.tx = tx
@@ -262,6 +263,34 @@ class Database:
                 self._local.tx = None
             for callback in tx.on_commit:
                 callback()
+
+    @contextmanager
+    def _disk_full_is_named(self) -> Iterator[None]:
+        """A write that failed for want of disk space raises :class:`StorageFullError` (the
+        transaction was rolled back, so none of it is stored)."""
+        try:
+            yield
+        except OperationalError as exc:
+            if not _is_disk_full(exc):
+                raise
+            raise StorageFullError(
+                f"{self.describe()}: the disk is full; nothing of this write was stored "
+                f"({exc.orig})"
+            ) from None
+
+    def record_access(self, seqs: Sequence[int], when: datetime) -> bool:
+        """Count one access of each row in a transaction of its own (bookkeeping: no disk
+        flush); False when the disk is full, which a read must not fail for. Inside an open
+        write transaction it joins it (and a full disk fails that transaction)."""
+        if getattr(self._local, "tx", None) is not None:
+            self.touch(self._local.tx.conn, seqs, when)
+            return True
+        try:
+            with self.write(durable=False) as conn:
+                self.touch(conn, seqs, when)
+        except StorageFullError:
+            return False
+        return True
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the current write transaction commits (now if none is open)."""
@@ -441,9 +470,9 @@ class Database:
         if writing and keys and self.dialect == "postgresql":
             postgres.lock_dedupe_keys(conn)
         found: dict[str, str] = {}
-        for start in range(0, len(keys), 500):
+        for chunk in chunks(list(keys), 500):
             stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
-                _M.c.tenant == tenant, _M.c.dedupe_key.in_(list(keys[start : start + 500]))
+                _M.c.tenant == tenant, _M.c.dedupe_key.in_(chunk)
             )
             for key, result in conn.execute(stmt):
                 found.setdefault(str(key), str(result))
@@ -459,11 +488,8 @@ class Database:
         """Every item of the results ``result_ids`` (in ``namespaces``, of ``tenant``, when
         given), in insertion order."""
         out: list[tuple[MemoryRow, MemoryItem]] = []
-        for start in range(0, len(result_ids), 500):
-            stmt = _ITEMS.where(
-                _M.c.result_id.in_(list(result_ids[start : start + 500])),
-                *row_conditions(tenant, None),
-            )
+        for chunk in chunks(list(result_ids), 500):
+            stmt = _ITEMS.where(_M.c.result_id.in_(chunk), *row_conditions(tenant, None))
             if namespaces is not None:
                 stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
             out.extend(
@@ -486,7 +512,7 @@ class Database:
             _M.c.namespace.in_(list(namespaces)), *row_conditions(tenant, sql_filters)
         )
         if before is not None:
-            stmt = stmt.where(_M.c.created_at < time_text(before))
+            stmt = stmt.where(_M.c.created_at < time_text(before))  # the stored form
         ids = conn.execute(stmt.order_by(_M.c.seq)).scalars()
         return list(dict.fromkeys(str(i) for i in ids if i is not None))
 
@@ -864,7 +890,17 @@ def _row_to_item(row: Any) -> MemoryItem:
     )
 
 
-def chunks(values: list[int], size: int) -> Iterator[list[int]]:
+#: SQLite's result codes for a write that found no space: SQLITE_FULL, and SQLITE_IOERR_WRITE
+#: / SQLITE_IOERR_SHMSIZE, which a full file system gives when the WAL or its index grows.
+_DISK_FULL_CODES = frozenset({13, 778, 4874})
+
+
+def _is_disk_full(exc: OperationalError) -> bool:
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return code in _DISK_FULL_CODES or "disk is full" in str(exc.orig)
+
+
+def chunks(values: list[_V], size: int) -> Iterator[list[_V]]:
     """``values`` in consecutive pieces of at most ``size`` (for bounded ``IN`` lists)."""
     for start in range(0, len(values), size):
         yield values[start : start + size]

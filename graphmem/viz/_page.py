@@ -1,37 +1,43 @@
 """Render an entity graph to one self-contained HTML page that works with no network.
 
 The page is drawn by vis-network (in-lined from the installed pyvis package; no CDN, no
-external URL) from the template in the project's ``viz/`` folder. pyvis builds the node and
-edge records; its own page templates are not used because they load Bootstrap from CDNs.
+external URL) from the template, script and styles in the project's ``viz/`` folder. pyvis
+builds the node and edge records; its own page templates are not used because they load
+Bootstrap from CDNs.
 
 Graph conventions (what the rest of graphmem passes in; missing attributes have defaults):
 
-* The graph is a ``networkx.MultiDiGraph`` (any NetworkX graph works).
+* The graph is a ``networkx.MultiDiGraph`` (any NetworkX graph works), or a source that
+  :func:`~graphmem.viz.drawable_graph` turns into one (an entity memory, a knowledge graph).
 * Node id: any hashable, normally the entity's canonical key string.
-* Node attributes: ``name`` (display name, ``str``; default ``str(node id)``), ``label``
-  (spaCy label such as ``PERSON``, ``ORG``, ``GPE``, ``PRODUCT``; default ``UNLABELLED``),
-  ``mentions`` (``int``), ``aliases`` (``list[str]``), ``evidence`` (``list[str]``, the most
-  recent evidence sentences, newest first).
-* Edge key: the predicate. Edge attributes: ``predicate`` (``str`` such as ``"works_at"`` or
-  ``"co_occurs"``; default the key), ``support`` (``int``), ``evidence`` (``list[str]``),
-  ``valid_from`` / ``valid_to`` / ``first_seen`` (ISO 8601 ``str`` or None: when it held).
+* Node attributes: ``name`` (display name; default ``str(node id)``), ``label`` (spaCy label
+  such as ``PERSON``; default ``UNLABELLED``), ``mentions`` (``int``), ``aliases``
+  (``list[str]``), ``first_seen`` / ``last_seen`` (ISO 8601), ``evidence`` (newest first:
+  sentences, or records ``{"sentence", "memory_id", "rule", "date"}``).
+* Edge key: the predicate. Edge attributes: ``predicate`` (default the key), ``support``,
+  ``confidence``, ``evidence``, ``valid_from`` / ``valid_to`` / ``first_seen`` /
+  ``last_seen`` (ISO 8601 ``str`` or None: when it held).
 
-On the page: node colour by label (legend in the corner), node size by mentions, edge label =
-predicate, edge width = support, ``co_occurs`` edges dashed, relations that ended (a
-``valid_to``) faded, dotted and labelled "(ended)", tooltips with a node's aliases and recent
-evidence (an edge's evidence, and when a typed relation held: "since 2025-03-03",
-"2025-03-03 to 2025-04-21"). Above ``max_nodes`` the focus nodes and then the most
-connected nodes are kept, and the page says how many were left out.
+On the page: typed relations, labelled with their predicate; ``co_occurs`` links hidden
+behind a toggle (faint and unlabelled when shown); node colour by label, node size by
+mentions, edge width by support, each as the legend shows it at the current zoom; ended
+relations (a ``valid_to``) faded, dotted and "(ended)". Controls filter by entity type and
+predicate, show current or ended relations, show the graph as of a day (a slider over
+``first_seen`` / ``valid_from`` / ``valid_to``), and find a node by name; clicking a node or
+a relation opens a side panel with its evidence sentences, each with its source memory, rule
+and date, and the relation's confidence and dates. The layout settles once
+(stabilisation), fits the window, and then stays put (physics off). Above ``max_nodes`` the
+focus nodes and then the most connected nodes are kept, and the page says how many were left
+out.
 
 Memory content is untrusted. It reaches the page only as JSON inside a non-executed
 ``<script type="application/json">`` block (``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so
-it cannot close the block) and reaches the DOM only through ``textContent``; tooltips are DOM
-elements, never HTML strings. A Content-Security-Policy lets only the page's own two scripts
-(pinned by SHA-256) run, and forbids every network request.
+it cannot close the block) and reaches the DOM only through ``textContent``; tooltips and the
+panel are DOM elements, never HTML strings. A Content-Security-Policy lets only the page's
+own two scripts (pinned by SHA-256) run, and forbids every network request.
 
 Example:
     >>> import tempfile
-    >>> from pathlib import Path
     >>> graph = nx.MultiDiGraph()
     >>> graph.add_node("ada lovelace", name="Ada Lovelace", label="PERSON", mentions=3)
     >>> graph.add_node("analytical engine", name="Analytical Engine", label="PRODUCT")
@@ -47,37 +53,33 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 import html
 import json
 import math
 import re
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 from pyvis.network import Network
 
 from graphmem._assets import asset_path
-from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.extract.predicates import event_predicates
-from graphmem.graph.knowledge_graph import KnowledgeGraph, validity_text
+from graphmem.graph.knowledge_graph import CO_OCCURS, validity_text
 
-__all__ = [
-    "VizReport",
-    "neighbourhood_subgraph",
-    "path_subgraph",
-    "render_graph",
-    "select_visible_nodes",
-]
+from ._source import EntityTier, Source, drawable_graph, knowledge_graph_of
+from ._subgraphs import count_value, focus_nodes, select_visible_nodes
 
-GraphT = TypeVar("GraphT", bound=nx.Graph)
+if TYPE_CHECKING:
+    from graphmem.retrieval.context import ContextReport
+
+__all__ = ["VizReport", "node_size", "render_context", "render_graph", "edge_width"]
 
 #: vis-network build shipped inside pyvis 0.3.x.
 _VIS_DIR = ("templates", "lib", "vis-9.1.2")
@@ -106,10 +108,22 @@ _HEADING_CHARS = 200
 _PREDICATE_CHARS = 60
 _ALIAS_COUNT, _ALIAS_CHARS = 12, 80
 _EVIDENCE_COUNT, _EVIDENCE_CHARS = 3, 300
+_PANEL_EVIDENCE_COUNT = 5
+_ID_CHARS, _STAMP_CHARS = 80, 40
 #: A relation that no longer holds (it has a ``valid_to``): faded and dotted, "(ended)".
 _ENDED_COLOUR = {"color": "#cbd2d9", "highlight": "#7b8794", "hover": "#7b8794", "opacity": 0.85}
 _ENDED_FONT = "#9aa5b1"
 _ENDED_DASHES = [2, 6]
+#: Co-occurrence, when shown: faint, dashed and unlabelled (the legend says what it is).
+_CO_OCCURS_COLOUR = {
+    "color": "#c3c9d0",
+    "highlight": "#7b8794",
+    "hover": "#7b8794",
+    "opacity": 0.45,
+}
+#: Mentions and supports the legend draws as examples of node size and edge width.
+_SIZE_EXAMPLES = (1, 10, 100)
+_WIDTH_EXAMPLES = (1, 4, 16)
 
 #: Characters that could end the JSON's ``<script>`` block or break it in older parsers.
 _SCRIPT_JSON_ESCAPES = {
@@ -141,8 +155,28 @@ class VizReport:
     edges_omitted: int = 0
 
 
+def node_size(mentions: int) -> float:
+    """The radius (in pixels at 100% zoom) of a node with ``mentions`` mentions.
+
+    Example:
+        >>> node_size(1), node_size(10), node_size(100_000)
+        (10.0, 28.3, 44.0)
+    """
+    return round(min(10 + 5.5 * math.log2(max(mentions, 1)), 44.0), 1)
+
+
+def edge_width(support: int) -> float:
+    """The width (in pixels at 100% zoom) of a relation with ``support`` pieces of evidence.
+
+    Example:
+        >>> edge_width(1), edge_width(4), edge_width(10_000)
+        (1.5, 4.5, 9.0)
+    """
+    return round(min(1.5 + 1.5 * math.log2(max(support, 1)), 9.0), 2)
+
+
 def render_graph(
-    graph: nx.Graph | KnowledgeGraph,
+    graph: Source,
     path: str | Path,
     *,
     title: str = "graphmem",
@@ -152,10 +186,11 @@ def render_graph(
     """Write ``graph`` as one self-contained, offline HTML page at ``path``.
 
     Parameters:
-        graph: the entity graph (conventions in the module docstring), or a
-            :class:`~graphmem.graph.KnowledgeGraph` (``memory.graph``): all of it, each node
-            and edge with its evidence sentences (for a part of it with evidence, pass
-            ``kg.with_evidence(kg.subgraph(names))``).
+        graph: an entity memory (``memory.entity_memory``: each node sized by the memories
+            of the entity tier that name it, the count its context shows), a
+            :class:`~graphmem.graph.KnowledgeGraph`, or a NetworkX graph (conventions in
+            the module docstring; for a part of a memory's graph with its evidence, pass
+            ``drawable_graph(memory, memory.graph.subgraph(names))``).
         path: the HTML file to write; missing parent folders are created.
         title: shown in the page header and the browser tab (escaped).
         max_nodes: the node budget; above it the least connected nodes are left out.
@@ -176,22 +211,98 @@ def render_graph(
         >>> (report.nodes_drawn, report.edges_drawn, report.nodes_omitted, report.edges_omitted)
         (2, 2, 1, 1)
     """
-    if isinstance(graph, KnowledgeGraph):
-        graph = graph.with_evidence()
-    focus_nodes = _focus_nodes(graph, focus)
-    kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focus_nodes)
-    network = _build_network(graph, kept, set(focus_nodes))
+    return _render(drawable_graph(graph), Path(path), title, max_nodes, focus, context=None)
+
+
+def render_context(
+    report: ContextReport,
+    memory: EntityTier,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    max_nodes: int = 150,
+) -> VizReport:
+    """Draw the subgraph a context build used: the entities the task names (outlined) and
+    their neighbours, beside the context's sections (each entry with its tier, score and the
+    entity path that brought it in), so a person sees why an agent was given what it was.
+
+    Parameters:
+        report: from ``CortexMemory.build_context_report(task)``.
+        memory: the entity memory the report was built from (``cortex.entity_memory``):
+            its evidence and its mention counts (the ones the context text shows).
+        path, max_nodes: as for :func:`render_graph`.
+        title: default ``"Context for: <task>"``.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import CortexMemory
+        >>> cortex = CortexMemory()
+        >>> _ = cortex.save_task_result("Audit", "Ada Lovelace audited Acme Corp.", "QA", importance=0.9)
+        >>> report = cortex.build_context_report("Acme Corp audit")
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     drawn = render_context(report, cortex.entity_memory, Path(tmp) / "c.html")
+        >>> drawn.nodes_drawn
+        2
+    """
+    kg = knowledge_graph_of(memory)
+    subgraph = report.subgraph
+    graph = drawable_graph(memory, subgraph) if kg is not None else subgraph
+    keys = [key for name in report.entities if (key := _resolve(kg, name)) in graph]
+    sections = [
+        {
+            "title": _text(section.title, _HEADING_CHARS),
+            "entries": [
+                {
+                    "text": _text(entry.content[: entry.max_chars], 600),
+                    "tier": entry.tier,
+                    "score": None if entry.score is None else round(float(entry.score), 4),
+                    "path": _texts(
+                        entry.explanation.entity_path if entry.explanation else [], 8, 80
+                    ),
+                    "matched": _texts(
+                        entry.explanation.matched_terms if entry.explanation else [], 12, 40
+                    ),
+                }
+                for entry in section.visible
+            ],
+        }
+        for section in report.sections
+        if section.visible
+    ]
+    context = {"task": _text(report.task, 600), "sections": sections}
+    heading = title if title is not None else f"Context for: {report.task}"
+    return _render(graph, Path(path), heading, max_nodes, keys, context=context)
+
+
+def _resolve(kg: Any, name: str) -> Hashable | None:
+    return kg.resolve(name) if kg is not None else name
+
+
+def _render(
+    graph: nx.Graph,
+    path: Path,
+    title: str,
+    max_nodes: int,
+    focus: Hashable | Iterable[Hashable] | None,
+    *,
+    context: dict[str, Any] | None,
+) -> VizReport:
+    focused = focus_nodes(graph, focus)
+    kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focused)
+    network = _build_network(graph, kept, set(focused))
     nodes, edges, *_ = network.get_network_data()
 
     total_nodes, total_edges = graph.number_of_nodes(), graph.number_of_edges()
     report = VizReport(
-        path=Path(path),
+        path=path,
         nodes_drawn=len(nodes),
         edges_drawn=len(edges),
         nodes_omitted=total_nodes - len(nodes),
         edges_omitted=total_edges - len(edges),
     )
     legend_counts = Counter(node["group_label"] for node in nodes)
+    predicate_counts = Counter(edge["predicate"] for edge in edges if edge["typed"])
+    counted = graph.graph.get("mentions_counted")
     page_data = {
         "summary": {
             "text": _summary_text(report, total_nodes, total_edges),
@@ -203,6 +314,15 @@ def render_graph(
             {"label": label, "color": _label_colour(label), "count": count}
             for label, count in sorted(legend_counts.items(), key=lambda item: (-item[1], item[0]))
         ],
+        "predicates": [
+            {"predicate": predicate, "count": count}
+            for predicate, count in sorted(predicate_counts.items(), key=lambda i: (-i[1], i[0]))
+        ],
+        "coOccurs": sum(1 for edge in edges if not edge["typed"]),
+        "mentionsCounted": _text(counted, 120) if isinstance(counted, str) else None,
+        "sizes": [{"mentions": n, "size": node_size(n)} for n in _SIZE_EXAMPLES],
+        "widths": [{"support": n, "width": edge_width(n)} for n in _WIDTH_EXAMPLES],
+        "context": context,
         "nodes": nodes,
         "edges": edges,
         "options": _vis_options(len(nodes), directed=graph.is_directed()),
@@ -211,80 +331,6 @@ def render_graph(
     report.path.parent.mkdir(parents=True, exist_ok=True)
     report.path.write_text(page, encoding="utf-8")
     return report
-
-
-def select_visible_nodes(
-    graph: nx.Graph,
-    max_nodes: int = 300,
-    focus: Hashable | Iterable[Hashable] | None = None,
-) -> list[Hashable]:
-    """Return the nodes to draw under a budget: focus nodes first, then the most connected.
-
-    Ranking after the focus nodes: degree (relations in and out, parallel relations counted),
-    then ``mentions``, then the node id as text, so the choice is deterministic.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("hub", "a"), ("hub", "b"), ("hub", "c"), ("a", "b")])
-        >>> select_visible_nodes(graph, max_nodes=3)
-        ['hub', 'a', 'b']
-        >>> select_visible_nodes(graph, max_nodes=2, focus="c")
-        ['c', 'hub']
-    """
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise InvalidArgumentError(f"max_nodes must be an integer of at least 1, got {max_nodes!r}")
-    chosen = _focus_nodes(graph, focus)[:max_nodes]
-    already = set(chosen)
-    rest = (node for node in graph if node not in already)
-    chosen.extend(
-        heapq.nsmallest(
-            max_nodes - len(chosen),
-            rest,
-            key=lambda node: (
-                -graph.degree(node),
-                -_count(graph.nodes[node].get("mentions"), default=0),
-                str(node),
-            ),
-        )
-    )
-    return chosen
-
-
-def neighbourhood_subgraph(graph: GraphT, node: Hashable, depth: int = 1) -> GraphT:
-    """Return a copy of the part of ``graph`` within ``depth`` hops of ``node``.
-
-    Hops follow relations in either direction; every relation among the nodes reached is kept.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("ada", "acme"), ("bob", "acme"), ("bob", "zed")])
-        >>> sorted(neighbourhood_subgraph(graph, "ada", depth=2))
-        ['acme', 'ada', 'bob']
-    """
-    _require_nodes(graph, [node])
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise InvalidArgumentError(f"depth must be a non-negative integer, got {depth!r}")
-    undirected = graph.to_undirected(as_view=True) if graph.is_directed() else graph
-    reached = nx.ego_graph(undirected, node, radius=depth).nodes
-    subgraph: GraphT = graph.subgraph(reached).copy()
-    return subgraph
-
-
-def path_subgraph(graph: GraphT, path: Sequence[Hashable]) -> GraphT:
-    """Return a copy of ``graph`` with the nodes of ``path`` and the relations along it.
-
-    Every relation between two consecutive nodes of the path is kept, in either direction;
-    relations between non-consecutive path nodes are not.
-
-    Example:
-        >>> graph = nx.MultiDiGraph([("ada", "acme"), ("acme", "bob"), ("ada", "bob")])
-        >>> sorted(path_subgraph(graph, ["ada", "acme", "bob"]).edges())
-        [('acme', 'bob'), ('ada', 'acme')]
-    """
-    _require_nodes(graph, path)
-    steps = {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
-    subgraph: GraphT = graph.subgraph(path).copy()
-    edges = subgraph.edges(keys=True) if subgraph.is_multigraph() else subgraph.edges()
-    subgraph.remove_edges_from([edge for edge in list(edges) if frozenset(edge[:2]) not in steps])
-    return subgraph
 
 
 # --- building the page data -------------------------------------------------------------
@@ -300,7 +346,7 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
         label = _entity_label(attrs)
         colour = _label_colour(label)
         border = "#1f2933" if node in focus else _darken(colour)
-        mentions = _count(attrs.get("mentions"), default=-1)  # -1: missing or not a number
+        mentions = count_value(attrs.get("mentions"), default=-1)  # -1: missing or not a number
         subtitle = label
         if mentions >= 0:
             subtitle += f" · {_plural(mentions, 'mention')}"
@@ -315,9 +361,16 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
                 "highlight": {"background": colour, "border": "#1f2933"},
                 "hover": {"background": colour, "border": "#1f2933"},
             },
-            size=round(min(10 + 5.5 * math.log2(max(mentions, 1)), 44), 1),
+            size=node_size(mentions),
             borderWidth=3.5 if node in focus else 1.5,
             group_label=label,
+            name=_text(names[node], _HEADING_CHARS),
+            mentions=mentions if mentions >= 0 else None,
+            focus=node in focus,
+            aliases=_unique(_texts(attrs.get("aliases"), _ALIAS_COUNT, _ALIAS_CHARS)),
+            first_seen=_stamp(attrs.get("first_seen")),
+            last_seen=_stamp(attrs.get("last_seen")),
+            evidence=_evidence(attrs.get("evidence")),
             tooltip={
                 "heading": _text(names[node], _HEADING_CHARS),
                 "subtitle": subtitle,
@@ -346,22 +399,39 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
     for number, (source, target, key, attrs) in enumerate(edge_rows):
         predicate_value = attrs.get("predicate") or (key if isinstance(key, str) else "")
         predicate = _text(predicate_value, _PREDICATE_CHARS)
-        support = _count(attrs.get("support"), default=1)
+        support = count_value(attrs.get("support"), default=1)
         pair = (min(index[source], index[target]), max(index[source], index[target]))
-        typed = predicate != "co_occurs"
+        typed = predicate != CO_OCCURS
         when = _validity(predicate, attrs) if typed else ""
         ended = typed and bool(attrs.get("valid_to"))
+        if ended:
+            look: dict[str, Any] = {"color": _ENDED_COLOUR, "font": {"color": _ENDED_FONT}}
+        elif not typed:
+            look = {"color": _CO_OCCURS_COLOUR}
+        else:
+            look = {}
         network.add_edge(
             index[source],
             index[target],
             id=number,
-            label=f"{predicate} (ended)" if ended else predicate,
-            width=round(min(1 + 1.5 * math.log2(max(support, 1)), 8), 2),
+            label=(f"{predicate} (ended)" if ended else predicate) if typed else "",
+            width=edge_width(support),
             dashes=_ENDED_DASHES if ended else not typed,
-            **({"color": _ENDED_COLOUR, "font": {"color": _ENDED_FONT}} if ended else {}),
+            **look,
             **_parallel_edge_shape(
                 parallel[pair], reversed_=index[source] > index[target], loop=source == target
             ),
+            predicate=predicate,
+            typed=typed,
+            ended=ended,
+            support=support,
+            confidence=_confidence(attrs.get("confidence")),
+            valid_from=_stamp(attrs.get("valid_from")),
+            valid_to=_stamp(attrs.get("valid_to")),
+            first_seen=_stamp(attrs.get("first_seen")),
+            last_seen=_stamp(attrs.get("last_seen")),
+            validity=when,
+            evidence=_evidence(attrs.get("evidence")),
             tooltip={
                 "heading": _text(
                     f"{names[source]} —{predicate}{arrow} {names[target]}", _HEADING_CHARS
@@ -377,6 +447,48 @@ def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) 
         )
         parallel[pair] += 1
     return network
+
+
+def _evidence(value: object) -> list[dict[str, Any]]:
+    """The panel's evidence records (sentence, memory id, rule, date) from an attribute that
+    holds records or plain sentences."""
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str | dict) or not isinstance(value, Iterable) else value
+    records: list[dict[str, Any]] = []
+    for item in items:
+        if len(records) == _PANEL_EVIDENCE_COUNT:
+            break
+        record = item if isinstance(item, dict) else {"sentence": item}
+        sentence = record.get("sentence")
+        if sentence is None or not (text := _text(sentence, _EVIDENCE_CHARS)):
+            continue
+        records.append(
+            {
+                "sentence": text,
+                "memory_id": _optional_text(record.get("memory_id"), _ID_CHARS),
+                "rule": _optional_text(record.get("rule"), _ID_CHARS),
+                "date": _stamp(record.get("date")),
+            }
+        )
+    return records
+
+
+def _stamp(value: object) -> str | None:
+    """An ISO 8601 time as the page compares and shows it (None when missing)."""
+    if value is None or not str(value).strip():
+        return None
+    return _text(value, _STAMP_CHARS)
+
+
+def _optional_text(value: object, limit: int) -> str | None:
+    return None if value is None else _text(value, limit) or None
+
+
+def _confidence(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return round(float(value), 3) if math.isfinite(value) else None
 
 
 def _validity(predicate: str, attrs: dict[str, Any]) -> str:
@@ -417,6 +529,18 @@ def _parallel_edge_shape(position: int, *, reversed_: bool, loop: bool) -> dict[
     }
 
 
+def _stabilisation_iterations(node_count: int) -> int:
+    """How many layout steps the page runs before it freezes: enough for a small graph to
+    settle fully, and a budget of about 30,000 node-steps for big ones (a 300-node page
+    settles in about 2 s in headless Chromium on a busy 2-core machine: bench/viz_load.py).
+
+    Example:
+        >>> _stabilisation_iterations(50), _stabilisation_iterations(300), _stabilisation_iterations(5000)
+        (600, 100, 60)
+    """
+    return max(60, min(600, 30_000 // max(node_count, 1)))
+
+
 def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
     """Return vis-network options: a settled, readable layout that stops moving once drawn."""
     font = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, Arial, sans-serif"
@@ -428,7 +552,7 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
         "nodes": {
             "shape": "dot",
             "font": {
-                "size": 16,
+                "size": 20,
                 "face": font,
                 "color": "#1f2933",
                 "strokeWidth": 4,
@@ -439,7 +563,7 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
             "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}},
             "color": {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"},
             "font": {
-                "size": 13,
+                "size": 15,
                 "face": font,
                 "color": "#52606d",
                 "strokeWidth": 3,
@@ -451,19 +575,23 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
         },
         "physics": {
             "enabled": True,
-            "solver": "barnesHut",
-            "barnesHut": {
-                "gravitationalConstant": -9000,
-                "centralGravity": 0.3,
-                "springLength": 150,
-                "springConstant": 0.03,
-                "damping": 0.2,
-                "avoidOverlap": 0.4,
+            # ForceAtlas2's gravity grows with a node's mass, so loosely connected entities
+            # stay near the rest instead of drifting off (Barnes-Hut left a long tail).
+            "solver": "forceAtlas2Based",
+            "forceAtlas2Based": {
+                "gravitationalConstant": -60,
+                "centralGravity": 0.012,
+                # Longer springs for small pages: they fill the window at full size
+                # (vis-network never zooms in past 100% to fit) and their labels stay apart.
+                "springLength": 240 if node_count <= 30 else 160 if node_count <= 100 else 110,
+                "springConstant": 0.06,
+                "damping": 0.5,
+                "avoidOverlap": 0.6,
             },
-            # Fewer iterations for big pages: a 300-node page settles in seconds, not tens.
+            # Fewer iterations for big pages: stabilisation is the page's whole load time.
             "stabilization": {
                 "enabled": True,
-                "iterations": max(200, min(1000, 60_000 // max(node_count, 1))),
+                "iterations": _stabilisation_iterations(node_count),
                 "updateInterval": 50,
             },
             "minVelocity": 0.75,
@@ -583,24 +711,6 @@ def _pyvis_vis_file(name: str) -> str:
 # --- small value helpers ----------------------------------------------------------------
 
 
-def _focus_nodes(graph: nx.Graph, focus: Hashable | Iterable[Hashable] | None) -> list[Hashable]:
-    """Return the focus nodes in order, without repeats; a lone string is one node id."""
-    if focus is None:
-        return []
-    if isinstance(focus, str | bytes) or focus in graph or not isinstance(focus, Iterable):
-        items: list[Hashable] = [cast(Hashable, focus)]
-    else:
-        items = list(focus)
-    _require_nodes(graph, items, what="Focus entity")
-    return _unique(items)
-
-
-def _require_nodes(graph: nx.Graph, nodes: Iterable[Hashable], what: str = "Entity") -> None:
-    for node in nodes:
-        if node not in graph:
-            raise EntityNotFound(f"{what} {node!r} is not in the graph")
-
-
 def _display_name(node: Hashable, attrs: dict[str, Any]) -> str:
     name = attrs.get("name")
     return _text(name if name is not None and str(name).strip() else node, 10_000)
@@ -638,20 +748,11 @@ def _texts(value: object, count: int, limit: int) -> list[str]:
     for item in items:
         if len(lines) == count:
             break
+        if isinstance(item, dict):
+            item = item.get("sentence")
         if item is not None and (line := _text(item, limit)):
             lines.append(line)
     return lines
-
-
-def _count(value: object, *, default: int) -> int:
-    """Return a non-negative count from an attribute that should be an int."""
-    if isinstance(value, bool) or value is None:
-        return default
-    try:
-        number = int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):
-        return default
-    return max(number, 0)
 
 
 def _unique(items: Iterable[Any]) -> list[Any]:
