@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from graphmem.compat.storage import SQLiteStorage
+from graphmem.compat.storage import SQLiteStorage, SQLStorage
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.memories.entity import EntityMemory
 from graphmem.store import schema
@@ -384,3 +384,23 @@ def test_unmerge_restores_the_previous_state_after_any_interleaving(
     finally:
         storage.close()
     check_database(path)
+
+
+def test_merges_after_batches_take_fresh_relation_ids_on_every_backend(storage_url: str) -> None:
+    """A batch names its new relations itself (past the largest id ever given out); a merge
+    then inserts one without an id: on PostgreSQL the sequence must have moved past the batch's
+    ids (it did not: ``UniqueViolation`` on ``relations_pkey``), and unmerge after later saves
+    restores the entity."""
+    storage = SQLStorage(storage_url)
+    try:
+        memory = EntityMemory(storage=storage)
+        memory.save("Carol King met Dana Scott in Oslo.")
+        memory.save("Dana Scotty met Carol King in Oslo.")
+        merge_id = memory.merge_entities("Dana Scott", "Dana Scotty")
+        memory.save("Dana Scott met Erin Holt in Rome.")
+        memory.unmerge(merge_id)
+        assert memory.get_entity("Dana Scotty").name == "Dana Scotty"  # type: ignore[union-attr]
+        met = memory.find(subject="Dana Scotty", predicate="met")
+        assert [e.object for e in met] == ["Carol King"]
+    finally:
+        storage.close()

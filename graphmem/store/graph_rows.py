@@ -136,11 +136,23 @@ _MENTION_LABELS = (
     .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
     .group_by(mentions.c.entity_id, mentions.c.label)
 )
-_NEXT_RELATION_ID = select(func.coalesce(func.max(relations.c.id), 0) + 1)
-# AUTOINCREMENT: past the largest id ever given out, not only the largest in use.
-_NEXT_SQLITE_RELATION_ID = sql_text(
-    "SELECT max(coalesce((SELECT max(id) FROM relations), 0), "
-    "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'relations'), 0)) + 1"
+# Past the largest id ever given out (AUTOINCREMENT's sqlite_sequence, PostgreSQL's serial
+# sequence), not only the largest in use: ids are never reused.
+_NEXT_RELATION_ID = {
+    "sqlite": sql_text(
+        "SELECT max(coalesce((SELECT max(id) FROM relations), 0), "
+        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'relations'), 0)) + 1"
+    ),
+    "postgresql": sql_text(
+        "SELECT GREATEST(COALESCE((SELECT max(id) FROM relations), 0), COALESCE("
+        "pg_sequence_last_value(pg_get_serial_sequence('relations', 'id')::regclass), 0)) + 1"
+    ),
+}
+# Relations inserted under ids of their own (write_batch) do not move PostgreSQL's sequence:
+# moved here, so that a relation inserted without an id (a merge's) does not collide.
+_PAST_PG_RELATION_IDS = sql_text(
+    "SELECT setval(pg_get_serial_sequence('relations', 'id'), GREATEST(:largest, COALESCE("
+    "pg_sequence_last_value(pg_get_serial_sequence('relations', 'id')::regclass), 0)))"
 )
 _LESS_MENTIONS = (
     update(entities)
@@ -841,8 +853,7 @@ def next_relation_id(conn: Connection) -> int:
     """The id SQLite gives the next relation inserted (one past the largest ever given out:
     ids are never reused), so a batch can name its new relations before :func:`write_batch`
     inserts them."""
-    statement = _NEXT_SQLITE_RELATION_ID if conn.dialect.name == "sqlite" else _NEXT_RELATION_ID
-    return int(conn.execute(statement).scalar_one())
+    return int(conn.execute(_NEXT_RELATION_ID[conn.dialect.name]).scalar_one())
 
 
 def write_batch(
@@ -868,6 +879,9 @@ def write_batch(
         conn.execute(_INSERT_MENTIONS, list(new_mentions))
     if new_relations:
         conn.execute(_INSERT_RELATION, list(new_relations))
+        if conn.dialect.name == "postgresql":
+            largest = max(int(r["id"]) for r in new_relations)
+            conn.execute(_PAST_PG_RELATION_IDS, {"largest": largest})
     if relation_updates:
         conn.execute(
             _UPDATE_RELATIONS,
