@@ -18,6 +18,7 @@ import random
 import shutil
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from _workers import Zygote, check_database, pending_merges
 from graphmem import ContextualMemory, EntityMemory, LongTermMemory, SQLiteStorage
 from graphmem.errors import StorageFullError
 from graphmem.store import dump
-from graphmem.transfer import export_jsonl
+from graphmem.transfer import export_jsonl, import_jsonl
 
 DISK_BYTES = 4 * 1024 * 1024
 
@@ -270,13 +271,20 @@ def test_sigkill_during_import_leaves_nothing_or_everything(
     source_db, export = source_store
     whole = _table_counts(source_db)
     rng = random.Random(29)
+    # Kills are drawn over twice an import's time on this machine (opening the new file
+    # included), so that about as many land before its commit as after, however fast it is.
+    started = time.perf_counter()
+    timed = SQLiteStorage(tmp_path / "timed.db")
+    import_jsonl(timed.database, export)
+    timed.close()
+    window = 2 * (time.perf_counter() - started)
     outcomes = {"nothing": 0, "everything": 0}
     for trial in range(TRIALS):
         folder = tmp_path / f"trial-{trial}"
         folder.mkdir()
         target = folder / "imported.db"
         shutil.copy(export, f"{target}.source.jsonl")
-        run = zygote.trial("import", target, trial, 1, rng.uniform(0.0, 1.0))
+        run = zygote.trial("import", target, trial, 1, rng.uniform(0.0, window))
         counts = _table_counts(target)  # opens whatever the kill left (or a new file)
         if any(counts[t] for t in ("memories", "entities")):
             assert counts == whole, f"trial {trial}: a partial import"

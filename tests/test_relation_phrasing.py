@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -501,7 +501,7 @@ class TestInTheGraph:
     def _saved(*texts: str) -> EntityMemory:
         memory = EntityMemory()
         for day, text in enumerate(texts, start=1):
-            memory.save(text, timestamp=datetime(2026, 3, day))
+            memory.save(text, timestamp=datetime(2026, 3, day, tzinfo=UTC))
         return memory
 
     @staticmethod
@@ -519,8 +519,8 @@ class TestInTheGraph:
             "Bob Jones left Microsoft.",
         )
         assert self._validity(memory, "Bob Jones") == {
-            ("cto_of", "Microsoft"): "2026-03-03T00:00:00",
-            ("works_at", "Microsoft"): "2026-03-03T00:00:00",
+            ("cto_of", "Microsoft"): "2026-03-03T00:00:00+00:00",
+            ("works_at", "Microsoft"): "2026-03-03T00:00:00+00:00",
             ("left", "Microsoft"): None,
         }
 
@@ -530,15 +530,18 @@ class TestInTheGraph:
         )
         assert ("manages", "Apollo") in self._validity(memory, "Ann Lee")
         assert self._validity(memory, "Ann Lee")[("manages", "Apollo")] is None
-        assert self._validity(memory, "Bob Jones")[("manages", "Apollo")] == "2026-03-02T00:00:00"
+        assert (
+            self._validity(memory, "Bob Jones")[("manages", "Apollo")]
+            == "2026-03-02T00:00:00+00:00"
+        )
 
     def test_a_new_employer_ends_the_old_roles(self) -> None:
         memory = self._saved(
             "Bob Jones joined Microsoft as head of sales.", "Bob Jones joined Google."
         )
         assert self._validity(memory, "Bob Jones") == {
-            ("works_at", "Microsoft"): "2026-03-02T00:00:00",
-            ("head_of_sales_of", "Microsoft"): "2026-03-02T00:00:00",
+            ("works_at", "Microsoft"): "2026-03-02T00:00:00+00:00",
+            ("head_of_sales_of", "Microsoft"): "2026-03-02T00:00:00+00:00",
             ("works_at", "Google"): None,
         }
 
@@ -549,7 +552,7 @@ class TestInTheGraph:
         )
         assert self._validity(memory, "Alice Smith") == {
             ("works_at", "Google"): None,
-            ("product_manager_of", "Google"): "2026-03-02T00:00:00",
+            ("product_manager_of", "Google"): "2026-03-02T00:00:00+00:00",
             ("head_of_product_of", "Google"): None,
         }
 
@@ -559,7 +562,7 @@ class TestInTheGraph:
             "Microsoft moved its headquarters from Seattle to Austin.",
         )
         assert self._validity(memory, "Microsoft") == {
-            ("located_in", "Seattle"): "2026-03-02T00:00:00",
+            ("located_in", "Seattle"): "2026-03-02T00:00:00+00:00",
             ("located_in", "Austin"): None,
         }
         assert [e.object for e in memory.as_of("2026-03-01T12:00:00").find(
@@ -573,8 +576,8 @@ class TestInTheGraph:
             for e in memory.graph.find(subject="Bob Jones", predicate="works_at")
         }
         assert edges == {
-            "Google": ("2026-03-01T00:00:00", None),
-            "IBM": ("2026-03-02T00:00:00", "2026-03-02T00:00:00"),
+            "Google": ("2026-03-01T00:00:00+00:00", None),
+            "IBM": ("2026-03-02T00:00:00+00:00", "2026-03-02T00:00:00+00:00"),
         }
 
     def test_relations_of_one_text_do_not_end_each_other(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -863,18 +863,18 @@ class TestInTheGraph:
     def _saved(self, *texts: str, **metadata: str) -> EntityMemory:
         memory = EntityMemory()
         for day, text in enumerate(texts, start=1):
-            memory.save(text, metadata=dict(metadata), timestamp=datetime(2026, 3, day))
+            memory.save(text, metadata=dict(metadata), timestamp=datetime(2026, 3, day, tzinfo=UTC))
         return memory
 
     def test_leaving_closes_works_at(self) -> None:
         memory = self._saved("Bob Jones works at Microsoft.", "Bob Jones left Microsoft.")
-        assert self._works_at(memory, "Bob Jones") == {"Microsoft": "2026-03-02T00:00:00"}
+        assert self._works_at(memory, "Bob Jones") == {"Microsoft": "2026-03-02T00:00:00+00:00"}
         assert [e.object for e in memory.graph.find(predicate="left")] == ["Microsoft"]
 
     def test_as_of_before_and_after_leaving(self) -> None:
         memory = self._saved("Bob Jones works at Microsoft.", "Bob Jones quit Microsoft.")
         assert memory.as_of("2026-03-01T12:00:00").find(predicate="works_at")
-        assert not memory.as_of("2026-03-02T12:00:00").find(predicate="works_at")
+        assert not memory.as_of("2026-03-02T12:00:00+00:00").find(predicate="works_at")
 
     @pytest.mark.parametrize(
         "second",
