@@ -303,12 +303,7 @@ def check_count(value: object, name: str) -> int:
         >>> check_count(3, "access_count")
         3
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentTypeError(f"{name} must be an int, got {type(value).__name__}")
-    if not 0 <= value <= MAX_STORED_INT:
-        shown = f"{value}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
-        raise InvalidArgumentError(f"{name} must be in [0, 2**63 - 1], got {shown}")
-    return value
+    return _stored_int(value, name, 0, "an int")
 
 
 def check_capacity(value: object, name: str) -> int:
@@ -318,11 +313,16 @@ def check_capacity(value: object, name: str) -> int:
         >>> check_capacity(50, "short_term_capacity")
         50
     """
+    return _stored_int(value, name, 1, "a positive int")
+
+
+def _stored_int(value: object, name: str, low: int, kind: str) -> int:
+    """``value`` if it is an int (not a bool) in ``[low, MAX_STORED_INT]``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentTypeError(f"{name} must be a positive int, got {type(value).__name__}")
-    if not 1 <= value <= MAX_STORED_INT:
+        raise InvalidArgumentTypeError(f"{name} must be {kind}, got {type(value).__name__}")
+    if not low <= value <= MAX_STORED_INT:
         shown = f"{value}" if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
-        raise InvalidArgumentError(f"{name} must be in [1, 2**63 - 1], got {shown}")
+        raise InvalidArgumentError(f"{name} must be in [{low}, 2**63 - 1], got {shown}")
     return value
 
 
