@@ -88,9 +88,13 @@ def main(argv: list[str] | None = None) -> None:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     manifest = {
         "description": "SHA-256 of the gazetteer files, checked at load "
-        "(graphmem.extract.entity_types); made by scripts/make_place_names.py",
-        "files": {args.out.name: digest},
+        "(graphmem.extract.entity_types); made by scripts/make_place_names.py and "
+        "scripts/make_given_names.py",
+        "files": {},
     }
+    if args.manifest.exists():  # the other script's files keep their entries
+        manifest["files"] = json.loads(args.manifest.read_text(encoding="utf-8"))["files"]
+    manifest["files"][args.out.name] = digest
     args.manifest.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"{len(places)} places, {len(payload['given_names'])} also given names -> {args.out}")
 

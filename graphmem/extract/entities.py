@@ -45,6 +45,7 @@ __all__ = [
     "extraction_of",
     "find_mentions",
     "is_graph_label",
+    "organisation_heads",
     "organisation_names",
     "relation_spans",
 ]
@@ -223,6 +224,21 @@ def _organisation_patterns() -> tuple[list[dict[str, Any]], re.Pattern[str]]:
         heads.update(last.get("LOWER", {}).get("IN", ()))
     alternatives = "|".join(sorted(map(re.escape, heads), key=len, reverse=True))
     return patterns, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def organisation_heads() -> frozenset[str]:
+    """The head nouns that end an organisation's name ("Robotics", "Systems", "Health"), as
+    ``models/organisation_patterns.jsonl`` lists them (lower case)."""
+    return _organisation_heads()
+
+
+@lru_cache(maxsize=1)
+def _organisation_heads() -> frozenset[str]:
+    heads: set[str] = set()
+    for pattern in _organisation_patterns()[0]:
+        last = pattern["pattern"][-1] if isinstance(pattern["pattern"], list) else {}
+        heads.update(word.lower() for word in last.get("LOWER", {}).get("IN", ()))
+    return frozenset(heads)
 
 
 @lru_cache(maxsize=4)

@@ -125,6 +125,8 @@ _PREDICATE_KEYS = frozenset(
         "closes_except",
         "closes_on_end",
         "closes_all_on_end",
+        "implies",
+        "implies_except",
         "description",
     }
 )
@@ -192,6 +194,11 @@ class PredicateInfo:
     closes_except: tuple[str, ...] = ()
     closes_on_end: tuple[str, ...] = ()
     closes_all_on_end: tuple[str, ...] = ()
+    #: Predicates a statement of this one also answers for (a role implies ``works_at``),
+    #: except the role predicates of ``implies_except`` (see
+    #: :func:`graphmem.extract.predicates.answers`).
+    implies: tuple[str, ...] = ()
+    implies_except: tuple[str, ...] = ()
     description: str = ""
 
 
@@ -480,7 +487,14 @@ def _parse_predicates(raw: object, source: str) -> dict[str, PredicateInfo]:
     return predicates
 
 
-_CLOSING_KEYS = ("closes", "closes_except", "closes_on_end", "closes_all_on_end")
+_CLOSING_KEYS = (
+    "closes",
+    "closes_except",
+    "closes_on_end",
+    "closes_all_on_end",
+    "implies",
+    "implies_except",
+)
 
 
 def _declared_names(

@@ -29,7 +29,7 @@ import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
-from ..extract.predicates import event_predicates
+from ..extract.predicates import answers, event_predicates
 from ..items import check_event_time, event_stamp, stored_time
 
 __all__ = [
@@ -482,7 +482,7 @@ class KnowledgeGraph:
                 *self.graph.out_edges(key, data=True),
                 *self.graph.in_edges(key, data=True),
             ]
-            if predicate is None or d["predicate"] == predicate
+            if predicate is None or answers(d["predicate"], predicate)
         ]
         edges.sort(key=lambda e: (-e.support, e.predicate, e.subject, e.object))
         return self._with_evidence(edges) if evidence else edges
@@ -527,7 +527,9 @@ class KnowledgeGraph:
     ) -> list[Edge]:
         """Relations matching a pattern: ``find(predicate="works_at", object="Acme")``.
 
-        An unknown subject or object name gives an empty list.
+        A predicate matches the relations that state it or imply it (Acme's CTO works at
+        Acme: :func:`graphmem.extract.predicates.answers`). An unknown subject or object name
+        gives an empty list.
         """
         s_key = self.resolve(subject) if subject is not None else None
         o_key = self.resolve(object) if object is not None else None
@@ -544,7 +546,7 @@ class KnowledgeGraph:
             for u, v, d in candidates
             if (s_key is None or u == s_key)
             and (o_key is None or v == o_key)
-            and (predicate is None or d["predicate"] == predicate)
+            and (predicate is None or answers(d["predicate"], predicate))
             and (not current_only or d["valid_to"] is None)
         ]
         edges.sort(key=lambda e: (-e.support, e.subject, e.predicate, e.object))
