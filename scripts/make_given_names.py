@@ -72,7 +72,7 @@ def faker_names() -> set[str]:
 
     out: set[str] = set()
     for module in pkgutil.iter_modules(person.__path__):
-        provider = getattr(importlib.import_module(f"{person.__name__}.{module.name}"), "Provider")
+        provider = importlib.import_module(f"{person.__name__}.{module.name}").Provider
         for attribute in _FAKER_ATTRIBUTES:
             for name in _values(provider.__dict__.get(attribute)):
                 if isinstance(name, str) and " " not in name and _latin(name):
