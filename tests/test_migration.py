@@ -84,7 +84,7 @@ def _contents(storage: SQLiteStorage) -> dict[str, Any]:
 
 def test_fixtures_are_of_older_schemas() -> None:
     assert [_stored_version(_fixture(v, ".db")) for v in OLD_VERSIONS] == OLD_VERSIONS
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
 
 
 def test_opening_migrates_and_loses_nothing(old_file: Path, version: int) -> None:
@@ -207,3 +207,33 @@ def test_migrated_items_get_result_ids_and_delete_as_one(old_file: Path, version
         assert not set(shared) & set(_result_ids(memory.storage))  # type: ignore[arg-type]
     finally:
         memory.storage.close()  # type: ignore[union-attr]
+
+
+def test_a_schema_4_file_gets_label_sources_and_its_old_mentions_still_vote(
+    tmp_path: Path,
+) -> None:
+    """Schema 4 -> 5 adds ``mentions.label_source``: the old mentions keep their labels (they
+    count as the model's votes) and new saves record what gave theirs."""
+    path = tmp_path / "v4.db"
+    memory = EntityMemory(storage=SQLiteStorage(path))
+    memory.save("Ingrid Haugen joined Vantor Dynamics in Oslo.")
+    memory.storage.close()
+    with sqlite3.connect(path) as raw:  # the file as schema 4 wrote it
+        raw.execute("ALTER TABLE mentions DROP COLUMN label_source")
+        raw.execute("UPDATE graphmem_meta SET value = '4' WHERE key = 'schema_version'")
+    storage = SQLiteStorage(path)
+    reopened = EntityMemory(storage=storage)
+    assert reopened.get_entity("Ingrid Haugen").label == "PERSON"
+    reopened.save("Vantor Dynamics hired Amara Okoye as its new CFO.")
+    assert reopened.get_entity("Amara Okoye").label == "PERSON"
+    storage.close()
+    with sqlite3.connect(path) as raw:
+        version = raw.execute(
+            "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        sources = raw.execute(
+            "SELECT surface, label_source FROM mentions ORDER BY id"
+        ).fetchall()
+    assert version == (str(SCHEMA_VERSION),)
+    assert sources[0] == ("Ingrid Haugen", None)  # stored before the column existed
+    assert ("Amara Okoye", "shape") in sources

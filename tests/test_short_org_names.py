@@ -210,8 +210,11 @@ class TestQueries:
         # No memory ever said "Northwind" alone: the query side resolves it by the same rule.
         assert memory.get_entity("Northwind") == memory.get_entity("Northwind Systems")
         assert memory.known_entities_in("Who works at Northwind?") == [("Northwind Systems", 2)]
-        assert [e.subject for e in memory.find(predicate="works_at", object="Northwind")] == [
-            "Dana Whitfield"
+        # The CEO works there too: a role held at an organisation implies employment.
+        found = memory.find(predicate="works_at", object="Northwind")
+        assert [(e.subject, e.predicate) for e in found] == [
+            ("Dana Whitfield", "works_at"),
+            ("Michael Grant", "ceo_of"),
         ]
 
     def test_a_query_word_opening_two_organisations_names_neither(

@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from .entity_patterns import DeclaredNames, load_entity_patterns
-from .entity_types import corrected_label
+from .entity_types import label_and_source
 from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
 from .normalize import (
@@ -103,6 +103,9 @@ class Mention:
     sent_start: int
     sent_end: int
     span: Span
+    #: What gave the label (:data:`~graphmem.extract.entity_types.LABEL_SOURCES`): how much
+    #: this mention counts in its entity's type vote.
+    source: str = "model"
 
 
 def relation_spans(
@@ -271,6 +274,28 @@ def organisation_names(doc: Doc) -> list[Span]:
     return filter_spans(spans)
 
 
+def _split_at_commas(span: Span) -> list[Span]:
+    """The parts of an NER span between its commas: the small model runs a name into the
+    apposition after it ("Wendell Park, Fernhollow's chief executive" as one FAC), and two
+    names a comma separates are two mentions ("Paris, Texas" is two places).
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Wendell Park, Fernhollow's CEO, spoke.")
+        >>> [p.text for p in _split_at_commas(Span(doc, 0, 5, label="FAC"))]
+        ['Wendell Park', "Fernhollow's"]
+    """
+    commas = [t.i for t in span if t.text == ","]
+    if not commas:
+        return [span]
+    bounds = [span.start, *commas, span.end]
+    parts = [
+        Span(span.doc, a + (1 if a in commas else 0), b, label=span.label_)
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
+    return [p for p in parts if len(p) > 0]
+
+
 def _continues_a_name(doc: Doc, start: int) -> bool:
     """Whether a capitalised word inside a sentence comes right before ``doc[start]``: the
     match is then the tail of a longer name ("the Social *Media Group*")."""
@@ -301,7 +326,11 @@ def find_mentions(
     What the model tags but names nothing is left out: amounts, times, ids, technical terms
     (unless the memory knows the name or the user declared it).
     """
-    candidates = [e for e in doc.ents if is_graph_label(e.label_)] if include_ner else []
+    candidates = (
+        [part for e in doc.ents if is_graph_label(e.label_) for part in _split_at_commas(e)]
+        if include_ner
+        else []
+    )
     known_spans = known.spans(doc) if known is not None else []
     known_extents = {(span.start, span.end) for span in known_spans}
     organisations = organisation_names(doc) if include_ner else []
@@ -331,12 +360,16 @@ def find_mentions(
         if not key or key in role_titles():
             continue
         label = span.label_
-        if is_declared or label not in MODEL_LABELS:
-            pass  # a declared pattern's label, or a known name's declared type
+        if is_declared:
+            source = "declared"  # a declared pattern's label
+        elif label not in MODEL_LABELS:  # a known name's type the model does not have
+            source = "known" if extent in known_extents else "declared"
         elif extent in organisation_extents:
-            label = "ORG"  # "Vertex Labs", which the model calls a person
+            label, source = "ORG", "shape"  # "Vertex Labs", which the model calls a person
         else:
-            label = corrected_label(text, label, key, person_words)
+            label, source = label_and_source(text, label, key, person_words)
+            if source == "model" and extent in known_extents:
+                source = "known"  # the entity's own label, found again
         if label != text.label_:
             text = Span(doc, text.start, text.end, label=label)
         sent = text.sent if has_sentences else doc[:]
@@ -350,6 +383,7 @@ def find_mentions(
                 sent_start=sent.start_char,
                 sent_end=sent.end_char,
                 span=text,
+                source=source,
             )
         )
         if len(mentions) >= max_mentions:
@@ -420,6 +454,7 @@ def extracted_mentions(doc: Doc, extraction: Extraction) -> list[Mention]:
                 sent_start=sent.start_char,
                 sent_end=sent.end_char,
                 span=span,
+                source="declared",  # the user's extractor decides
             ),
         )
     return sorted(out.values(), key=lambda m: m.start)

@@ -48,7 +48,11 @@ from .normalize import PLACE_LABELS
 __all__ = [
     "EntityTypesDataError",
     "Frame",
+    "LABEL_SOURCES",
     "corrected_label",
+    "descriptor_label",
+    "label_and_source",
+    "label_weight",
     "frame_of",
     "is_first_name",
     "is_given_name",
@@ -72,6 +76,8 @@ _POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 _OBJECT_DEPS = frozenset({"dobj"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _VERB_MODIFIERS = frozenset({"advmod", "prt"})
+#: Labels a name's own first or last word gives ("Fleet Analytics Team", "Project Harrier").
+_OWN_WORD_LABELS = frozenset({"PROJECT", "TEAM"})
 #: Model labels a person-shaped name (:func:`person_shaped`) replaces.
 _SHAPE_RELABELS = frozenset({"ORG", "GPE", "LOC", "FAC", "PRODUCT", "NORP", "EVENT", "WORK_OF_ART"})
 _PERSONAL_PRONOUNS = frozenset({"i", "you", "he", "she", "we", "they", "who"})
@@ -374,14 +380,97 @@ def _has_person_subject(cue: Token) -> bool:
         verb = verb.head
 
 
+@lru_cache(maxsize=1)
+def _descriptors() -> Mapping[str, str]:
+    """Descriptor noun (lemma, lower case; two words joined by a space) -> label, from the
+    ``descriptors`` of ``models/entity_frames.json``; ``{role}`` expanded to the role nouns."""
+    from .entities import role_words
+
+    data = json.loads(asset_path("models", _FRAMES_FILE).read_text(encoding="utf-8"))
+    raw = data.get("descriptors", {}).get("labels", {})
+    if not isinstance(raw, dict):
+        raise _fail("descriptors", "'labels' must map labels to lists of nouns")
+    out: dict[str, str] = {}
+    for label, nouns in raw.items():
+        if not isinstance(nouns, list) or not all(isinstance(n, str) for n in nouns):
+            raise _fail("descriptors", f"{label!r} must be a list of nouns")
+        for noun in nouns:
+            for word in sorted(role_words()) if noun == _ROLE else [noun.lower()]:
+                out.setdefault(word, label)
+    return out
+
+
+def _noun_label(noun: Token) -> str | None:
+    """The label a describing noun gives ("maker" ORG, "project" PROJECT, "CTO" PERSON),
+    two-word nouns included ("law firm")."""
+    table = _descriptors()
+    compounds = [c for c in noun.children if c.dep_ == "compound" and c.i == noun.i - 1]
+    if compounds and (label := table.get(f"{compounds[0].lower_} {noun.lemma_.lower()}")):
+        return label
+    if noun.pos_ == "PROPN" and noun.lower_ not in role_words_cached():
+        return None  # a name, not a describing noun
+    return table.get(noun.lemma_.lower()) or table.get(noun.lower_)
+
+
+@lru_cache(maxsize=1)
+def role_words_cached() -> frozenset[str]:
+    from .entities import role_words
+
+    return role_words()
+
+
+def _describing_nouns(span: Span) -> list[Token]:
+    """The common nouns that say what ``span`` names: its appositions ("Canopy, the
+    depot-automation *project*"; "their procurement *manager*, Tomasz Zielinski"), a copula's
+    other side ("Quell is a payments *start-up*") and a noun it is called by ("a *start-up*
+    called Quell")."""
+    root = span.root
+    head = root.head
+    out = [c for c in root.children if c.dep_ == "appos" and c.pos_ in ("NOUN", "PROPN")]
+    if root.dep_ == "appos" and head is not root:
+        out.append(head)
+    if root.dep_ in _SUBJECT_DEPS and head.lemma_ == "be":
+        out.extend(c for c in head.children if c.dep_ == "attr")
+    if root.dep_ == "attr" and head.lemma_ == "be":
+        out.extend(c for c in head.children if c.dep_ in _SUBJECT_DEPS)
+    if root.dep_ in ("oprd", "dobj", "attr") and head.lemma_ in ("call", "name"):
+        if head.dep_ == "acl" and head.head is not head:
+            out.append(head.head)
+    return [t for t in out if not (span.start <= t.i < span.end) and not t.ent_type_]
+
+
+def descriptor_label(span: Span) -> str | None:
+    """The label a describing noun gives ``span`` (:func:`_describing_nouns`), or for a
+    project or team its own first or last word ("Project Harrier", "Fleet Analytics Team");
+    None when nothing describes it.
+
+    Examples:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> text = "Velora Parts, a Valencia component maker, hired Tomasz Zielinski."
+        >>> doc = get_analyzer().analyse([text], relations=True)[0]
+        >>> descriptor_label(doc[0:2])
+        'ORG'
+    """
+    if not span.doc.has_annotation("DEP"):
+        return None
+    for noun in _describing_nouns(span):
+        label = _noun_label(noun)
+        if label is not None:
+            return label
+    if len(span) > 1:
+        table = _descriptors()
+        for word in (span[-1], span[0]):
+            label = table.get(word.lower_)
+            if label in _OWN_WORD_LABELS:
+                return label
+    return None
+
+
 def corrected_label(
     span: Span, label: str, key: str, person_words: Collection[str] = frozenset()
 ) -> str:
-    """The label of the name ``span`` (keyed ``key``), which the model labelled ``label``.
-
-    The gazetteer relabels a person's name only when it is one word ("Rotterdam"), not a given
-    name, and no word of a longer person's name of the same text. ``person_words`` are the lower-case words of the names of several words labelled PERSON
-    in the same text: a lone "Berlin" in a text naming Leslie Berlin stays a person.
+    """The label of the name ``span`` (keyed ``key``), which the model labelled ``label``
+    (:func:`label_and_source`'s label).
 
     Examples:
         >>> from graphmem.extract.pipeline import get_analyzer
@@ -390,12 +479,37 @@ def corrected_label(
         >>> initech.label_, corrected_label(initech, initech.label_, "initech")
         ('GPE', 'ORG')
     """
+    return label_and_source(span, label, key, person_words)[0]
+
+
+def label_and_source(
+    span: Span, label: str, key: str, person_words: Collection[str] = frozenset()
+) -> tuple[str, str]:
+    """The label of the name ``span`` (keyed ``key``), which the model labelled ``label``, and
+    the evidence that gave it: one of :data:`LABEL_SOURCES` ("descriptor", "frame", "shape",
+    "gazetteer", or "model" when nothing corrected the model).
+
+    The gazetteer relabels a person's name only when it is one word ("Rotterdam"), not a given
+    name, and no word of a longer person's name of the same text. ``person_words`` are the
+    lower-case words of the names of several words labelled PERSON in the same text: a lone
+    "Berlin" in a text naming Leslie Berlin stays a person.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().analyse(["Amara Okoye joined Vantor."], True)[0]
+        >>> amara = doc[0:2]
+        >>> label_and_source(amara, "ORG", "amara okoye")
+        ('PERSON', 'shape')
+    """
     rules = _rules()
+    described = descriptor_label(span)
+    if described is not None:
+        return described, "descriptor"
     kind = place_kind(key)
     frame = frame_of(span)
     if frame is not None:
         if frame.label == label:
-            return label
+            return label, "frame"
         is_place = kind is not None and not (frame.given_names_are_people and is_given_name(key))
         if (
             label in frame.relabels
@@ -403,9 +517,9 @@ def corrected_label(
             and not (frame.needs_place and kind is None)
             and not (frame.unless_place and is_place)
         ):
-            return frame.label
+            return frame.label, "frame"
     if label in _SHAPE_RELABELS and person_shaped(span):
-        return "PERSON"  # "Amara Okoye", which the model calls an organisation
+        return "PERSON", "shape"  # "Amara Okoye", which the model calls an organisation
     if (
         rules.given_name_subject is not None
         and label in PLACE_LABELS
@@ -414,11 +528,43 @@ def corrected_label(
         and span.root.dep_ in _SUBJECT_DEPS
         and span.root.head.pos_ == "VERB"
     ):
-        return rules.given_name_subject  # "Sofia adjusted the toolbar"
+        return rules.given_name_subject, "frame"  # "Sofia adjusted the toolbar"
     if kind in rules.place_kinds and label in rules.place_relabels:
         if label == "PERSON" and (
             len(span) > 1 or is_given_name(key) or key in person_words
         ):  # "Miguel Hidalgo" is a borough of Mexico City too
-            return label
-        return rules.place_label
-    return label
+            return label, "model"
+        return rules.place_label, "gazetteer"
+    return label, "model"
+
+
+#: How much one mention's label counts in its entity's vote, by the evidence that gave it:
+#: the user's declaration always wins; a noun that describes the name ("Canopy, the data
+#: *project*") outranks the statement around it ("works at X"), which outranks the name's
+#: shape and the gazetteer; the small model's guess counts least, and a known name found
+#: again (labelled with its entity's label) barely at all: it only repeats the vote.
+LABEL_SOURCES: Mapping[str, float] = {
+    "declared": 1000.0,
+    "descriptor": 4.0,
+    "frame": 3.0,
+    "shape": 2.0,
+    "gazetteer": 2.0,
+    "model": 1.0,
+    "known": 0.25,
+}
+
+
+def label_weight(label: str, source: str | None) -> float:
+    """The weight of one mention labelled ``label`` from ``source`` (:data:`LABEL_SOURCES`);
+    a mention stored before sources were kept (None) counts as the model's, or as declared
+    when its label is none of the model's (PROJECT, TEAM).
+
+    Examples:
+        >>> label_weight("ORG", "descriptor"), label_weight("PROJECT", None), label_weight("ORG", None)
+        (4.0, 1000.0, 1.0)
+    """
+    if source is None:
+        from .normalize import MODEL_LABELS
+
+        return LABEL_SOURCES["model" if label in MODEL_LABELS else "declared"]
+    return LABEL_SOURCES.get(source, LABEL_SOURCES["model"])

@@ -49,14 +49,13 @@ from ..extract.entity_patterns import (
     check_entity_label,
     read_entity_patterns,
 )
-from ..extract.entity_types import place_kind
+from ..extract.entity_types import label_weight, place_kind
 from ..extract.extractor import Extractor, checked_extractions
 from ..extract.known_names import KnownNames
 from ..extract.normalize import (
     PLACE_LABELS,
     UNKNOWN_LABEL,
     canonical_key,
-    label_kind,
     may_be_one_entity,
     may_shorten,
     why_not_one_entity,
@@ -130,11 +129,6 @@ def _shortens_only(kg: KnowledgeGraph, short: str, full: str) -> bool:
     return shortened == {full}
 
 
-def is_declared_label(label: str) -> bool:
-    """Whether ``label`` is one of the user's types (PROJECT, TEAM): it wins label votes."""
-    return label_kind(label) == "declared"
-
-
 class RelationSource(Protocol):
     """What the index needs from a typed-relation extractor."""
 
@@ -191,8 +185,10 @@ class _PendingWrites:
     entity_touches: dict[int, dict[str, Any]] = field(default_factory=dict)
     entity_labels: dict[int, str] = field(default_factory=dict)
     text_labels: dict[int, str] = field(default_factory=dict)
-    stored_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
-    pending_votes: dict[int, dict[str, tuple[int, tuple[int, int]]]] = field(default_factory=dict)
+    stored_votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(default_factory=dict)
+    pending_votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(
+        default_factory=dict
+    )
     #: Texts indexed in this batch, relations with pending evidence, entities of pending
     #: mentions or new relations: what deleting memories before the flush must count.
     text_ids: set[int] = field(default_factory=set)
@@ -214,8 +210,8 @@ class _PendingWrites:
     def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
             votes = self.pending_votes.setdefault(row["entity_id"], {})
-            count, first = votes.get(row["label"], (0, (1, len(self.mentions))))
-            votes[row["label"]] = (count + 1, first)
+            count, first = votes.get(row["label"], (0.0, (1, len(self.mentions))))
+            votes[row["label"]] = (count + label_weight(row["label"], row["label_source"]), first)
             self.mentions.append(row)
             self.entities_in_use.add(row["entity_id"])
 
@@ -521,7 +517,7 @@ class EntityIndex:
         nodes = state.graph.graph.nodes
         keep_id = nodes[keep]["entity_id"]
         snapshot = graph_rows.merge_entity_rows(
-            conn, tenant, keep_id, nodes[merge]["entity_id"], is_declared_label
+            conn, tenant, keep_id, nodes[merge]["entity_id"], weight=label_weight
         )
         pinned = self._relabelled.get(tenant, {}).get(keep)
         if pinned is not None:
@@ -1032,6 +1028,7 @@ class EntityIndex:
                     "end": mention.end,
                     "surface": mention.surface,
                     "label": label,
+                    "label_source": mention.source if label == mention.label else "frame",
                     "in_head": int(mention.end <= head_chars and mention.end > 0),
                 }
             )
@@ -1130,7 +1127,7 @@ class EntityIndex:
         pending = self._pending
         unread = [i for i in entity_ids.values() if i not in pending.stored_votes]
         if unread:
-            counts = graph_rows.mention_label_counts(conn, unread)
+            counts = graph_rows.mention_label_counts(conn, unread, label_weight)
             for entity_id in unread:
                 pending.stored_votes[entity_id] = {
                     label: (n, (0, first_id))
@@ -1146,9 +1143,7 @@ class EntityIndex:
             if pinned is not None:
                 out[key] = pending.entity_labels[entity_id] = pinned
             elif votes:
-                out[key] = pending.entity_labels[entity_id] = graph_rows.pick_label(
-                    votes, is_declared_label
-                )
+                out[key] = pending.entity_labels[entity_id] = graph_rows.pick_label(votes)
         return out
 
     def _resolve(

@@ -132,9 +132,15 @@ _TOUCH_ENTITIES = (
 )
 # Run once per indexing batch: built once.
 _MENTION_LABELS = (
-    select(mentions.c.entity_id, mentions.c.label, func.count(), func.min(mentions.c.id))
+    select(
+        mentions.c.entity_id,
+        mentions.c.label,
+        mentions.c.label_source,
+        func.count(),
+        func.min(mentions.c.id),
+    )
     .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
-    .group_by(mentions.c.entity_id, mentions.c.label)
+    .group_by(mentions.c.entity_id, mentions.c.label, mentions.c.label_source)
 )
 # Past the largest id ever given out (AUTOINCREMENT's sqlite_sequence, PostgreSQL's serial
 # sequence), not only the largest in use: ids are never reused.
@@ -479,20 +485,32 @@ def conversation_contains(conn: Connection, tenant: str, conversation_id: str, t
     return conn.execute(_CONVERSATION_CONTAINS, params).first() is not None
 
 
+#: The weight of one mention's label in its entity's vote, from the label and what gave it
+#: (:func:`graphmem.extract.entity_types.label_weight`; the store does not decide it).
+LabelWeight = Callable[[str, str | None], float]
+
+
+def _one_each(label: str, source: str | None) -> float:
+    return 1.0
+
+
 def mention_label_counts(
-    conn: Connection, entity_ids: Sequence[int]
-) -> dict[int, dict[str, tuple[int, int]]]:
-    """For each entity, its mention labels: ``label -> (mentions, id of the first)``."""
-    out: dict[int, dict[str, tuple[int, int]]] = {}
-    for entity_id, label, n, first_id in conn.execute(
+    conn: Connection, entity_ids: Sequence[int], weight: LabelWeight = _one_each
+) -> dict[int, dict[str, tuple[float, int]]]:
+    """For each entity, its mention labels: ``label -> (votes, id of the first)``, each
+    mention counting ``weight(label, label_source)`` (one by default)."""
+    out: dict[int, dict[str, tuple[float, int]]] = {}
+    for entity_id, label, source, n, first_id in conn.execute(
         _MENTION_LABELS, {"ids": sorted(set(entity_ids))}
     ):
-        out.setdefault(int(entity_id), {})[label] = (int(n), int(first_id))
+        votes = out.setdefault(int(entity_id), {})
+        total, first = votes.get(label, (0.0, int(first_id)))
+        votes[label] = (total + int(n) * weight(label, source), min(first, int(first_id)))
     return out
 
 
 def pick_label(
-    votes: Mapping[str, tuple[int, Any]], preferred: Callable[[str], bool] | None = None
+    votes: Mapping[str, tuple[float, Any]], preferred: Callable[[str], bool] | None = None
 ) -> str:
     """The label voted for an entity from ``label -> (mentions, first)``: the most frequent,
     a tie going to the label seen first so one odd mention does not flip an entity's label.
@@ -510,12 +528,15 @@ def pick_label(
 
 
 def vote_labels(
-    conn: Connection, entity_ids: Iterable[int], preferred: Callable[[str], bool] | None = None
+    conn: Connection,
+    entity_ids: Iterable[int],
+    preferred: Callable[[str], bool] | None = None,
+    weight: LabelWeight = _one_each,
 ) -> dict[int, str]:
-    """Set each entity's label to the vote of its stored mentions; returns the new labels."""
-    out = {
-        e: pick_label(v, preferred) for e, v in mention_label_counts(conn, list(entity_ids)).items()
-    }
+    """Set each entity's label to the vote of its stored mentions (each counting
+    ``weight``); returns the new labels."""
+    counts = mention_label_counts(conn, list(entity_ids), weight)
+    out = {e: pick_label(v, preferred) for e, v in counts.items()}
     write_batch(conn, entity_labels=[{"eid": e, "label": label} for e, label in out.items()])
     return out
 
@@ -631,9 +652,11 @@ def merge_entity_rows(
     keep_id: int,
     merge_id: int,
     preferred: Callable[[str], bool] | None = None,
+    weight: LabelWeight = _one_each,
 ) -> dict[str, Any]:
     """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo.
-    The kept entity's label is voted again (``preferred``: as :func:`pick_label`)."""
+    The kept entity's label is voted again (``preferred``, ``weight``: as
+    :func:`vote_labels`)."""
     e, r, ev = entities, relations, relation_evidence
     involved = conn.execute(
         select(r).where(
@@ -723,7 +746,7 @@ def merge_entity_rows(
             last_seen=max(kept["last_seen"], merged["last_seen"]),
         )
     )
-    vote_labels(conn, [keep_id], preferred)
+    vote_labels(conn, [keep_id], preferred, weight)
     recount(conn, [keep_id], _relations_of(conn, [keep_id]))
     return snapshot
 

@@ -24,6 +24,9 @@ ids included. Their id sequences then start past every id a pending merge's snap
 (:func:`graphmem.store.dump.reset_sequences`). PostgreSQL's sequences never reuse an id:
 nothing to rewrite there.
 
+Schema 4 -> 5: a mention keeps what gave its label (``label_source``, added empty: old mentions
+count as the model's vote, or as declared when their label is none of the model's).
+
 Example:
     >>> from graphmem.store.database import Database
     >>> db = Database()                  # a new database has nothing to upgrade
@@ -200,6 +203,7 @@ def upgrade(conn: Connection) -> bool:
         _run(conn, _ADD_RESULT_COLUMNS)
     if version < 4 and conn.dialect.name == "sqlite":
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
+    _add_missing_columns(conn)
     for table in schema.metadata_obj.sorted_tables:  # indexes added since (PostgreSQL keeps
         for index in table.indexes:  # its tables: the rebuild makes SQLite's)
             index.create(conn, checkfirst=True)
@@ -210,6 +214,22 @@ def upgrade(conn: Connection) -> bool:
         .values(value=str(schema.SCHEMA_VERSION))
     )
     return True
+
+
+#: Columns added since schema 4, by table: added empty (NULL) where an older file lacks them.
+_ADDED_COLUMNS = {"mentions": ("label_source",)}
+
+
+def _add_missing_columns(conn: Connection) -> None:
+    """Schema 4 -> 5: ``ALTER TABLE ... ADD COLUMN`` for each column of
+    :data:`_ADDED_COLUMNS` the table lacks (a table made anew above has them)."""
+    for name, columns in _ADDED_COLUMNS.items():
+        present = {c["name"] for c in inspect(conn).get_columns(name)}
+        table = schema.metadata_obj.tables[name]
+        for column in columns:
+            if column not in present:
+                kind = table.c[column].type.compile(dialect=conn.dialect)
+                conn.exec_driver_sql(f"ALTER TABLE {name} ADD COLUMN {column} {kind}")
 
 
 def _run(conn: Connection, statements: Iterable[str]) -> None:

@@ -42,8 +42,9 @@ __all__ = [
 #: Bumped whenever the tables change; a database with a higher version is refused and an
 #: older one is migrated when opened (:mod:`graphmem.store.migrations`). Schema 3: tier items
 #: carry their result id and dedupe key. Schema 4: ids are never reused (SQLite
-#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took.
-SCHEMA_VERSION = 4
+#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took. Schema 5: a mention keeps
+#: what gave its label (``label_source``), weighing its vote on its entity's type.
+SCHEMA_VERSION = 5
 
 
 def parse_schema_version(value: object, where: str) -> int:
@@ -186,6 +187,9 @@ mentions = Table(
     Column("end", Integer, nullable=False),
     Column("surface", Text, nullable=False),
     Column("label", String(32), nullable=False),
+    # What gave the label ("declared", "descriptor", "frame", "shape", "gazetteer", "model",
+    # "known"): how much the mention counts in its entity's type vote; NULL before schema 5.
+    Column("label_source", String(16)),
     # 1 when the mention lies in the text's head (shown by "full" items only).
     Column("in_head", Integer, nullable=False, default=0),
     # Newest texts of an entity and its text count, read from the index alone.
