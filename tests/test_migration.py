@@ -231,9 +231,7 @@ def test_a_schema_4_file_gets_label_sources_and_its_old_mentions_still_vote(
         version = raw.execute(
             "SELECT value FROM graphmem_meta WHERE key = 'schema_version'"
         ).fetchone()
-        sources = raw.execute(
-            "SELECT surface, label_source FROM mentions ORDER BY id"
-        ).fetchall()
+        sources = raw.execute("SELECT surface, label_source FROM mentions ORDER BY id").fetchall()
     assert version == (str(SCHEMA_VERSION),)
     assert sources[0] == ("Ingrid Haugen", None)  # stored before the column existed
     assert ("Amara Okoye", "shape") in sources

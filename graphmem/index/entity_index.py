@@ -186,9 +186,7 @@ class _PendingWrites:
     entity_labels: dict[int, str] = field(default_factory=dict)
     text_labels: dict[int, str] = field(default_factory=dict)
     stored_votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(default_factory=dict)
-    pending_votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(
-        default_factory=dict
-    )
+    pending_votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(default_factory=dict)
     #: Texts indexed in this batch, relations with pending evidence, entities of pending
     #: mentions or new relations: what deleting memories before the flush must count.
     text_ids: set[int] = field(default_factory=set)
