@@ -476,7 +476,9 @@ def test_demo(tmp_path: Path) -> None:
     assert "Karin Vogel --cto_of--> Aurex Logistics" in text
     changes = text[text.index("== 4. What changed for Dana Whitfield?") :]
     assert "(none extracted)" not in changes
-    assert re.search(r"Dana Whitfield --works_at--> Northwind Systems .*to 2026-04-24\]", changes)
+    # The job ends with the first statement of its end: on 2026-04-23, "Last Beacon sync with
+    # Dana. She thanked the team; her final day at Northwind Systems is tomorrow."
+    assert re.search(r"Dana Whitfield --works_at--> Northwind Systems .*to 2026-04-23\]", changes)
     assert "Dana Whitfield --left--> Northwind Systems" in changes
     assert "Dana Whitfield --works_at--> Harbor Analytics" in changes
     assert "Dana Whitfield --lives_in--> Dublin" in changes

@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from .entity_patterns import DeclaredNames, load_entity_patterns
-from .entity_types import label_and_source
+from .entity_types import NAME_PARTICLES, descriptor_label, label_and_source, person_shaped
 from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
 from .normalize import (
@@ -48,6 +48,7 @@ __all__ = [
     "organisation_heads",
     "organisation_names",
     "relation_spans",
+    "unnamed_names",
 ]
 
 #: Entity labels of the model that become graph nodes; dates and numbers stay attributes of
@@ -274,6 +275,76 @@ def organisation_names(doc: Doc) -> list[Span]:
     return filter_spans(spans)
 
 
+def unnamed_names(doc: Doc) -> list[Span]:
+    """Names the model did not find whole, from the tagger's proper nouns: a run of proper
+    nouns (name particles such as "de" between them) shaped like a person's name
+    (:func:`~graphmem.extract.entity_types.person_shaped`: "Sanne de Vries", "Beatriz Olmedo"
+    where the model saw only "Olmedo"), labelled PERSON, or one a describing noun types
+    ("Canopy, the depot-automation project": PROJECT). Words inside a date, amount or other
+    non-name entity, role titles, business terms and the words that open log entries are no
+    part of one. Needs a tagged doc (empty otherwise).
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> text = "Tobias Lund met Sanne de Vries in Oslo."
+        >>> doc = get_analyzer().analyse([text], relations=True)[0]
+        >>> [(s.text, s.label_) for s in unnamed_names(doc)]
+        [('Tobias Lund', 'PERSON'), ('Sanne de Vries', 'PERSON')]
+    """
+    if not doc.has_annotation("TAG"):
+        return []
+    excluded = {i for e in doc.ents if not is_graph_label(e.label_) for i in range(e.start, e.end)}
+    out: list[Span] = []
+    start: int | None = None
+    for token in [*doc, None]:
+        inside = (
+            token is not None
+            and token.i not in excluded
+            and (
+                (token.pos_ == "PROPN" and token.text[:1].isupper() and _may_be_name_word(token))
+                or (start is not None and token.lower_ in NAME_PARTICLES)
+            )
+            and not (start is not None and token.is_sent_start)
+        )
+        if inside:
+            start = token.i if start is None else start
+            continue
+        if start is not None:
+            end = token.i if token is not None else len(doc)
+            while end > start and doc[end - 1].lower_ in NAME_PARTICLES:
+                end -= 1
+            found = _name_in_run(Span(doc, start, end))
+            if found is not None:
+                out.append(found)
+        start = None
+        if token is not None and token.pos_ == "PROPN" and _may_be_name_word(token):
+            start = None if token.i in excluded else token.i  # a run may start a sentence
+    return out
+
+
+def _may_be_name_word(token: Token) -> bool:
+    lower = token.lower_
+    return (
+        token.is_alpha
+        and lower not in business_terms()
+        and lower not in interjections()
+        and canonical_key(token.text) not in role_titles()
+        and not (_opens_statement(token) and lower in leading_words())
+    )
+
+
+def _name_in_run(run: Span) -> Span | None:
+    """The name a run of proper nouns holds: its longest person-shaped tail, labelled PERSON
+    (a capitalised word before a name is not part of it: "Met *Tobias Lund*"), else the
+    whole run labelled as a describing noun says, else None."""
+    doc = run.doc
+    for start in range(run.start, run.end - 1):
+        if person_shaped(doc[start : run.end]):
+            return Span(doc, start, run.end, label="PERSON")
+    label = descriptor_label(run)
+    return Span(doc, run.start, run.end, label=label) if label is not None else None
+
+
 def _split_at_commas(span: Span) -> list[Span]:
     """The parts of an NER span between its commas: the small model runs a name into the
     apposition after it ("Wendell Park, Fernhollow's chief executive" as one FAC), and two
@@ -337,6 +408,14 @@ def find_mentions(
     organisation_extents = {(span.start, span.end) for span in organisations}
     candidates.extend(known_spans)
     candidates.extend(organisations)  # after the model's: a tie keeps the model's span
+    taken_extents = {(span.start, span.end) for span in candidates}
+    named_runs = [
+        span
+        for span in (unnamed_names(doc) if include_ner else [])
+        if (span.start, span.end) not in taken_extents
+    ]
+    run_extents = {(span.start, span.end) for span in named_runs}
+    candidates.extend(named_runs)  # last: the model's, known and organisation spans win ties
     declared_spans = declared.spans(doc) if declared else []
     if declared_spans:
         taken = {i for span in declared_spans for i in range(span.start, span.end)}
@@ -362,6 +441,8 @@ def find_mentions(
         label = span.label_
         if is_declared:
             source = "declared"  # a declared pattern's label
+        elif extent in run_extents:
+            source = "shape" if label == "PERSON" else "descriptor"
         elif label not in MODEL_LABELS:  # a known name's type the model does not have
             source = "known" if extent in known_extents else "declared"
         elif extent in organisation_extents:

@@ -49,10 +49,12 @@ __all__ = [
     "EntityTypesDataError",
     "Frame",
     "LABEL_SOURCES",
+    "NAME_PARTICLES",
     "corrected_label",
     "descriptor_label",
     "label_and_source",
     "label_weight",
+    "name_gender",
     "frame_of",
     "is_first_name",
     "is_given_name",
@@ -64,7 +66,7 @@ _FRAMES_FILE = "entity_frames.json"
 _PLACES_FILE = "place_names.json"
 _GIVEN_NAMES_FILE = "given_names.json"
 #: Lower-case words inside a person's name ("Sanne de Vries", "Ludwig van Beethoven").
-_NAME_PARTICLES = frozenset(
+NAME_PARTICLES = frozenset(
     {"de", "van", "von", "der", "den", "da", "di", "du", "del", "della", "la", "le", "bin", "al"}
 )
 _GAZETTEER_MANIFEST = "gazetteer_manifest.json"
@@ -215,10 +217,30 @@ def _gazetteer() -> _Gazetteer:
     return _Gazetteer(places=data["places"], given_names=frozenset(data["given_names"]))
 
 
+@dataclass(frozen=True)
+class _FirstNames:
+    every: frozenset[str]
+    gender: Mapping[str, str]
+
+
 @lru_cache(maxsize=1)
-def _first_names() -> frozenset[str]:
-    """``models/given_names.json``: common given names of many countries (read once)."""
-    return frozenset(_verified_gazetteer(_GIVEN_NAMES_FILE, "make_given_names.py")["given_names"])
+def _first_names() -> _FirstNames:
+    """``models/given_names.json``: common given names of many countries, and those of one
+    gender only (read once)."""
+    data = _verified_gazetteer(_GIVEN_NAMES_FILE, "make_given_names.py")
+    gender = {name: g for g in ("female", "male") for name in data.get(g, ())}
+    return _FirstNames(every=frozenset(data["given_names"]), gender=gender)
+
+
+def name_gender(word: str) -> str | None:
+    """``"female"`` or ``"male"`` for a given name of one gender's lists only, else None:
+    what "she" or "he" may refer to.
+
+    Examples:
+        >>> name_gender("Sanne"), name_gender("Tomasz"), name_gender("Larkspur")
+        ('female', 'male', None)
+    """
+    return _first_names().gender.get(word.lower())
 
 
 @lru_cache(maxsize=1)
@@ -243,7 +265,7 @@ def is_first_name(word: str) -> bool:
         >>> is_first_name("Benedikt"), is_first_name("tomasz"), is_first_name("Larkspur")
         (True, True, False)
     """
-    return word.lower() in _first_names()
+    return word.lower() in _first_names().every
 
 
 def person_shaped(span: Span) -> bool:
@@ -263,7 +285,7 @@ def person_shaped(span: Span) -> bool:
     first, last = words[0], words[-1]
     if not (first.is_title and last.text[:1].isupper()) or not is_first_name(first.text):
         return False
-    if any(not (t.is_title or t.lower_ in _NAME_PARTICLES) for t in words[1:]):
+    if any(not (t.is_title or t.lower_ in NAME_PARTICLES) for t in words[1:]):
         return False
     if last.lower_ in _not_surnames():
         return False

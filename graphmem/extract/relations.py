@@ -78,6 +78,7 @@ from spacy.tokens import Doc, Span, Token
 
 from graphmem._assets import asset_path
 from graphmem.errors import GraphmemError
+from graphmem.extract.entity_types import name_gender
 
 __all__ = [
     "ClosedPredicates",
@@ -143,11 +144,23 @@ _ENDS = frozenset({"subject", "object"})
 _RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that"})
 #: Pronouns resolved by context, with the label their antecedent must have.
 _PRONOUN_LABELS = {"he": "PERSON", "she": "PERSON", "him": "PERSON", "her": "PERSON"}
-#: Possessives of an organisation ("Acme ... their CTO"); as possessives only.
-_POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG"}
-#: Subject pronouns of an organisation ("Acme is a Toronto firm. *It* was founded by ...");
-#: as subjects only ("it" elsewhere is mostly a thing or a clause).
-_ORG_SUBJECT_PRONOUNS = frozenset({"it"})
+#: The gender a pronoun asks of a person's given name (:func:`~.entity_types.name_gender`).
+_PRONOUN_GENDERS = {
+    "he": "male",
+    "him": "male",
+    "his": "male",
+    "she": "female",
+    "her": "female",
+    "hers": "female",
+}
+#: Possessives ("Acme ... *their* CTO", "*his* last day at Acme"); as possessives only.
+_POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG", "his": "PERSON", "her": "PERSON"}
+#: Subject pronouns of an organisation ("Acme is a Toronto firm. *It* was founded by ...",
+#: "*They* signed with Initech"); as subjects only ("it" elsewhere is mostly a thing or a
+#: clause), and only where an organisation is named before.
+_ORG_SUBJECT_PRONOUNS = frozenset({"it", "they"})
+#: How many sentences before its own a pronoun's antecedent may be named in.
+_ANTECEDENT_SENTENCES = 2
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
@@ -895,23 +908,28 @@ class _Ends:
     def antecedent(
         self, pronoun: Token, label: str, described: bool = False, owner: bool = False
     ) -> Span | None:
-        """The one entity labelled ``label`` named before ``pronoun`` in its sentence, else up
-        to the start of the sentence before, provided it is a subject there.
+        """The entity labelled ``label`` that ``pronoun`` refers to: the nearest one named
+        before it, looking in its own sentence, then in each of the
+        :data:`_ANTECEDENT_SENTENCES` sentences before, and of the pronoun's gender where the
+        name's given name tells one ("she" is no Tomasz).
 
-        Several mentions of one entity ("Dana Whitfield ... Dana") count once; two make the
-        pronoun ambiguous (None). A lone candidate that is never a subject is not taken
-        either: in "The daughter of Mondher Ben Ammar, she ..." the pronoun is someone unnamed;
-        but a description that says what it stands for ("*the company*'s CTO", ``described``),
-        or, in the pronoun's own sentence, a possessive that owns a role (``owner``: "Acme's
-        CEO is Ann, and Bob is *its* CTO")
-        takes it. An object pronoun is not the subject of its own clause ("Henrik reports to
-        *her*").
+        In the sentence where candidates are found, several mentions of one entity ("Dana
+        Whitfield ... Dana") count once; of several entities, the one that is a subject there
+        is taken, else none (ambiguous). In the pronoun's own sentence a lone candidate that
+        is no subject is not taken: in "The daughter of Mondher Ben Ammar, she ..." the
+        pronoun is someone unnamed; but a description that says what it stands for ("*the
+        company*'s CTO", ``described``), or a possessive that owns a role (``owner``: "Acme's
+        CEO is Ann, and Bob is *its* CTO") takes it. In a sentence before, a lone entity is
+        taken whatever its role ("Reference check for Ana Silva. *She* left Acme ..."). An
+        object pronoun is not the subject of its own clause ("Henrik reports to *her*").
         """
         sentence = pronoun.sent
+        doc = pronoun.doc
         starts = [sentence.start]
-        if sentence.start > 0:
-            starts.append(pronoun.doc[sentence.start - 1].sent.start)
+        while len(starts) <= _ANTECEDENT_SENTENCES and starts[-1] > 0:
+            starts.append(doc[starts[-1] - 1].sent.start)
         clause = _clause_verb(pronoun)
+        gender = _PRONOUN_GENDERS.get(pronoun.lower_)
         named = [
             s
             for s in self.referents
@@ -922,20 +940,27 @@ class _Ends:
                 and s.root.dep_ in _SUBJECT_DEPS
                 and s.root.head == clause
             )
+            and (gender is None or name_gender(s[0].text) in (gender, None))
         ]
-        for start in starts:
-            candidates = [s for s in named if s.start >= start]
+        end = pronoun.i
+        for position, start in enumerate(starts):
+            candidates = [s for s in named if start <= s.start < end]
+            end = start
             if not candidates:
                 continue
             fullest = max(candidates, key=len)
             words = {t.lower_ for t in fullest}
-            if not all({t.lower_ for t in c} <= words for c in candidates):
-                return None
+            if all({t.lower_ for t in c} <= words for c in candidates):  # one entity
+                if position > 0 or described or owner or any(map(_is_subject, candidates)):
+                    return fullest
+                continue
             subjects = [c for c in candidates if _is_subject(c)]
             if subjects:
-                return max(subjects, key=len)
-            if described or (owner and start == sentence.start):
-                return fullest
+                fullest = max(subjects, key=len)
+                words = {t.lower_ for t in fullest}
+                if all({t.lower_ for t in c} <= words for c in subjects):
+                    return fullest
+            return None
         return None
 
     def speaker_of(self, token: Token) -> Span | None:
