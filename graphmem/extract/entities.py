@@ -23,7 +23,13 @@ from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from .entity_patterns import DeclaredNames, load_entity_patterns
-from .entity_types import NAME_PARTICLES, descriptor_label, label_and_source, person_shaped
+from .entity_types import (
+    NAME_PARTICLES,
+    descriptor_label,
+    framed_label,
+    label_and_source,
+    person_shaped,
+)
 from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
 from .normalize import (
@@ -336,12 +342,13 @@ def _may_be_name_word(token: Token) -> bool:
 def _name_in_run(run: Span) -> Span | None:
     """The name a run of proper nouns holds: its longest person-shaped tail, labelled PERSON
     (a capitalised word before a name is not part of it: "Met *Tobias Lund*"), else the
-    whole run labelled as a describing noun says, else None."""
+    whole run labelled as a describing noun or the statement's frame says ("left
+    *Marrowind*", "*Quell* hired ..."), else None."""
     doc = run.doc
     for start in range(run.start, run.end - 1):
         if person_shaped(doc[start : run.end]):
             return Span(doc, start, run.end, label="PERSON")
-    label = descriptor_label(run)
+    label = descriptor_label(run) or framed_label(run)
     return Span(doc, run.start, run.end, label=label) if label is not None else None
 
 

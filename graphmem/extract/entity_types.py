@@ -52,6 +52,7 @@ __all__ = [
     "NAME_PARTICLES",
     "corrected_label",
     "descriptor_label",
+    "framed_label",
     "label_and_source",
     "label_weight",
     "name_gender",
@@ -387,6 +388,37 @@ def _frame_and_cue(span: Span) -> tuple[Frame, Token | None] | None:
     return None
 
 
+def _names_a_person(token: Token) -> bool:
+    """Whether ``token`` heads a person-shaped name the model missed ("Ana Lopes")."""
+    left = token.left_edge
+    return left.i < token.i and person_shaped(token.doc[left.i : token.i + 1])
+
+
+def framed_label(span: Span) -> str | None:
+    """The label the frame around ``span`` gives a name the model did not label at all: an
+    organisation's or a place's frame (a place only where the gazetteer knows it), a
+    person's only for a lone common given name ("*Keiko* flew to Osaka").
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().analyse(["Ana Lopes left Marrowind in March."], True)[0]
+        >>> framed_label(doc[3:4])
+        'ORG'
+    """
+    frame = frame_of(span)
+    if frame is None:
+        return None
+    key = span.text.lower()
+    if frame.label == "PERSON":
+        return "PERSON" if len(span) == 1 and is_first_name(span.text) else None
+    is_place = place_kind(key) is not None
+    if (frame.needs_place or frame.label in PLACE_LABELS) and not is_place:
+        return None
+    if frame.unless_place and is_place:
+        return None
+    return frame.label
+
+
 def _has_person_subject(cue: Token) -> bool:
     """Whether the verb ``cue`` (or the verb it is conjoined to) has a person as its subject:
     a PERSON name or a personal pronoun. A role noun ("engineer at X") needs none."""
@@ -396,7 +428,11 @@ def _has_person_subject(cue: Token) -> bool:
     while True:
         for child in verb.children:
             if child.dep_ in ("nsubj", "nsubjpass"):
-                return child.ent_type_ == "PERSON" or child.lower_ in _PERSONAL_PRONOUNS
+                return (
+                    child.ent_type_ == "PERSON"
+                    or child.lower_ in _PERSONAL_PRONOUNS
+                    or _names_a_person(child)
+                )
         if verb.dep_ != "conj" or verb.head is verb:
             return False
         verb = verb.head

@@ -1288,7 +1288,7 @@ class RelationExtractor:
         function the role heads ("of logistics", ``department_nouns``) is part of the title.
         """
         aliases = self.rules.role_aliases
-        before = self._title_before(role)
+        before = [t for t in self._title_before(role) if t.i not in by_token]
         head = role.lemma_.lower() or role.lower_
         whole = _snake([*(t.lower_ for t in before), head])
         if whole in aliases:
@@ -1296,6 +1296,8 @@ class RelationExtractor:
         title = self.rules.title_words | self.rules.role_prefixes
         kept: list[str] = []
         for token in reversed(before):
+            if token.i in by_token:  # a word of a name ("Orbix *Logistics* CEO")
+                break
             if token.lower_ not in title and not _is_title_noun(token):
                 break
             kept.insert(0, token.lower_)
