@@ -576,8 +576,8 @@ def label_and_source(
             and not (frame.unless_place and is_place)
         ):
             return frame.label, "frame"
-    if label in _SHAPE_RELABELS and person_shaped(span):
-        return "PERSON", "shape"  # "Amara Okoye", which the model calls an organisation
+    if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
+        return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
     if (
         rules.given_name_subject is not None
         and label in PLACE_LABELS

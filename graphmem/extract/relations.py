@@ -382,6 +382,8 @@ class RelationRules:
             [('works_at', 'Initech')]
             >>> rules.ended_by("ceo_of", "Acme", held)  # a new role replaces the old one
             [('cto_of', 'Acme')]
+            >>> rules.ended_by("left", "Kestrel", held)  # an old employer: the job at Acme stays
+            []
         """
         held = list(open_relations)
         info = self.predicate_info(predicate)
@@ -405,7 +407,14 @@ class RelationRules:
             if p_info is None:
                 continue
             with_it = ClosedPredicates(p_info.closes_on_end)
-            everywhere = ClosedPredicates(() if ends else p_info.closes_all_on_end)
+            # What ends with a job wherever it is held (the reporting line) ends only with the
+            # current one: leaving an old employer is no news about the new one.
+            current_elsewhere = p_info.functional and any(
+                q == p and other != o and (q, other) not in ended for q, other in held
+            )
+            everywhere = ClosedPredicates(
+                () if ends or current_elsewhere else p_info.closes_all_on_end
+            )
             ended.update(
                 (q, other) for q, other in held if (other == o and q in with_it) or q in everywhere
             )

@@ -54,7 +54,8 @@ def validity_text(
     valid_from: str | None, valid_to: str | None, first_seen: str = "", *, event: bool = False
 ) -> str:
     """When a relation held, by day: ``"since 2025-03-03"`` while it holds, ``"2025-03-03 to
-    2025-04-21"`` once it ended, ``"on 2025-04-21"`` for an ``event`` (a predicate that
+    2025-04-21"`` once it ended (``"until 2025-04-21"`` when it was over when first stated:
+    its start is unknown), ``"on 2025-04-21"`` for an ``event`` (a predicate that
     happens once, such as ``left``); from ``first_seen`` when it has no ``valid_from``, and
     ``""`` when neither is known.
 
@@ -63,8 +64,12 @@ def validity_text(
         ('since 2025-03-03', '2025-03-03 to 2025-04-21')
         >>> validity_text("2025-04-21T10:00:00", None, event=True)
         'on 2025-04-21'
+        >>> validity_text("2025-05-05T09:00:00", "2025-05-05T09:00:00")  # over when stated
+        'until 2025-05-05'
     """
     start = (valid_from or first_seen or "")[:10]
+    if valid_to and start == valid_to[:10]:
+        return f"until {start}"  # over when first stated ("previously worked at", "moved from")
     if valid_to:
         return f"{start or '?'} to {valid_to[:10]}"
     if not start:

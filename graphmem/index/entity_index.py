@@ -997,6 +997,8 @@ class EntityIndex:
             mentions = extracted_mentions(doc, extracted)
         else:
             mentions = find_mentions(doc, state.matcher, declared=self._declared)
+        if head_chars:
+            mentions = _task_names_kept(mentions, head_chars, state.graph.alias_keys)
         mentions = self._with_author(item, doc, mentions)
         labels = sorted({ent.label_ for ent in doc.ents})
         if labels:
@@ -1483,6 +1485,30 @@ class EntityIndex:
             # cannot keep both spells; the earlier one stays in the evidence).
             restated["valid_from"], restated["valid_to"] = seen, None
             self._pending.relation_updates[restated["relation_id"]] = restated
+
+
+#: What makes a name in a task's wording a name, not a capitalised word of a title ("Weekly
+#: Digest", "Q3 Board Prep"): the user declared it, it is shaped like a person's or an
+#: organisation's name, or it is a name the memory knows.
+_TASK_NAME_SOURCES = frozenset({"declared", "shape", "known"})
+
+
+def _task_names_kept(
+    mentions: Sequence[Mention], head_chars: int, known: Mapping[str, str]
+) -> list[Mention]:
+    """The mentions of a text whose first ``head_chars`` are its task, less the task's words
+    that only the small model took for names: a task mention stays when its result names it
+    too, or it is known, declared or shaped like a name (:data:`_TASK_NAME_SOURCES`)."""
+    in_body = {m.key for m in mentions if m.start >= head_chars}
+    return [
+        m
+        for m in mentions
+        if m.start >= head_chars
+        or m.end == 0
+        or m.key in in_body
+        or m.key in known
+        or m.source in _TASK_NAME_SOURCES
+    ]
 
 
 def _holds_at(data: dict[str, Any], when: str) -> bool:
