@@ -56,6 +56,7 @@ __all__ = [
     "label_and_source",
     "label_weight",
     "name_gender",
+    "organisation_shaped",
     "frame_of",
     "is_first_name",
     "is_given_name",
@@ -66,6 +67,7 @@ __all__ = [
 _FRAMES_FILE = "entity_frames.json"
 _PLACES_FILE = "place_names.json"
 _GIVEN_NAMES_FILE = "given_names.json"
+_SURNAMES_FILE = "surnames.json"
 #: Lower-case words inside a person's name ("Sanne de Vries", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset(
     {"de", "van", "von", "der", "den", "da", "di", "du", "del", "della", "la", "le", "bin", "al"}
@@ -257,6 +259,32 @@ def _not_surnames() -> frozenset[str]:
     for name in ("place_nouns", "site_nouns", "team_nouns", "project_nouns", "org_nouns"):
         words.update(w.lower() for w in vocabularies.get(name, ()) if " " not in w)
     return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _surnames() -> frozenset[str]:
+    """``models/surnames.json``: common surnames of many countries (read once)."""
+    return frozenset(_verified_gazetteer(_SURNAMES_FILE, "make_given_names.py")["surnames"])
+
+
+def organisation_shaped(span: Span) -> bool:
+    """Whether a name the model calls a person's is rather shaped like an organisation's:
+    two to four capitalised words, the first no common given name and the last no common
+    surname ("Castellan Cycles", "Oriel Freightworks"; not "Fatou Diallo", "Tomasz Wojcik").
+
+    Examples:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Castellan Cycles hired Fatou Diallo.")
+        >>> organisation_shaped(doc[0:2]), organisation_shaped(doc[3:5])
+        (True, False)
+    """
+    if not 2 <= len(span) <= 4 or not all(t.is_title and t.is_alpha for t in span):
+        return False
+    return (
+        not is_first_name(span[0].text)
+        and span[-1].lower_ not in _surnames()
+        and place_kind(span.text.lower()) is None
+    )
 
 
 def is_first_name(word: str) -> bool:
@@ -565,6 +593,8 @@ def label_and_source(
         return described, "descriptor"
     kind = place_kind(key)
     frame = frame_of(span)
+    if frame is not None and frame.lone_name and len(span) > 1:
+        frame = None  # a frame for lone names ("Sofia said") says nothing of "Oriel Freightworks"
     if frame is not None:
         if frame.label == label:
             return label, "frame"
@@ -578,6 +608,8 @@ def label_and_source(
             return frame.label, "frame"
     if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
         return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
+    if label == "PERSON" and organisation_shaped(span):
+        return "ORG", "shape"  # "Castellan Cycles", which the model calls a person
     if (
         rules.given_name_subject is not None
         and label in PLACE_LABELS
