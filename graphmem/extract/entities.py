@@ -70,6 +70,11 @@ _ROLE_PREPOSITIONS = frozenset({"of", "at"})
 _HEADING_MARKS = frozenset({":", ";"})
 #: Titles, which may hold a colon ("Star Wars: A New Hope").
 _TITLE_LABELS = frozenset({"WORK_OF_ART", "LAW"})
+#: Names that may hold a preposition of place ("Love in Paris", "Summit in Davos").
+_UNSPLIT_LABELS = _TITLE_LABELS | {"EVENT"}
+#: Prepositions before a place that an NER span may run across ("Sanne de Wit *in* Ghent");
+#: never "of", which is part of names ("Bank of Montreal").
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from"})
 #: Labels whose names may end in a lower-case common noun ("Rogaland county", "Black sea").
 _LOWER_END_LABELS = frozenset({"GPE", "LOC", "FAC", "WORK_OF_ART", "LAW", "EVENT"})
 #: Magnitudes the tokenizer splits from their number ("3.1M" -> "3.1", "M").
@@ -353,22 +358,38 @@ def _name_in_run(run: Span) -> Span | None:
 
 
 def _split_at_commas(span: Span) -> list[Span]:
-    """The parts of an NER span between its commas: the small model runs a name into the
-    apposition after it ("Wendell Park, Fernhollow's chief executive" as one FAC), and two
-    names a comma separates are two mentions ("Paris, Texas" is two places).
+    """The parts of an NER span between its commas, and before a preposition of place that
+    runs it into a place: the small model runs a name into the apposition after it ("Wendell
+    Park, Fernhollow's chief executive" as one FAC) or the place after it ("Sanne de Wit in
+    Ghent", "Brightwater Health in Toronto"). Two names a comma separates are two mentions
+    ("Paris, Texas" is two places); titles keep their words ("Love in Paris").
 
     Example:
         >>> from graphmem.extract.pipeline import get_analyzer
-        >>> doc = get_analyzer().nlp.make_doc("Wendell Park, Fernhollow's CEO, spoke.")
+        >>> doc = get_analyzer().nlp.make_doc("Wendell Park, Fernhollow's CEO, spoke in Oslo.")
         >>> [p.text for p in _split_at_commas(Span(doc, 0, 5, label="FAC"))]
         ['Wendell Park', "Fernhollow's"]
+        >>> doc = get_analyzer().nlp.make_doc("Sanne de Wit in Ghent")
+        >>> [p.text for p in _split_at_commas(Span(doc, 0, 5, label="PERSON"))]
+        ['Sanne de Wit', 'Ghent']
     """
-    commas = [t.i for t in span if t.text == ","]
-    if not commas:
+    cuts = [
+        t.i
+        for t in span
+        if t.text == ","
+        or (
+            span.label_ not in _UNSPLIT_LABELS
+            and t.lower_ in _PLACE_PREPOSITIONS
+            and t.i > span.start
+            and t.i + 1 < span.end
+            and span.doc[t.i + 1].is_title
+        )
+    ]
+    if not cuts:
         return [span]
-    bounds = [span.start, *commas, span.end]
+    bounds = [span.start, *cuts, span.end]
     parts = [
-        Span(span.doc, a + (1 if a in commas else 0), b, label=span.label_)
+        Span(span.doc, a + (1 if a in cuts else 0), b, label=span.label_)
         for a, b in zip(bounds, bounds[1:], strict=False)
     ]
     return [p for p in parts if len(p) > 0]
