@@ -441,6 +441,12 @@ class TestScorer:
         assert f["negatives_found"] == 1
         assert f["questions"] == {"right": 2, "partly": 0, "wrong": 1}
 
+    def test_reads_roles_imply_employment(self, corpus: Corpus, graph: KnowledgeGraph) -> None:
+        assert Corpus.load(CORPUS_DIR / "new_dev.json").roles_imply_employment is True
+        assert Corpus.load(CORPUS_DIR / "dev.json").roles_imply_employment is False
+        f = score_graph(graph, corpus, Score("tiny", "hand", dated=True, seconds=0.0)).figures
+        assert f["roles_imply_employment"] is False
+
     def test_listings(self, corpus: Corpus, graph: KnowledgeGraph) -> None:
         s = score_graph(graph, corpus, Score("tiny", "hand", dated=False, seconds=0.0))
         assert s.figures["validity_dates"] is None
