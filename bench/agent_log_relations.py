@@ -23,7 +23,9 @@ and ``graph``, a NetworkX MultiDiGraph whose edges carry ``predicate``, ``valid_
 - junk nodes (no labelled entity, by resolution or by name) and split nodes (a second node
   for a labelled entity, e.g. "Quillmark" beside "Quillmark Software");
 - the corpus's relationship questions answered through ``find`` (on ``as_of(date)`` when the
-  question has one; with no date, the relations still open);
+  question has one; with no date, the relations still open); in a corpus with
+  ``roles_imply_employment`` a "who works at X" answer includes X's role holders, which
+  ``find(predicate="works_at", object=X)`` is meant to return (the flag is reported);
 - negatives found (statements that must give no relation);
 - every wrong, missed and mis-dated triple, for inspection.
 
@@ -91,6 +93,8 @@ class Corpus:
     negatives: list[dict[str, Any]]
     questions: list[dict[str, Any]]
     symmetric: frozenset[str]
+    #: "Who works at X" answers include X's role holders (see the corpus README).
+    roles_imply_employment: bool = False
 
     @classmethod
     def load(cls, path: Path | str) -> Corpus:
@@ -104,6 +108,7 @@ class Corpus:
             negatives=data.get("negatives", []),
             questions=data.get("questions", []),
             symmetric=symmetric_predicates(),
+            roles_imply_employment=bool(data.get("roles_imply_employment", False)),
         )
 
     def key(self, subject: str, predicate: str, obj: str) -> Triple:
@@ -389,6 +394,7 @@ def score_graph(kg: Any, corpus: Corpus, out: Score) -> Score:
         "split_nodes": len(out.split),
         "merged_nodes": len(out.merged),
         "questions": verdicts,
+        "roles_imply_employment": corpus.roles_imply_employment,
         "negatives_found": len(out.negatives),
         "negatives": len(corpus.negatives),
     }
