@@ -27,6 +27,8 @@ from .entity_types import (
     NAME_PARTICLES,
     descriptor_label,
     framed_label,
+    is_common_word,
+    is_first_name,
     label_and_source,
     person_shaped,
 )
@@ -395,6 +397,36 @@ def _split_at_commas(span: Span) -> list[Span]:
     return [p for p in parts if len(p) > 0]
 
 
+def _without_opening_word(span: Span) -> list[Span]:
+    """An NER span less the common English word that opens its statement ("*Screened*
+    Tendai Mutasa", "*Champion* Owain Prosser"), or nothing when that word is all of it
+    ("*Discovery* call with ...", "*Bake*-off booked"): a capitalised word at the start of a
+    sentence or after a colon is a name only if it is none of the lemmatizer's words (or a
+    given name), or the word after it is one too ("International Business Machines").
+    The doc needs the lemmatizer's tables (kept as it is otherwise).
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Screened Tendai Mutasa today.")
+        >>> [s.text for s in _without_opening_word(Span(doc, 0, 3, label="ORG"))]
+        ['Tendai Mutasa']
+    """
+    first = span[0]
+    if (
+        not _opens_statement(first)
+        or not first.is_title
+        or is_first_name(first.text)
+        or not is_common_word(first)
+    ):
+        return [span]
+    if len(span) == 1:
+        return []
+    rest = span[1]
+    if is_common_word(rest) and not is_first_name(rest.text):
+        return [span]  # "International Business Machines": the name starts with the word
+    return [Span(span.doc, span.start + 1, span.end, label=span.label_)]
+
+
 def _continues_a_name(doc: Doc, start: int) -> bool:
     """Whether a capitalised word inside a sentence comes right before ``doc[start]``: the
     match is then the tail of a longer name ("the Social *Media Group*")."""
@@ -426,7 +458,13 @@ def find_mentions(
     (unless the memory knows the name or the user declared it).
     """
     candidates = (
-        [part for e in doc.ents if is_graph_label(e.label_) for part in _split_at_commas(e)]
+        [
+            name
+            for e in doc.ents
+            if is_graph_label(e.label_)
+            for part in _split_at_commas(e)
+            for name in _without_opening_word(part)
+        ]
         if include_ner
         else []
     )

@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from spacy.tokens import Span, Token
+from spacy.vocab import Vocab
 
 from .._assets import asset_path
 from ..errors import GraphmemError
@@ -55,12 +56,15 @@ __all__ = [
     "framed_label",
     "label_and_source",
     "label_weight",
+    "is_common_noun",
+    "is_common_word",
     "name_gender",
     "organisation_shaped",
     "frame_of",
     "is_first_name",
     "is_given_name",
     "person_shaped",
+    "possessor_label",
     "place_kind",
 ]
 
@@ -269,12 +273,13 @@ def _surnames() -> frozenset[str]:
 
 def organisation_shaped(span: Span) -> bool:
     """Whether a name the model calls a person's is rather shaped like an organisation's:
-    two to four capitalised words, the first no common given name and the last no common
-    surname ("Castellan Cycles", "Oriel Freightworks"; not "Fatou Diallo", "Tomasz Wojcik").
+    two to four capitalised words, the first no common given name and the last an English
+    common noun that is no common surname ("Castellan Cycles", "Larkspur Mobility"; not
+    "Fatou Diallo", "Tendai Mutasa", "Wendell Stone").
 
     Examples:
         >>> from graphmem.extract.pipeline import get_analyzer
-        >>> doc = get_analyzer().nlp.make_doc("Castellan Cycles hired Fatou Diallo.")
+        >>> doc = get_analyzer().nlp.make_doc("Castellan Cycles hired Tendai Mutasa.")
         >>> organisation_shaped(doc[0:2]), organisation_shaped(doc[3:5])
         (True, False)
     """
@@ -283,8 +288,85 @@ def organisation_shaped(span: Span) -> bool:
     return (
         not is_first_name(span[0].text)
         and span[-1].lower_ not in _surnames()
+        and is_common_noun(span[-1])
         and place_kind(span.text.lower()) is None
     )
+
+
+def is_common_word(token: Token) -> bool:
+    """Whether ``token`` is an English noun, verb or adjective of the pipeline's lemmatizer
+    tables, inflected or not ("Screened", "Discovery", "Bake"; not "Tendai", "Corvane").
+
+    Examples:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Screened Tendai Mutasa for Corvane.")
+        >>> [is_common_word(t) for t in doc[:3]] + [is_common_word(doc[4])]
+        [True, False, False, False]
+    """
+    words = _common_words(token.vocab)
+    lower = token.lower_
+    if lower in words:
+        return True
+    stems = []
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if lower.endswith(suffix) and len(lower) > len(suffix) + 2:
+            stems.append(lower[: -len(suffix)] + replacement)
+    if lower.endswith(("ed", "ing")) and len(lower) > 5 and lower[-3] == lower[-4]:
+        stems.append(lower[: -3 if lower.endswith("ed") else -4])  # "planned", "running"
+    return any(stem in words for stem in stems)
+
+
+def is_common_noun(token: Token) -> bool:
+    """Whether ``token`` is an English common noun (or its plural) of the pipeline's
+    lemmatizer tables ("Cycles", "Mobility", "Transit"; not "Mutasa", "Freightworks");
+    False without those tables.
+
+    Examples:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().nlp.make_doc("Castellan Cycles hired Tendai Mutasa.")
+        >>> is_common_noun(doc[1]), is_common_noun(doc[4])
+        (True, False)
+    """
+    nouns = _common_nouns(token.vocab)
+    lower = token.lower_
+    singular = (lower[:-3] + "y") if lower.endswith("ies") else lower[:-1]
+    return lower in nouns or (lower.endswith("s") and singular in nouns)
+
+
+@lru_cache(maxsize=4)
+def _common_words(vocab: Vocab) -> frozenset[str]:
+    """The nouns, verbs, adjectives and adverbs of the lemmatizer's ``lemma_index``."""
+    index = _lemma_index()
+    return frozenset(w for part in ("noun", "verb", "adj", "adv") for w in index.get(part, ()))
+
+
+def _lemma_index() -> Mapping[str, Any]:
+    from .pipeline import get_analyzer
+
+    nlp = get_analyzer().nlp
+    if "lemmatizer" not in nlp.pipe_names:
+        return {}
+    lookups = nlp.get_pipe("lemmatizer").lookups
+    if not lookups.has_table("lemma_index"):
+        return {}
+    table: Mapping[str, Any] = lookups.get_table("lemma_index")
+    return table
+
+
+@lru_cache(maxsize=4)
+def _common_nouns(vocab: Vocab) -> frozenset[str]:
+    """The nouns of the lemmatizer's ``lemma_index`` table (WordNet's, in spaCy's English
+    pipelines), looked up through ``vocab``'s lookups; empty when the pipeline has none."""
+    return frozenset(_lemma_index().get("noun", ()))
 
 
 def is_first_name(word: str) -> bool:
@@ -414,6 +496,51 @@ def _frame_and_cue(span: Span) -> tuple[Frame, Token | None] | None:
     if token.dep_ in _SUBJECT_DEPS and (frame := rules.after.get(head.lower_)) is not None:
         return frame, head
     return None
+
+
+def _looks_personal(span: Span) -> bool:
+    """Whether the model's PERSON for ``span`` has the name's support: a person's shape, or
+    a lone common given name ("Dana")."""
+    return person_shaped(span) or (len(span) == 1 and is_first_name(span.text))
+
+
+def possessor_label(span: Span) -> str | None:
+    """The label the possessive after ``span`` gives it: an organisation owns its officers,
+    board and offices ("*Corvane*'s CFO", "*Hartwell*'s board"), a person a boss or a
+    spouse ("*Dana*'s manager"); None for other possessions ("Acme's pricing").
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().analyse(["Corvane's CFO presented."], True)[0]
+        >>> possessor_label(doc[0:1])
+        'ORG'
+    """
+    doc = span.doc
+    if span.end >= len(doc) or doc[span.end].lower_ not in _POSSESSIVES:
+        return None
+    owned = doc[span.end].head if doc.has_annotation("DEP") else None
+    if owned is None or owned.i <= span.end:
+        owned = doc[span.end + 1] if span.end + 1 < len(doc) else None
+    if owned is None:
+        return None
+    return _possessions().get(owned.lemma_.lower()) or _possessions().get(owned.lower_)
+
+
+@lru_cache(maxsize=1)
+def _possessions() -> Mapping[str, str]:
+    """Possessed noun -> the label of its possessor, from the ``possessors`` of
+    ``models/entity_frames.json`` (``{role}``: the chief officers' titles)."""
+    data = json.loads(asset_path("models", _FRAMES_FILE).read_text(encoding="utf-8"))
+    raw = data.get("possessors", {}).get("labels", {})
+    if not isinstance(raw, dict):
+        raise _fail("possessors", "'labels' must map labels to lists of nouns")
+    out: dict[str, str] = {}
+    for label, nouns in raw.items():
+        if not isinstance(nouns, list) or not all(isinstance(n, str) for n in nouns):
+            raise _fail("possessors", f"{label!r} must be a list of nouns")
+        for noun in nouns:
+            out.setdefault(noun.lower(), label)
+    return out
 
 
 def _names_a_person(token: Token) -> bool:
@@ -600,12 +727,17 @@ def label_and_source(
             return label, "frame"
         is_place = kind is not None and not (frame.given_names_are_people and is_given_name(key))
         if (
-            label in frame.relabels
+            (label in frame.relabels or (label == "PERSON" and not _looks_personal(span)))
             and not (frame.lone_name and len(span) > 1)
             and not (frame.needs_place and kind is None)
             and not (frame.unless_place and is_place)
         ):
             return frame.label, "frame"
+    owned = possessor_label(span)
+    if owned is not None and owned != label and not _looks_personal(span):
+        return owned, "frame"  # "Corvane's CFO": the model's PERSON
+    if owned is not None:
+        return owned, "frame"
     if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
         return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
     if label == "PERSON" and organisation_shaped(span):
