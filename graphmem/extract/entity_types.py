@@ -65,6 +65,7 @@ __all__ = [
     "is_given_name",
     "person_shaped",
     "possessor_label",
+    "referred_to_as_a_person",
     "place_kind",
 ]
 
@@ -85,6 +86,10 @@ _POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 _OBJECT_DEPS = frozenset({"dobj"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _VERB_MODIFIERS = frozenset({"advmod", "prt"})
+#: Pronouns that refer to a person.
+_PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers"})
+#: Entity labels of no name (dates, amounts).
+_NOT_NAMES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL", "CARDINAL"})
 #: Labels a name's own first or last word gives ("Fleet Analytics Team", "Project Harrier").
 _OWN_WORD_LABELS = frozenset({"PROJECT", "TEAM"})
 #: Model labels a person-shaped name (:func:`person_shaped`) replaces.
@@ -504,6 +509,36 @@ def _looks_personal(span: Span) -> bool:
     return person_shaped(span) or (len(span) == 1 and is_first_name(span.text))
 
 
+def referred_to_as_a_person(span: Span) -> bool:
+    """Whether the next sentence refers to ``span`` as "he" or "she": ``span`` is the first
+    name of its sentence (places aside) and the next sentence has a personal pronoun before
+    it names any person.
+
+    Example:
+        >>> from graphmem.extract.pipeline import get_analyzer
+        >>> doc = get_analyzer().analyse(["Tendai Mutasa accepted. She starts Monday."], True)[0]
+        >>> referred_to_as_a_person(doc[0:2])
+        True
+    """
+    doc = span.doc
+    if not doc.has_annotation("SENT_START"):
+        return False
+    sentence = span.sent
+    named = [
+        e
+        for e in sentence.ents
+        if e.label_ not in PLACE_LABELS and e.label_ not in _NOT_NAMES and e.start < span.start
+    ]
+    if named or sentence.end >= len(doc):
+        return False
+    for token in doc[sentence.end].sent:
+        if token.ent_type_ == "PERSON":
+            return False
+        if token.lower_ in _PERSON_PRONOUNS and token.pos_ == "PRON":
+            return True
+    return False
+
+
 def possessor_label(span: Span) -> str | None:
     """The label the possessive after ``span`` gives it: an organisation owns its officers,
     board and offices ("*Corvane*'s CFO", "*Hartwell*'s board"), a person a boss or a
@@ -699,8 +734,8 @@ def label_and_source(
     span: Span, label: str, key: str, person_words: Collection[str] = frozenset()
 ) -> tuple[str, str]:
     """The label of the name ``span`` (keyed ``key``), which the model labelled ``label``, and
-    the evidence that gave it: one of :data:`LABEL_SOURCES` ("descriptor", "frame", "shape",
-    "gazetteer", or "model" when nothing corrected the model).
+    the evidence that gave it: one of :data:`LABEL_SOURCES` ("descriptor", "frame",
+    "pronoun", "shape", "gazetteer", or "model" when nothing corrected the model).
 
     The gazetteer relabels a person's name only when it is one word ("Rotterdam"), not a given
     name, and no word of a longer person's name of the same text. ``person_words`` are the
@@ -738,6 +773,8 @@ def label_and_source(
         return owned, "frame"  # "Corvane's CFO": the model's PERSON
     if owned is not None:
         return owned, "frame"
+    if label != "PERSON" and referred_to_as_a_person(span):
+        return "PERSON", "pronoun"  # "Tendai Mutasa accepted the offer. She starts ..."
     if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
         return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
     if label == "PERSON" and organisation_shaped(span):
@@ -769,6 +806,7 @@ LABEL_SOURCES: Mapping[str, float] = {
     "declared": 1000.0,
     "descriptor": 4.0,
     "frame": 3.0,
+    "pronoun": 3.0,
     "shape": 2.0,
     "gazetteer": 2.0,
     "model": 1.0,

@@ -1311,7 +1311,7 @@ class RelationExtractor:
                 break
             kept.insert(0, token.lower_)
         name = _snake([*kept, head, *self._department_of(role, by_token)])
-        return aliases.get(name, name)
+        return _with_aliases(name, aliases)
 
     @staticmethod
     def _title_before(role: Token) -> list[Token]:
@@ -1429,6 +1429,32 @@ def _is_title_noun(token: Token) -> bool:
     """A common noun compounded into a title ("*routing* engineer", "*depot* supervisor"):
     lower case, so no name ("Fernhollow CEO") or acronym the title words do not list."""
     return token.dep_ == "compound" and token.pos_ == "NOUN" and token.is_lower
+
+
+def _with_aliases(name: str, aliases: Mapping[str, str]) -> str:
+    """``name`` (snake case) with each title of ``aliases`` inside it replaced, longest
+    first: "interim_chief_executive" -> "interim_ceo".
+
+    Example:
+        >>> _with_aliases("interim_chief_executive", {"chief_executive": "ceo"})
+        'interim_ceo'
+    """
+    if name in aliases:
+        return aliases[name]
+    words = name.split("_")
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        for j in range(len(words), i + 1, -1):  # titles of two words or more
+            alias = aliases.get("_".join(words[i:j]))
+            if alias is not None:
+                out.append(alias)
+                i = j
+                break
+        else:
+            out.append(words[i])
+            i += 1
+    return "_".join(out)
 
 
 def _snake(words: Iterable[str]) -> str:
