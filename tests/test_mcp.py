@@ -112,8 +112,10 @@ async def _remember_and_ask(client: Client, user_id: str | None = None) -> None:
         (r["predicate"], r["object"]) for r in maya["relations"]
     }
     works = await _ok(client, "relations", {"predicate": "works_at", "object": "Lumen", **who})
+    # Lumen's CTO works there too: a role implies employment.
     assert [(r["subject"], r["evidence"][0]["sentence"]) for r in works["relations"]] == [
-        ("Maya Lindqvist", MAYA)
+        ("Maya Lindqvist", MAYA),
+        ("Tom Becker", TOM),
     ]
     before = await _ok(client, "relations", {"predicate": "works_at", "as_of": "2000-01-01", **who})
     assert before["relations"] == []

@@ -598,11 +598,27 @@ class TestPronouns:
         ]
 
     @pytest.mark.parametrize(
+        "text, person",
+        [
+            ("Alice Smith met Bob Jones. She joined Google in May.", "Alice Smith"),
+            ("Bob Jones met Carol Smith at Google. It was sunny. She joined Google in May.",
+             "Carol Smith"),
+            ("Reference check for Ana Silva. She joined Google in May.", "Ana Silva"),
+        ],
+    )  # fmt: skip
+    def test_the_nearest_person_of_the_pronouns_gender_up_to_two_sentences_back(
+        self, nlp: Language, extractor: RelationExtractor, text: str, person: str
+    ) -> None:
+        found = [c.triple for c in extractor.extract(nlp(text)) if c.predicate == "works_at"]
+        assert found == [(person, "works_at", "Google")]
+
+    @pytest.mark.parametrize(
         "text",
         [
-            "Alice Smith met Bob Jones. She joined Google in May.",  # two candidates
+            "Alice Smith met Robin Jones. They joined Google in May.",  # two candidates
+            "Robin Smith met Alex Jones. She joined Google in May.",  # no gender tells them
             "She joined Google in May.",  # nobody named
-            "Bob Jones met Carol Smith at Google. It was sunny. She joined Google in May.",
+            "Bob Jones met Carol Smith. It was sunny. Then it rained. She joined Google.",
             # one candidate, but not the subject: the pronoun is someone unnamed
             "The daughter of Mondher Ben Ammar, she was born in Tunis. She later joined UNESCO.",
             "He was always close to President Teodoro Obiang. He joined Google in 1990.",

@@ -337,12 +337,13 @@ def unnamed_names(doc: Doc) -> list[Span]:
 
 def _may_be_name_word(token: Token) -> bool:
     lower = token.lower_
+    opening = _opens_statement(token)
     return (
         token.is_alpha
         and lower not in business_terms()
         and lower not in interjections()
         and canonical_key(token.text) not in role_titles()
-        and not (_opens_statement(token) and lower in leading_words())
+        and not (opening and lower in leading_words())
     )
 
 
@@ -355,6 +356,16 @@ def _name_in_run(run: Span) -> Span | None:
     for start in range(run.start, run.end - 1):
         if person_shaped(doc[start : run.end]):
             return Span(doc, start, run.end, label="PERSON")
+    first = run[0]
+    if (
+        len(run) == 1
+        and _opens_statement(first)
+        and is_common_word(first)
+        and not is_first_name(first.text)
+        and not (run.end < len(doc) and doc[run.end].text == ",")
+    ):
+        return None  # "Summary of ...": a common word opening a statement; a name set off
+        # by its apposition may be one ("Lanternfish, the warehouse-mapping project, ...")
     label = descriptor_label(run) or framed_label(run)
     return Span(doc, run.start, run.end, label=label) if label is not None else None
 

@@ -159,6 +159,13 @@ _POSSESSIVE_LABELS = {"their": "ORG", "its": "ORG", "his": "PERSON", "her": "PER
 #: "*They* signed with Initech"); as subjects only ("it" elsewhere is mostly a thing or a
 #: clause), and only where an organisation is named before.
 _ORG_SUBJECT_PRONOUNS = frozenset({"it", "they"})
+#: Pronouns of one referent kind: a later one refers to what an earlier one did.
+_PRONOUN_KINDS = {
+    **dict.fromkeys(("he", "him", "his", "himself"), "male"),
+    **dict.fromkeys(("she", "her", "hers", "herself"), "female"),
+    **dict.fromkeys(("it", "its"), "thing"),
+    **dict.fromkeys(("they", "them", "their"), "plural"),
+}
 #: How many sentences before its own a pronoun's antecedent may be named in.
 _ANTECEDENT_SENTENCES = 2
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself"})
@@ -409,8 +416,10 @@ class RelationRules:
             with_it = ClosedPredicates(p_info.closes_on_end)
             # What ends with a job wherever it is held (the reporting line) ends only with the
             # current one: leaving an old employer is no news about the new one.
-            current_elsewhere = p_info.functional and any(
-                q == p and other != o and (q, other) not in ended for q, other in held
+            current_elsewhere = (
+                p_info.functional
+                and (p, o) not in held
+                and any(q == p and other != o for q, other in held)
             )
             everywhere = ClosedPredicates(
                 () if ends or current_elsewhere else p_info.closes_all_on_end
@@ -932,13 +941,17 @@ class _Ends:
         taken whatever its role ("Reference check for Ana Silva. *She* left Acme ..."). An
         object pronoun is not the subject of its own clause ("Henrik reports to *her*").
         """
+        return self._antecedent(pronoun, label, described, owner, _ANTECEDENT_SENTENCES)
+
+    def _antecedent(
+        self, pronoun: Token, label: str, described: bool, owner: bool, reach: int
+    ) -> Span | None:
         sentence = pronoun.sent
         doc = pronoun.doc
         starts = [sentence.start]
-        while len(starts) <= _ANTECEDENT_SENTENCES and starts[-1] > 0:
+        while len(starts) <= reach and starts[-1] > 0:
             starts.append(doc[starts[-1] - 1].sent.start)
         clause = _clause_verb(pronoun)
-        gender = _PRONOUN_GENDERS.get(pronoun.lower_)
         named = [
             s
             for s in self.referents
@@ -949,27 +962,24 @@ class _Ends:
                 and s.root.dep_ in _SUBJECT_DEPS
                 and s.root.head == clause
             )
-            and (gender is None or name_gender(s[0].text) in (gender, None))
         ]
         end = pronoun.i
         for position, start in enumerate(starts):
+            window = doc[start:end]
             candidates = [s for s in named if start <= s.start < end]
             end = start
+            earlier = _same_pronoun_subject(pronoun, window, candidates) if position else None
+            if earlier is not None:  # "She ... She later joined": the first one's referent
+                return self._antecedent(earlier, label, described, owner, reach - position)
             if not candidates:
                 continue
-            fullest = max(candidates, key=len)
-            words = {t.lower_ for t in fullest}
-            if all({t.lower_ for t in c} <= words for c in candidates):  # one entity
-                if position > 0 or described or owner or any(map(_is_subject, candidates)):
-                    return fullest
-                continue
-            subjects = [c for c in candidates if _is_subject(c)]
-            if subjects:
-                fullest = max(subjects, key=len)
-                words = {t.lower_ for t in fullest}
-                if all({t.lower_ for t in c} <= words for c in subjects):
-                    return fullest
-            return None
+            one = _one_entity(candidates)
+            if one is None:  # several: the pronoun's gender may tell them apart, else none
+                return _one_entity(_of_gender(candidates, pronoun))
+            if any(map(_is_subject, candidates)) or described or (owner and position == 0):
+                return one
+            if position > 0 and not _has_nominal_subject(window, candidates):
+                return one  # "Reference check for Ana Silva. She left Acme ..."
         return None
 
     def speaker_of(self, token: Token) -> Span | None:
@@ -978,6 +988,50 @@ class _Ends:
             if start <= token.idx < end:
                 return span
         return self.speaker
+
+
+def _one_entity(spans: Sequence[Span]) -> Span | None:
+    """The fullest of ``spans`` when they all name one entity ("Dana Whitfield ... Dana"),
+    else None (none, or several entities)."""
+    if not spans:
+        return None
+    fullest = max(spans, key=len)
+    words = {t.lower_ for t in fullest}
+    return fullest if all({t.lower_ for t in s} <= words for s in spans) else None
+
+
+def _of_gender(spans: Sequence[Span], pronoun: Token) -> list[Span]:
+    """The spans whose given name may be of ``pronoun``'s gender ("she" is no Tomasz); all of
+    them for a pronoun without one. Used to choose among several people, never to turn a
+    lone one down (the lists know no unisex names' other uses)."""
+    gender = _PRONOUN_GENDERS.get(pronoun.lower_)
+    if gender is None:
+        return list(spans)
+    return [s for s in spans if name_gender(s[0].text) in (gender, None)]
+
+
+def _same_pronoun_subject(pronoun: Token, window: Span, candidates: Sequence[Span]) -> Token | None:
+    """A pronoun of ``pronoun``'s kind that is the subject in ``window`` where no candidate is
+    one ("*She* was born in Tunis ... She later joined"): the one to follow back."""
+    if any(map(_is_subject, candidates)):
+        return None  # the sentence's subject is named: that is the referent
+    kind = _PRONOUN_KINDS.get(pronoun.lower_)
+    if kind is None:  # a description ("the company"), no pronoun
+        return None
+    for token in reversed(window):
+        if token.dep_ in _SUBJECT_DEPS and _PRONOUN_KINDS.get(token.lower_) == kind:
+            return token
+    return None
+
+
+def _has_nominal_subject(window: Span, candidates: Sequence[Span]) -> bool:
+    """Whether ``window`` has a subject that is a common noun, none of the candidates ("*The
+    band* opened for Kestrel Labs"): the pronoun after it may well be that."""
+    inside = {i for c in candidates for i in range(c.start, c.end)}
+    return any(
+        t.dep_ in _SUBJECT_DEPS and t.pos_ == "NOUN" and t.i not in inside and not t.ent_type_
+        for t in window
+    )
 
 
 def _is_subject(span: Span) -> bool:

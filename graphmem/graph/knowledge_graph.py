@@ -480,6 +480,10 @@ class KnowledgeGraph:
         self, name: str, *, predicate: str | None = None, evidence: bool = True
     ) -> list[Edge]:
         """Every relation with ``name`` as subject or object, strongest first."""
+        if predicate is not None and not isinstance(predicate, str):
+            raise InvalidArgumentTypeError(
+                f"predicate must be a str or None, got {type(predicate).__name__}"
+            )
         key = self._require(name)
         edges = [
             self._edge(u, v, d)
@@ -536,6 +540,10 @@ class KnowledgeGraph:
         Acme: :func:`graphmem.extract.predicates.answers`). An unknown subject or object name
         gives an empty list.
         """
+        if predicate is not None and not isinstance(predicate, str):
+            raise InvalidArgumentTypeError(
+                f"predicate must be a str or None, got {type(predicate).__name__}"
+            )
         s_key = self.resolve(subject) if subject is not None else None
         o_key = self.resolve(object) if object is not None else None
         if (subject is not None and s_key is None) or (object is not None and o_key is None):

@@ -216,20 +216,19 @@ def upgrade(conn: Connection) -> bool:
     return True
 
 
-#: Columns added since schema 4, by table: added empty (NULL) where an older file lacks them.
-_ADDED_COLUMNS = {"mentions": ("label_source",)}
+#: Columns added since schema 4: ``(table, column) -> the statement that adds it`` empty
+#: (NULL) where an older file lacks it (SQL text is never assembled at run time).
+_ADDED_COLUMNS = {
+    ("mentions", "label_source"): "ALTER TABLE mentions ADD COLUMN label_source VARCHAR(16)",
+}
 
 
 def _add_missing_columns(conn: Connection) -> None:
-    """Schema 4 -> 5: ``ALTER TABLE ... ADD COLUMN`` for each column of
-    :data:`_ADDED_COLUMNS` the table lacks (a table made anew above has them)."""
-    for name, columns in _ADDED_COLUMNS.items():
-        present = {c["name"] for c in inspect(conn).get_columns(name)}
-        table = schema.metadata_obj.tables[name]
-        for column in columns:
-            if column not in present:
-                kind = table.c[column].type.compile(dialect=conn.dialect)
-                conn.exec_driver_sql(f"ALTER TABLE {name} ADD COLUMN {column} {kind}")
+    """Schema 4 -> 5: add each column of :data:`_ADDED_COLUMNS` its table lacks (a table
+    made anew above has them)."""
+    for (table, column), statement in _ADDED_COLUMNS.items():
+        if column not in {c["name"] for c in inspect(conn).get_columns(table)}:
+            conn.exec_driver_sql(statement)
 
 
 def _run(conn: Connection, statements: Iterable[str]) -> None:
