@@ -360,8 +360,8 @@ def _lemma_index() -> Mapping[str, Any]:
     nlp = get_analyzer().nlp
     if "lemmatizer" not in nlp.pipe_names:
         return {}
-    lookups = nlp.get_pipe("lemmatizer").lookups
-    if not lookups.has_table("lemma_index"):
+    lookups = getattr(nlp.get_pipe("lemmatizer"), "lookups", None)
+    if lookups is None or not lookups.has_table("lemma_index"):
         return {}
     table: Mapping[str, Any] = lookups.get_table("lemma_index")
     return table
