@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .extract.extractor import ExtractedEntity, ExtractedRelation, Extraction, Extractor
     from .extract.pipeline import PipelineNotInstalledError
     from .graph import KnowledgeGraph
+    from .index.reanalysis import ReanalysisWarning
     from .items import MemoryEntry, MemoryItem
     from .memories import (
         ContextualMemory,
@@ -70,6 +71,7 @@ _HOMES = {
     "Extractor": "extract.extractor",
     "PipelineNotInstalledError": "extract.pipeline",
     "KnowledgeGraph": "graph",
+    "ReanalysisWarning": "index.reanalysis",
     "MemoryEntry": "items",
     "MemoryItem": "items",
     "ContextualMemory": "memories",
@@ -115,6 +117,7 @@ __all__ = [
     "PersistenceDisabledWarning",
     "PipelineNotInstalledError",
     "RAGStorage",
+    "ReanalysisWarning",
     "SQLiteStorage",
     "SQLStorage",
     "SchemaVersionError",

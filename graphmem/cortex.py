@@ -311,6 +311,7 @@ class CortexMemory:
     def declare_entities(self, patterns: PatternSource) -> int:
         """Declare entity types (PROJECT, TEAM ...) with spaCy ``EntityRuler`` patterns, stored
         with the memory; see :meth:`EntityMemory.declare_entities`. Returns how many were new.
+        :meth:`EntityMemory.reanalyse` reads the texts already stored with them.
 
         Example:
             >>> memory = CortexMemory()
@@ -323,7 +324,8 @@ class CortexMemory:
         return self._space.entity_index.declare(patterns)
 
     def relabel(self, name: str, label: str) -> str:
-        """Give an entity a label for good; see :meth:`EntityMemory.relabel`."""
+        """Give an entity a label for good; see :meth:`EntityMemory.relabel` (and
+        :meth:`EntityMemory.reanalyse`, which reads stored texts with it)."""
         check_content(name, "name")
         return self._space.entity_index.relabel(self.user_id or "", name, label)
 

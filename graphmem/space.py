@@ -16,6 +16,7 @@ import os
 
 from .errors import InvalidArgumentTypeError
 from .index.entity_index import EntityIndex, GraphCache
+from .index.reanalysis import check_store
 from .index.writer import Writer
 from .store.database import Database
 
@@ -44,6 +45,8 @@ class MemorySpace:
         self.database = Database(db_path)
         self.entity_index = EntityIndex(self.database, graph_cache=graph_cache)
         self.writer = Writer(self.database, self.entity_index)
+        # A store analysed by other rules (or whose re-analysis was cut short) says so.
+        check_store(self.database)
 
     def describe(self) -> str:
         """Where the data lives, for messages."""

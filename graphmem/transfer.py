@@ -2,7 +2,7 @@
 
 The file is one JSON object per line. The first line is a header::
 
-    {"format": "graphmem-export", "format_version": 1, "schema_version": 4, "tables": {...}}
+    {"format": "graphmem-export", "format_version": 1, "schema_version": 5, "tables": {...}}
 
 and every other line is one table row, ``{"table": "memories", "row": {...}}``, with every
 column as stored: memory ids, tiers (namespaces), timestamps, access counts, metadata (tagged
@@ -38,7 +38,7 @@ from typing import IO, Any
 from ._files import replacing
 from .errors import GraphmemError, InvalidArgumentError, SchemaVersionError
 from .items import check_event_time, time_text
-from .store import dump, migrations, schema
+from .store import dump, migrations, reanalysis_rows, schema
 from .store.database import Database
 
 __all__ = [
@@ -156,6 +156,13 @@ def import_jsonl(db: Database, source: PathOrFile) -> ImportCounts:
                 migrations.load_v1_copies(conn, old_rows)
                 migrations.fill_from_v1_copies(conn)
             migrations.fill_result_ids(conn)  # an export of schema 1 or 2 has none
+            if version < 5:  # how its texts were indexed was not recorded
+                migrations.infer_text_analysis(conn)
+            if not any(
+                row.get("key") == reanalysis_rows.EXTRACTION_VERSION_KEY
+                for row in rows["graphmem_meta"]
+            ):  # which rules analysed it is unknown (the target recorded its own when made)
+                reanalysis_rows.write_versions(conn, None)
             dump.reset_sequences(conn)
             db.bump_generation(conn)  # graph views cached before the import are stale
     except _ROWS_THAT_DO_NOT_FIT as exc:

@@ -1,6 +1,6 @@
 """Opening a database (or importing an export) of an older schema loses nothing.
 
-The fixtures in tests/data/schema_v1 and tests/data/schema_v2 were written by the last
+The fixtures in tests/data/schema_v1, schema_v2 and schema_v4 were written by the last
 release with that schema (see their READMEs), with what that release read back from them.
 """
 
@@ -19,7 +19,9 @@ from graphmem.store.schema import SCHEMA_VERSION
 from graphmem.transfer import import_jsonl
 
 DATA = Path(__file__).parent / "data"
-OLD_VERSIONS = [1, 2]
+OLD_VERSIONS = [1, 2, 4]
+#: Schemas before result ids (their items get the memory id of their text's first item).
+BEFORE_RESULT_IDS = [1, 2]
 
 
 def _fixture(version: int, suffix: str) -> Path:
@@ -155,7 +157,8 @@ def test_old_export_imports(tmp_path: Path, version: int) -> None:
         assert found["edges"] == expected["edges"]
         assert found["entities"] == expected["entities"]
         assert found["typed_evidence"] == expected["typed_evidence"]
-        assert _result_ids(target) == _result_ids_by_text(target)
+        if version in BEFORE_RESULT_IDS:
+            assert _result_ids(target) == _result_ids_by_text(target)
     finally:
         target.close()
 
@@ -178,6 +181,7 @@ def _result_ids_by_text(storage: SQLiteStorage) -> dict[str, str]:
     return {str(m): first[int(t)] for m, t in rows}
 
 
+@pytest.mark.parametrize("version", BEFORE_RESULT_IDS, ids=lambda v: f"schema_v{v}")
 def test_migrated_items_get_result_ids_and_delete_as_one(old_file: Path, version: int) -> None:
     import os
 
@@ -215,17 +219,16 @@ def test_a_schema_4_file_gets_label_sources_and_its_old_mentions_still_vote(
     """Schema 4 -> 5 adds ``mentions.label_source``: the old mentions keep their labels (they
     count as the model's votes) and new saves record what gave theirs."""
     path = tmp_path / "v4.db"
-    memory = EntityMemory(storage=SQLiteStorage(path))
-    memory.save("Ingrid Haugen joined Vantor Dynamics in Oslo.")
-    memory.storage.close()
-    with sqlite3.connect(path) as raw:  # the file as schema 4 wrote it
-        raw.execute("ALTER TABLE mentions DROP COLUMN label_source")
-        raw.execute("UPDATE graphmem_meta SET value = '4' WHERE key = 'schema_version'")
+    shutil.copy(_fixture(4, ".db"), path)
+    with sqlite3.connect(path) as raw:
+        old_count = raw.execute("SELECT count(*) FROM mentions").fetchone()[0]
     storage = SQLiteStorage(path)
     reopened = EntityMemory(storage=storage)
-    assert reopened.get_entity("Ingrid Haugen").label == "PERSON"
+    before = {d["name"]: d["label"] for _, d in reopened.graph.graph.nodes(data=True)}
     reopened.save("Vantor Dynamics hired Amara Okoye as its new CFO.")
     assert reopened.get_entity("Amara Okoye").label == "PERSON"
+    after = {d["name"]: d["label"] for _, d in reopened.graph.graph.nodes(data=True)}
+    assert {n: after[n] for n in before} == before  # old votes unchanged by the upgrade
     storage.close()
     with sqlite3.connect(path) as raw:
         version = raw.execute(
@@ -233,5 +236,5 @@ def test_a_schema_4_file_gets_label_sources_and_its_old_mentions_still_vote(
         ).fetchone()
         sources = raw.execute("SELECT surface, label_source FROM mentions ORDER BY id").fetchall()
     assert version == (str(SCHEMA_VERSION),)
-    assert sources[0] == ("Ingrid Haugen", None)  # stored before the column existed
-    assert ("Amara Okoye", "shape") in sources
+    assert old_count > 0 and {s for _, s in sources[:old_count]} == {None}
+    assert ("Amara Okoye", "shape") in sources[old_count:]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -46,6 +47,7 @@ from .commands import (
     cmd_import,
     cmd_ingest,
     cmd_path,
+    cmd_reanalyse,
     cmd_relabel,
     cmd_relations,
     cmd_search,
@@ -153,6 +155,15 @@ COMMANDS: tuple[Command, ...] = (
         """examples:
   graphmem relabel Atlas PROJECT
   graphmem relabel "Aisha" PERSON --user alice""",
+    ),
+    Command(
+        "reanalyse",
+        cmd_reanalyse,
+        "analyse the stored texts again with the current declarations and rules",
+        """examples:
+  graphmem reanalyse                # every user's texts
+  graphmem reanalyse --user alice   # one user's (--user "" : the shared memories)
+  graphmem reanalyse --batch-size 64 --no-progress""",
     ),
     Command(
         "path",
@@ -344,6 +355,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", type=_non_blank, help="an entity name or alias")
     p.add_argument("label", metavar="LABEL", type=_non_blank, help="PERSON, ORG, PROJECT ...")
 
+    p = parsers["reanalyse"]
+    p.add_argument(
+        "--user",
+        metavar="USER_ID",
+        default=None,
+        help="only this user's texts (\"\" for the shared ones; default: every user's)",
+    )
+    p.add_argument("--batch-size", type=_positive, default=256, metavar="N", help="default 256")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+
     p = parsers["path"]
     p.add_argument("a", metavar="A", type=_non_blank)
     p.add_argument("b", metavar="B", type=_non_blank)
@@ -424,7 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning  # one line, as errors are
+            status: int = args.handler(args)
         sys.stdout.flush()
         return status
     except BrokenPipeError:
@@ -456,6 +484,10 @@ def _message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _show_warning(message: Warning | str, *_: object, **__: object) -> None:
+    sys.stderr.write(f"{PROG}: warning: {message}\n")
 
 
 def _fail(message: str) -> None:

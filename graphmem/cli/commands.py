@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -307,6 +308,8 @@ def cmd_declare(args: argparse.Namespace) -> int:
     finally:
         storage.close()
     print(f"Declared {added} new pattern{'s' * (added != 1)} in {path}.")
+    if added:
+        print(_REANALYSE_HINT)
     return 0
 
 
@@ -319,6 +322,47 @@ def cmd_relabel(args: argparse.Namespace) -> int:
     finally:
         storage.close()
     print(f"{name}: {previous} -> {args.label}")
+    print(_REANALYSE_HINT)
+    return 0
+
+
+_REANALYSE_HINT = (
+    "Texts saved from now on are read with it; `graphmem reanalyse` reads the stored ones "
+    "again (the relations the new types let the rules find)."
+)
+
+
+def cmd_reanalyse(args: argparse.Namespace) -> int:
+    from ..index.reanalysis import ReanalysisWarning
+
+    started = time.monotonic()
+    path = _db_path(args)
+    with warnings.catch_warnings():  # opening says it is due: this command does it
+        warnings.simplefilter("ignore", ReanalysisWarning)
+        storage = _open_existing(args)
+    try:
+        done = _entity_memory(storage, None).reanalyse(
+            user_id=args.user,
+            batch_size=args.batch_size,
+            progress=sys.stderr.isatty() if args.progress is None else args.progress,
+        )
+        kg = _entity_memory(storage, args.user or "").graph
+        typed = sum(1 for *_, k in kg.graph.edges(keys=True) if k != "co_occurs")
+    finally:
+        storage.close()
+    whose = (
+        "of every user"
+        if args.user is None
+        else f"of user {args.user}"
+        if args.user
+        else "of the shared memories"
+    )
+    elapsed = time.monotonic() - started
+    print(f"Reanalysed {done} texts ({whose}) in {path} in {elapsed:.1f} s.")
+    print(
+        f"Graph{' of user ' + args.user if args.user else ''}: {len(kg)} entities, "
+        f"{kg.graph.number_of_edges()} relations ({typed} typed)."
+    )
     return 0
 
 

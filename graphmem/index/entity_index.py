@@ -503,15 +503,22 @@ class EntityIndex:
                     f"{reason} (if one of them is mislabelled, relabel it first: "
                     f"relabel({merge!r}, {labels[0]!r}))"
                 )
-            merge_id = self._merge_rows(conn, tenant, state, keys[0], keys[1])
+            merge_id = self._merge_rows(conn, tenant, state, keys[0], keys[1], by_hand=True)
             self._track_transaction({tenant}, before, after)
             return merge_id
 
     def _merge_rows(
-        self, conn: Connection, tenant: str, state: _TenantState, keep: str, merge: str
+        self,
+        conn: Connection,
+        tenant: str,
+        state: _TenantState,
+        keep: str,
+        merge: str,
+        by_hand: bool = False,
     ) -> int:
         """Fold entity ``merge`` into ``keep`` (node keys) in the tables, log it for
-        :meth:`unmerge`, and drop the tenant's view (it is rebuilt on next use)."""
+        :meth:`unmerge` (``by_hand``: the user asked for it), and drop the tenant's view (it
+        is rebuilt on next use)."""
         nodes = state.graph.graph.nodes
         keep_id = nodes[keep]["entity_id"]
         snapshot = graph_rows.merge_entity_rows(
@@ -520,7 +527,7 @@ class EntityIndex:
         pinned = self._relabelled.get(tenant, {}).get(keep)
         if pinned is not None:
             graph_rows.write_batch(conn, entity_labels=[{"eid": keep_id, "label": pinned}])
-        merge_id = graph_rows.log_merge(conn, tenant, keep, merge, snapshot)
+        merge_id = graph_rows.log_merge(conn, tenant, keep, merge, snapshot, by_hand)
         self._tenants.pop(tenant, None)
         return merge_id
 
@@ -1037,11 +1044,14 @@ class EntityIndex:
         self._pending.add_mentions(mention_rows)
         nodes = state.graph.graph.nodes
         # A mention with the entity's current label cannot change the vote: only count
-        # votes when some mention disagrees.
+        # votes when some mention disagrees, or the label was set by hand (an entity made
+        # anew under a relabelled name, as re-analysis does, takes it at once).
+        pinned = self._relabelled.get(tenant, {})
         disputed = {
             key: entity_ids[key]
             for key in keys_in_order
-            if any(
+            if key in pinned
+            or any(
                 m["label"] != nodes[key]["label"]
                 for m in mention_rows
                 if m["entity_id"] == entity_ids[key]

@@ -50,7 +50,7 @@ from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..items import MemoryItem, author_of
 from ..store import Connection
-from ..store.database import Database, MemoryRow, NewItemRow
+from ..store.database import Database, MemoryRow, NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
 if TYPE_CHECKING:
@@ -161,6 +161,14 @@ class NewText:
         """What a "full" item shows."""
         return whole_text(self.head, self.body)
 
+    @property
+    def analysis(self) -> TextAnalysis | None:
+        """How it is indexed (None: not), recorded with it for ``reanalyse``."""
+        if not self.index:
+            return None
+        listed = dict.fromkeys(ni.namespace for ni in self.items if ni.lists_entities)
+        return TextAnalysis(self.relations, self.given_entities, tuple(listed))
+
 
 class Writer:
     """Stores texts and their items, indexing each text once (see the module docstring)."""
@@ -198,7 +206,9 @@ class Writer:
         rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
         if docs is None:
             docs = self.analyse(texts)
-        text_ids = self.db.insert_texts(conn, [(t.tenant, t.head, t.body) for t in texts])
+        text_ids = self.db.insert_texts(
+            conn, [(t.tenant, t.head, t.body) for t in texts], [t.analysis for t in texts]
+        )
         for tenant in {t.tenant for t in texts}:
             self.index.count_texts(tenant, sum(1 for t in texts if t.tenant == tenant))
         rows = self.db.insert_items(
@@ -268,6 +278,13 @@ class Writer:
             if known is None:
                 stored[(tenant, key)] = result_id
         return out
+
+    def index_stored(
+        self, conn: Connection, text: NewText, text_id: int, doc: Doc | None
+    ) -> IndexedMemory:
+        """Index the stored text ``text_id`` (whose rows ``text`` describes) again, as
+        :meth:`write` indexed it (re-analysis: :mod:`graphmem.index.reanalysis`)."""
+        return self._index(conn, text, text_id, doc)
 
     def _index(
         self, conn: Connection, text: NewText, text_id: int, doc: Doc | None

@@ -31,7 +31,7 @@ from ..items import (
 )
 from ..retrieval.search import Hit, rank
 from ..store import Connection
-from ..store.database import SQL_FILTER_COLUMNS, MemoryRow
+from ..store.database import SQL_FILTER_COLUMNS, MemoryRow, TextAnalysis
 
 __all__ = ["SQLMemory", "check_limit", "split_filters"]
 
@@ -426,13 +426,15 @@ class SQLMemory(Memory):
             self._check_updated(changed)
             db.update_row(conn, row.seq, changed, self._importance_of(changed), author_key(changed))
             if changed.content != item.content or changed.user_id != item.user_id:
-                self._space.entity_index.replace_text(
+                new_row = self._space.entity_index.replace_text(
                     conn,
                     row,
                     changed,
                     index=self.index_entities,
                     relations=self.extract_relations,
                 )
+                analysis = TextAnalysis(self.extract_relations) if self.index_entities else None
+                db.record_analysis(conn, new_row.text_id, analysis)
         return True
 
     def _check_updated(self, item: MemoryItem) -> None:

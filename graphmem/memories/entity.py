@@ -31,7 +31,8 @@ from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
-from ..items import MemoryItem, check_content, check_count, stored_time
+from ..index.reanalysis import DEFAULT_BATCH_SIZE, reanalyse
+from ..items import MemoryItem, check_content, check_count, check_optional_id, stored_time
 from ..store import graph_rows
 from ._sql import SQLMemory
 
@@ -203,7 +204,8 @@ class EntityMemory(SQLMemory):
 
     def relabel(self, name: str, label: str) -> str:
         """Give the entity ``name`` the label ``label`` for good (persisted; later mentions do
-        not vote it back); returns its previous label.
+        not vote it back); returns its previous label. The relations the new label lets the
+        rules find in texts already stored come with :meth:`reanalyse`.
 
         Raises:
             EntityNotFound: no entity has that name.
@@ -227,7 +229,9 @@ class EntityMemory(SQLMemory):
         The patterns are stored in the database (a reopened memory knows them) and apply to
         every tier and user of the storage. A name they find keeps their label, whatever the
         model says, and a declared label wins its entity's label vote; entities already known
-        under a phrase pattern's name are relabelled now.
+        under a phrase pattern's name are relabelled now. Texts already stored are read with
+        the declarations (names NER missed, the relations of the declared types) by
+        :meth:`reanalyse`.
 
         Raises:
             EntityPatternsError: a malformed pattern (the message names where; nothing is
@@ -242,6 +246,48 @@ class EntityMemory(SQLMemory):
             'PROJECT'
         """
         return self.space.entity_index.declare(patterns)
+
+    def reanalyse(
+        self,
+        *,
+        user_id: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> int:
+        """Analyse the stored texts again with the current declarations, rules and model, as
+        saving them now would (:mod:`graphmem.index.reanalysis`); returns how many texts were
+        analysed. Of the user ``user_id`` (``""``: the shared memories), else of every user
+        (a user's memory: of its user only). Memory and result ids, merges (made again where
+        both names remain; ``unmerge`` still undoes them), hand-added relations and labels
+        set by :meth:`relabel` are kept; one transaction per ``batch_size`` texts, and an
+        interrupted run is completed by the next one.
+
+        Raises:
+            InvalidArgumentError: ``user_id`` is not this memory's user, or ``batch_size``
+                is below 1.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> _ = memory.save("Mira Solano joined Kestrel.")
+            >>> memory.declare_entities([{"label": "ORG", "pattern": "Kestrel"}])
+            1
+            >>> memory.reanalyse()
+            1
+            >>> [(e.subject, e.predicate, e.object) for e in memory.find(predicate="works_at")]
+            [('Mira Solano', 'works_at', 'Kestrel')]
+        """
+        uid = check_optional_id(user_id, "user_id")
+        if self._tenant is not None:
+            if uid is not None and uid != self._tenant:
+                raise InvalidArgumentError(
+                    f"user_id {uid!r} does not match this memory's user {self._tenant!r}"
+                )
+            uid = self._tenant
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise InvalidArgumentTypeError(
+                f"batch_size must be an int, got {type(batch_size).__name__}"
+            )
+        return reanalyse(self.space.writer, uid, batch_size=batch_size, progress=progress)
 
     def declared_entities(self) -> list[dict[str, Any]]:
         """The patterns :meth:`declare_entities` stored, oldest first."""

@@ -54,6 +54,7 @@ __all__ = [
     "MemoryRow",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
+    "TextAnalysis",
     "fts_query_from_text",
     "shown_content",
     "shows_mention",
@@ -101,6 +102,34 @@ class NewItemRow:
     #: The save that wrote it (None: the item's own memory id) and its idempotency key.
     result_id: str | None = None
     dedupe_key: str | None = None
+
+
+@dataclass(frozen=True)
+class TextAnalysis:
+    """How a text is indexed (its ``texts`` columns), so ``reanalyse`` can index it again
+    the same way: with typed relations or not, the names given in place of extraction
+    (Calute's ``entities=``), the tiers whose items list its entities."""
+
+    relations: bool = False
+    given_entities: Sequence[str] | None = None
+    listed_in: Sequence[str] = ()
+
+    @staticmethod
+    def columns_of(analysis: TextAnalysis | None) -> dict[str, Any]:
+        """The ``texts`` columns of a text indexed as ``analysis`` (None: not indexed)."""
+        if analysis is None:
+            return {"analysis": schema.NOT_ANALYSED, "given_entities": None, "listed_in": None}
+        return analysis.columns()
+
+    def columns(self) -> dict[str, Any]:
+        """The ``texts`` columns of an indexed text."""
+        return {
+            "analysis": schema.WITH_RELATIONS if self.relations else schema.ENTITIES_ONLY,
+            "given_entities": None
+            if self.given_entities is None
+            else json.dumps(list(self.given_entities), ensure_ascii=False),
+            "listed_in": json.dumps(list(self.listed_in)) if self.listed_in else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -400,12 +429,40 @@ class Database:
             ],
         )
 
-    def insert_texts(self, conn: Connection, texts: Sequence[tuple[str, str, str]]) -> list[int]:
-        """Insert ``(tenant, head, body)`` texts (one statement); returns their ids in order."""
+    def insert_texts(
+        self,
+        conn: Connection,
+        texts: Sequence[tuple[str, str, str]],
+        analyses: Sequence[TextAnalysis | None] | None = None,
+    ) -> list[int]:
+        """Insert ``(tenant, head, body)`` texts (one statement), indexed as ``analyses``
+        say (None, or a None in it: not indexed); returns their ids in order."""
         if not texts:
             return []
-        rows = [{"tenant": tenant, "head": head, "body": body} for tenant, head, body in texts]
+        marks = analyses if analyses is not None else [None] * len(texts)
+        rows = [
+            {"tenant": tenant, "head": head, "body": body, **TextAnalysis.columns_of(analysis)}
+            for (tenant, head, body), analysis in zip(texts, marks, strict=True)
+        ]
         return [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
+
+    def record_analysis(
+        self, conn: Connection, text_id: int, analysis: TextAnalysis | None
+    ) -> None:
+        """Record how the text ``text_id`` is indexed (None: not), after its content changed."""
+        columns = TextAnalysis.columns_of(analysis)
+        conn.execute(update(_T).where(_T.c.id == text_id).values(**columns))
+
+    def items_of_texts(
+        self, conn: Connection, text_ids: Sequence[int]
+    ) -> list[tuple[MemoryRow, MemoryItem]]:
+        """Every item showing one of ``text_ids``, in insertion order."""
+        out: list[tuple[MemoryRow, MemoryItem]] = []
+        for chunk in chunks(list(text_ids), 500):
+            stmt = _ITEMS.where(_M.c.text_id.in_(chunk)).order_by(_M.c.seq)
+            out.extend((_row_key(r), _row_to_item(r)) for r in conn.execute(stmt))
+        out.sort(key=lambda pair: pair[0].seq)
+        return out
 
     def insert_items(self, conn: Connection, rows: Sequence[NewItemRow]) -> list[MemoryRow]:
         """Insert tier items of stored texts (one statement); returns their rows in order."""

@@ -798,9 +798,15 @@ def _relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[int]:
 
 
 def log_merge(
-    conn: Connection, tenant: str, kept_key: str, merged_key: str, snapshot: dict[str, Any]
+    conn: Connection,
+    tenant: str,
+    kept_key: str,
+    merged_key: str,
+    snapshot: dict[str, Any],
+    by_hand: bool = False,
 ) -> int:
-    """Record a merge and its undo snapshot; returns the merge id."""
+    """Record a merge and its undo snapshot (``by_hand``: the user asked for it, not
+    indexing); returns the merge id."""
     result = conn.execute(
         insert(merges).values(
             tenant=tenant,
@@ -808,6 +814,7 @@ def log_merge(
             merged_key=merged_key,
             snapshot=json.dumps(snapshot),
             created_at=time_text(utc_now()),
+            by_hand=int(by_hand),
         )
     )
     pk = result.inserted_primary_key

@@ -24,8 +24,15 @@ ids included. Their id sequences then start past every id a pending merge's snap
 (:func:`graphmem.store.dump.reset_sequences`). PostgreSQL's sequences never reuse an id:
 nothing to rewrite there.
 
-Schema 4 -> 5: a mention keeps what gave its label (``label_source``, added empty: old mentions
-count as the model's vote, or as declared when their label is none of the model's).
+Schema 4 -> 5: a text records how it was indexed (``analysis``, ``given_entities``,
+``listed_in``), a merge whether the user asked for it (``by_hand``), for ``reanalyse``. Older
+texts get what their rows show (:func:`infer_text_analysis`): indexed when they have mentions
+or an item of a tier that indexes (every tier but Calute's short-term one), with relations
+when they have typed evidence or an item listing its entities (the entity tier's); the names
+a caller gave in place of extraction were not recorded (they are extracted again). Older
+merges are taken for the user's (``by_hand`` NULL). A mention keeps what gave its label
+(``label_source``, added empty: old mentions count as the model's vote, or as declared when
+their label is none of the model's).
 
 Example:
     >>> from graphmem.store.database import Database
@@ -49,6 +56,7 @@ __all__ = [
     "V1_COPIED_TABLES",
     "fill_from_v1_copies",
     "fill_result_ids",
+    "infer_text_analysis",
     "load_v1_copies",
     "stored_version",
     "upgrade",
@@ -160,6 +168,59 @@ _ADD_RESULT_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
     "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
 )
+_ADD_ANALYSIS_COLUMNS = (
+    "ALTER TABLE texts ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE texts ADD COLUMN given_entities TEXT",
+    "ALTER TABLE texts ADD COLUMN listed_in TEXT",
+)
+_ADD_MERGE_ORIGIN = ("ALTER TABLE merges ADD COLUMN by_hand INTEGER",)
+#: The evidence rules that say nothing about typed relations having been looked for.
+_UNTYPED_RULES = ("co_sentence", "co_memory", "manual")
+#: The tier whose items are not indexed (Calute's short-term memory).
+_UNINDEXED_NAMESPACES = ("short_term",)
+
+
+def infer_text_analysis(conn: Connection) -> None:
+    """Fill the analysis columns of texts written before schema 5 (``analysis`` 0 and no
+    ``listed_in``) from what their rows show (see the module docstring)."""
+    t, m = schema.texts, schema.memories
+    listed: dict[int, list[str]] = {}
+    rows = conn.execute(
+        select(m.c.text_id, m.c.namespace, m.c.metadata)
+        .where(m.c.metadata.like('%"entities"%'))
+        .order_by(m.c.seq)
+    )
+    for text_id, namespace, metadata in rows:
+        try:
+            value = json.loads(metadata).get("entities")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(value, list) and namespace not in listed.setdefault(int(text_id), []):
+            listed[int(text_id)].append(str(namespace))
+    for text_id, namespaces in listed.items():
+        if namespaces:
+            conn.execute(
+                update(t)
+                .where(t.c.id == text_id, t.c.analysis == schema.NOT_ANALYSED)
+                .values(listed_in=json.dumps(namespaces))
+            )
+    ev = schema.relation_evidence
+    typed = select(ev.c.id).where(ev.c.text_id == t.c.id, ev.c.rule.not_in(_UNTYPED_RULES))
+    mentioned = select(schema.mentions.c.id).where(schema.mentions.c.text_id == t.c.id)
+    indexing_item = select(m.c.seq).where(
+        m.c.text_id == t.c.id, m.c.namespace.not_in(_UNINDEXED_NAMESPACES)
+    )
+    unknown = t.c.analysis == schema.NOT_ANALYSED
+    conn.execute(
+        update(t)
+        .where(unknown, t.c.listed_in.is_not(None) | typed.exists())
+        .values(analysis=schema.WITH_RELATIONS)
+    )
+    conn.execute(
+        update(t)
+        .where(unknown, mentioned.exists() | indexing_item.exists())
+        .values(analysis=schema.ENTITIES_ONLY)
+    )
 
 
 def fill_result_ids(conn: Connection) -> None:
@@ -198,9 +259,12 @@ def upgrade(conn: Connection) -> bool:
     if version is None or version >= schema.SCHEMA_VERSION:
         return False
     if version == 1:
-        _v1_to_v2(conn)  # makes the changed tables anew: schema 3's columns included
+        _v1_to_v2(conn)  # makes the changed tables anew: schema 5's columns included
     elif version == 2:
         _run(conn, _ADD_RESULT_COLUMNS)
+    if version in (2, 3, 4):
+        _run(conn, _ADD_ANALYSIS_COLUMNS)
+    _run(conn, _ADD_MERGE_ORIGIN)
     if version < 4 and conn.dialect.name == "sqlite":
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
     _add_missing_columns(conn)
@@ -208,6 +272,7 @@ def upgrade(conn: Connection) -> bool:
         for index in table.indexes:  # its tables: the rebuild makes SQLite's)
             index.create(conn, checkfirst=True)
     fill_result_ids(conn)
+    infer_text_analysis(conn)
     conn.execute(
         update(schema.meta)
         .where(schema.meta.c.key == "schema_version")

@@ -24,8 +24,11 @@ from ..errors import DatabaseFileError
 
 __all__ = [
     "APPLICATION_ID",
+    "ENTITIES_ONLY",
+    "NOT_ANALYSED",
     "SCHEMA_VERSION",
     "TYPED_RELATION",
+    "WITH_RELATIONS",
     "aliases",
     "entities",
     "kv",
@@ -42,9 +45,15 @@ __all__ = [
 #: Bumped whenever the tables change; a database with a higher version is refused and an
 #: older one is migrated when opened (:mod:`graphmem.store.migrations`). Schema 3: tier items
 #: carry their result id and dedupe key. Schema 4: ids are never reused (SQLite
-#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took. Schema 5: a mention keeps
-#: what gave its label (``label_source``), weighing its vote on its entity's type.
+#: ``AUTOINCREMENT``), so ``unmerge`` can put back what a merge took. Schema 5: a text records
+#: how it was analysed (``analysis``, ``given_entities``, ``listed_in``) and a merge whether a
+#: user asked for it (``by_hand``), so ``reanalyse`` can index the texts again as first saved;
+#: a mention keeps what gave its label (``label_source``), weighing its vote on its entity's
+#: type.
 SCHEMA_VERSION = 5
+
+#: ``texts.analysis``: not indexed, entities only, entities and typed relations.
+NOT_ANALYSED, ENTITIES_ONLY, WITH_RELATIONS = 0, 1, 2
 
 
 def parse_schema_version(value: object, where: str) -> int:
@@ -100,6 +109,13 @@ texts = Table(
     Column("body", Text, nullable=False),
     # Entity labels found in the text ("DATE,GPE,PERSON"), for answer-type matching.
     Column("entity_labels", String(256)),
+    # How it was indexed, so that ``reanalyse`` indexes it again the same way: not at all,
+    # for entities, or for entities and typed relations (NOT_ANALYSED ...); the names the
+    # caller gave instead of extracting them (JSON list, Calute's ``entities=``); the tiers
+    # (namespaces, JSON list) whose items list its entities in ``metadata["entities"]``.
+    Column("analysis", Integer, nullable=False, default=0, server_default="0"),
+    Column("given_entities", Text),
+    Column("listed_in", Text),
     Index("ix_texts_tenant", "tenant"),
     sqlite_autoincrement=True,
 )
@@ -260,6 +276,9 @@ merges = Table(
     Column("snapshot", Text, nullable=False),
     Column("created_at", String(40), nullable=False),
     Column("undone_at", String(40)),
+    # 1: asked for by the user (``merge_entities``), 0: made by indexing (an acronym, a short
+    # name), NULL: logged before schema 5. ``reanalyse`` re-applies the ones asked for.
+    Column("by_hand", Integer),
     sqlite_autoincrement=True,
 )
 

@@ -1,0 +1,277 @@
+"""Re-analysis: index a store's texts again with the current declarations, rules and model.
+
+What a tenant's texts yield depends on what was declared, the rules and the model when each
+was saved; :func:`reanalyse` makes the graph what saving them now would give. It drops the
+tenant's derived rows (entities, aliases, mentions, relations, evidence, the merges indexing
+made), indexes its texts again in their original order, each as it was first indexed
+(:class:`~graphmem.store.database.TextAnalysis`: with relations or not, the names given in
+place of extraction, the item it was indexed as, the tiers listing its entities), then puts
+back what the user made: merges (made again by name where both ends still exist, their undo
+snapshots renewed, so ``unmerge`` still restores), hand-added relations and labels set by
+``relabel``. Tier items keep their ids and content (only the ``metadata["entities"]`` list of
+the entity tier's items is renewed, as saving gives it).
+
+One write transaction per batch; a plan in ``graphmem_meta`` says how far it got, so a
+process killed between (or inside) batches leaves a store that opens (with a
+:class:`ReanalysisWarning`) and that the next :func:`reanalyse` completes. The store records
+the extraction version (:func:`~graphmem.extract.version.extraction_version`) that analysed
+it; :func:`check_store`, run when a store opens, warns when it is another.
+
+Example:
+    >>> from graphmem.space import MemorySpace
+    >>> from graphmem.memories import EntityMemory
+    >>> memory = EntityMemory(storage=MemorySpace())
+    >>> _ = memory.save("Priya Nair reviewed Atlas with Tom Becker.")
+    >>> memory.declare_entities([{"label": "PROJECT", "pattern": "Tom Becker"}])
+    1
+    >>> memory.get_entity("Tom Becker").label
+    'PROJECT'
+    >>> memory.reanalyse()
+    1
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import EntityNotFound, InvalidArgumentError
+from ..extract.version import extraction_version
+from ..store import reanalysis_rows as rows
+from ..store.database import Database, MemoryRow
+from ..store.graph_rows import RELABELLED_KEY, read_setting, set_entity_label
+from .writer import NewItem, NewText, Writer
+
+__all__ = ["DEFAULT_BATCH_SIZE", "ReanalysisWarning", "check_store", "reanalyse"]
+
+#: Texts analysed and written per transaction.
+DEFAULT_BATCH_SIZE = 256
+
+
+class ReanalysisWarning(UserWarning):
+    """The store's texts were analysed by another extraction version than this graphmem's,
+    or a re-analysis was interrupted: ``graphmem reanalyse`` reads them again."""
+
+
+def reanalyse(
+    writer: Writer,
+    tenant: str | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = False,
+) -> int:
+    """Index the stored texts of ``tenant`` (None: of every tenant) again (see the module
+    docstring); a re-analysis left unfinished is completed first. Returns how many texts
+    were indexed again."""
+    if batch_size < 1:
+        raise InvalidArgumentError(f"batch_size must be at least 1, got {batch_size}")
+    db = writer.db
+    done = 0
+    with db.read() as conn:
+        plan = rows.read_plan(conn)
+    if plan is not None:
+        done += _run(writer, plan, batch_size, progress)
+    if plan is None or plan["scope"] not in (None, tenant):
+        with db.write() as conn:
+            tenants = rows.analysed_tenants(conn) if tenant is None else [tenant]
+            plan = {"scope": tenant, "tenants": tenants, "current": None}
+            rows.write_plan(conn, plan)
+        done += _run(writer, plan, batch_size, progress)
+    return done
+
+
+def _run(writer: Writer, plan: dict[str, Any], batch_size: int, progress: bool) -> int:
+    """Carry out ``plan`` (stored), tenant by tenant; returns the texts indexed."""
+    db, index = writer.db, writer.index
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        with db.read() as conn:
+            total = sum(_left(conn, plan, tenant) for tenant in plan["tenants"])
+        bar = tqdm(total=total, unit="texts", desc="reanalysing")
+    done = 0
+    try:
+        while plan["tenants"]:
+            tenant = plan["tenants"][0]
+            if plan["current"] is None:
+                with db.write() as conn:
+                    db.bump_generation(conn)
+                    plan["current"] = {
+                        "after": 0,
+                        "through": rows.last_text_id(conn, tenant),
+                        "manual": rows.manual_relations(conn, tenant),
+                        "merges": rows.merges_by_hand(conn, tenant),
+                    }
+                    rows.drop_derived_rows(conn, tenant)
+                    rows.write_plan(conn, plan)
+                index.invalidate()
+            current = plan["current"]
+            while True:
+                with db.read() as conn:
+                    batch = rows.texts_to_index(
+                        conn, tenant, current["after"], current["through"], batch_size
+                    )
+                    items = db.items_of_texts(conn, [t.id for t in batch])
+                if not batch:
+                    break
+                done += _index_batch(writer, batch, items, plan)
+                if bar is not None:
+                    bar.update(len(batch))
+            with db.write() as conn:
+                db.bump_generation(conn)
+                _restore(writer, conn, tenant, current)
+                plan["tenants"].pop(0)
+                plan["current"] = None
+                _record_version(conn, tenant, finished=not plan["tenants"], plan=plan)
+                rows.write_plan(conn, plan if plan["tenants"] else None)
+            index.invalidate()
+    finally:
+        if bar is not None:
+            bar.close()
+    return done
+
+
+def _left(conn: Any, plan: dict[str, Any], tenant: str) -> int:
+    current = plan["current"] if tenant == plan["tenants"][0] else None
+    if current is None:
+        return rows.count_texts_to_index(conn, tenant, 0, rows.last_text_id(conn, tenant))
+    return rows.count_texts_to_index(conn, tenant, current["after"], current["through"])
+
+
+def _index_batch(
+    writer: Writer,
+    batch: Sequence[rows.StoredText],
+    items: Sequence[tuple[MemoryRow, Any]],
+    plan: dict[str, Any],
+) -> int:
+    """Index one batch of stored texts again, in one write transaction that also records
+    how far the plan got; returns how many were indexed."""
+    db, index = writer.db, writer.index
+    shown: dict[int, list[tuple[MemoryRow, Any]]] = {}
+    for row, item in items:
+        shown.setdefault(row.text_id, []).append((row, item))
+    work = [
+        (text, _new_text(text, shown[text.id]), shown[text.id])
+        for text in batch
+        if text.id in shown
+    ]
+    docs = writer.analyse([new for _, new, _ in work])  # outside the database lock
+    indexed = 0
+    with db.write() as conn:
+        # A text deleted since is skipped; one rewritten since was indexed by its writer.
+        unchanged = rows.unchanged_texts(conn, batch)
+        unchanged -= rows.texts_with_index_rows(conn, sorted(unchanged))
+        fresh = [
+            (text, new, doc, own)
+            for (text, new, own), doc in zip(work, docs, strict=True)
+            if text.id in unchanged
+        ]
+        listed: list[tuple[int, dict[str, Any]]] = []
+        with index.deferred_writes(conn):
+            for text, new, doc, own in fresh:
+                found = writer.index_stored(conn, new, text.id, doc)
+                for ni, (row, _) in zip(new.items, own, strict=True):
+                    if ni.lists_entities:
+                        ni.item.metadata["entities"] = found.entity_names
+                        listed.append((row.seq, ni.item.metadata))
+                indexed += 1
+        db.update_metadata_many(conn, listed)
+        plan["current"]["after"] = batch[-1].id
+        rows.write_plan(conn, plan)
+    return indexed
+
+
+def _new_text(text: rows.StoredText, own: Sequence[tuple[MemoryRow, Any]]) -> NewText:
+    """The stored text as the write path takes it: its items (the first showing all of it
+    is the one it is indexed as), its head, and how it was indexed."""
+    return NewText(
+        head=text.head,
+        body=text.body,
+        items=[
+            NewItem(
+                row.namespace, item, view=row.view, lists_entities=row.namespace in text.listed_in
+            )
+            for row, item in own
+        ],
+        index=True,
+        relations=text.relations,
+        given_entities=text.given_entities,
+    )
+
+
+def _restore(writer: Writer, conn: Any, tenant: str, current: dict[str, Any]) -> None:
+    """Put back what the user made over the rebuilt rows: merges, hand-added relations,
+    labels set by ``relabel``."""
+    index = writer.index
+    for merge_id in current["merges"]:
+        keys = rows.merge_keys(conn, merge_id)
+        if keys is None:
+            continue  # undone meanwhile
+        try:
+            again = index.merge(tenant, *keys)
+        except (EntityNotFound, InvalidArgumentError):
+            rows.retire_merge(conn, merge_id)  # an end is gone, or the rule now refuses it
+        else:
+            rows.renew_merge(conn, merge_id, again)
+    for saved in current["manual"]:
+        rows.restore_manual_relation(conn, tenant, saved)
+    relabelled = (read_setting(conn, RELABELLED_KEY) or {}).get(tenant, {})
+    for key, label in sorted(relabelled.items()):
+        entity_id = rows.entity_of_key(conn, tenant, key)
+        if entity_id is not None:
+            set_entity_label(conn, entity_id, label)
+
+
+def _record_version(conn: Any, tenant: str, *, finished: bool, plan: dict[str, Any]) -> None:
+    """Record that ``tenant`` is analysed by this graphmem's extraction version (the whole
+    store, once a re-analysis of every tenant finished)."""
+    version = extraction_version()
+    if finished and plan["scope"] is None:
+        rows.write_versions(conn, {"default": version, "tenants": {}})
+        return
+    versions = rows.read_versions(conn) or {"default": None, "tenants": {}}
+    versions["tenants"][tenant] = version
+    rows.write_versions(conn, versions)
+
+
+def check_store(db: Database) -> str | None:
+    """When a store opens: record this graphmem's extraction version in a store that holds
+    no analysis yet; warn (:class:`ReanalysisWarning`) and return the message when a
+    re-analysis was interrupted, or when a tenant's texts were analysed by another
+    extraction version (None otherwise)."""
+    version = extraction_version()
+    with db.read() as conn:
+        plan = rows.read_plan(conn)
+        versions = rows.read_versions(conn)
+        stale: list[str] = []
+        if versions is None:
+            if rows.has_graph_rows(conn):
+                stale = rows.analysed_tenants(conn)
+        elif versions["default"] != version:
+            stale = [
+                t for t in rows.analysed_tenants(conn) if versions["tenants"].get(t) != version
+            ]
+    if versions is None and not stale:
+        with db.write() as conn:
+            if rows.read_versions(conn) is None and not rows.has_graph_rows(conn):
+                rows.write_versions(conn, {"default": version, "tenants": {}})
+    where = db.describe()
+    if plan is not None:
+        message = (
+            f"{where}: a re-analysis of its texts was interrupted; run `graphmem reanalyse` "
+            "(or EntityMemory.reanalyse()) to complete it"
+        )
+    elif stale:
+        old = versions["default"] if versions is not None else None
+        message = (
+            f"{where}: its texts were analysed by "
+            f"{'extraction version ' + old if old else 'an older graphmem'}, not by this "
+            f"graphmem's ({version}); run `graphmem reanalyse` (or EntityMemory.reanalyse()) "
+            "to analyse them again with the current rules and declarations"
+        )
+    else:
+        return None
+    warnings.warn(message, ReanalysisWarning, stacklevel=3)
+    return message
