@@ -65,8 +65,9 @@ from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
 from ..items import MemoryItem, event_stamp, utc_now
-from ..store import Connection, graph_rows
+from ..store import Connection, derived_rows, graph_rows
 from ..store.database import Database, MemoryRow
+from .recompute import recompute_derived
 from .sql_graph import SQLGraph
 
 if TYPE_CHECKING:
@@ -858,81 +859,46 @@ class EntityIndex:
                 return deleted
             for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
                 self.count_texts(tenant, -n)
-            if self._deferring and self._pending.text_ids.intersection(orphans):
-                self._flush(conn)  # rows of theirs are pending
+            self._flush_deferred(conn)  # what is derived is read again from the tables
             lost = graph_rows.index_rows_of(conn, orphans)
-            if self._deferring:
-                self._delete_before_flush(conn, lost)
-            lost_mentions, lost_evidence = lost.mentions, lost.evidence
-            self.db.delete_texts(conn, orphans)
-            if not lost_mentions and not lost_evidence:
+            if not lost.mentions and not lost.evidence:
+                self.db.delete_texts(conn, orphans)
                 return deleted
-            before, after = self.db.bump_generation(conn)
-            pending = self._pending if self._deferring else _PendingWrites()
-            gone_relations, gone_entities = graph_rows.prune_candidates(
-                conn,
-                lost_evidence,
-                lost_mentions,
-                supported=pending.relations_with_evidence,
-                in_use=pending.entities_in_use,
-            )
-            graph_rows.subtract_counts(
-                conn,
-                {e: row[2] for e, row in lost_mentions.items() if e not in gone_entities},
-                {r: row[4] for r, row in lost_evidence.items() if r not in gone_relations},
-            )
-            for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
-                pending.stored_votes.pop(entity_id, None)
-            tenants = {t for t, _, _ in lost_mentions.values()} | {
-                r[0] for r in lost_evidence.values()
+            ends = derived_rows.relation_ends(conn, lost.evidence)
+            self.db.delete_texts(conn, orphans)
+            tenants = {t for t, _, _ in lost.mentions.values()} | {
+                r[0] for r in lost.evidence.values()
             }
-            for tenant in tenants:
-                state = self._tenants.get(tenant)
-                if state is None or state.generation != before:
-                    self._tenants.pop(tenant, None)
-                    continue
-                g = state.graph.graph
-                for rid, (t, s_key, predicate, o_key, n) in lost_evidence.items():
-                    data = g.get_edge_data(s_key, o_key, key=predicate) if t == tenant else None
-                    if data is None:
-                        continue
-                    if rid in gone_relations:
-                        state.graph.remove_edge(s_key, predicate, o_key)
-                    else:
-                        state.graph.add_support(s_key, predicate, o_key, -n)
-                for t, key, n in lost_mentions.values():
-                    if t == tenant and key in g:
-                        g.nodes[key]["mentions"] -= n
-                touched_keys = {key for t, key, _ in lost_mentions.values() if t == tenant}
-                touched_keys |= {r[1] for r in lost_evidence.values() if r[0] == tenant}
-                touched_keys |= {r[3] for r in lost_evidence.values() if r[0] == tenant}
-                for key in touched_keys:
-                    if key in g and g.nodes[key].get("entity_id") in gone_entities:
-                        state.graph.remove_entity(key)
-            self._track_transaction(tenants, before, after)
+            self._recompute_lost(conn, tenants, {*lost.mentions, *ends}, lost.evidence)
             return deleted
 
-    def _delete_before_flush(self, conn: Connection, lost: graph_rows.IndexRows) -> None:
-        """Before memories none of whose rows is pending are deleted: flush first if the
-        deletion takes the newest stored mention (or evidence) row while such rows are
-        pending. SQLite numbers a new row one past the largest id, so deleting the newest
-        first would number the pending rows differently than writing them first does;
-        otherwise the tables end up the same either way (pruning counts what is pending).
-        """
-        pending = self._pending
-        if not (pending.mentions or pending.evidence) and self._newest_ids is None:
-            return
-        if self._newest_ids is None:
-            self._newest_ids = graph_rows.newest_ids(conn)
-        newest_mention, newest_evidence = self._newest_ids
-        takes_mention = lost.newest_mention is not None and lost.newest_mention == newest_mention
-        takes_evidence = (
-            lost.newest_evidence is not None and lost.newest_evidence == newest_evidence
+    def _recompute_lost(
+        self,
+        conn: Connection,
+        tenants: set[str],
+        entity_ids: set[int],
+        relation_ids: Iterable[int],
+    ) -> None:
+        """After texts' mentions and evidence went: delete what lost all its support, read
+        what the rest derives again from the rows left (:func:`recompute_derived`), and drop
+        the tenants' views (read again from the tables)."""
+        before, after = self.db.bump_generation(conn)
+        gone_relations, gone_entities = graph_rows.prune_candidates(
+            conn, relation_ids, entity_ids
         )
-        if (takes_mention and pending.mentions) or (takes_evidence and pending.evidence):
-            self._flush(conn)
-        elif takes_mention or takes_evidence:
-            self._newest_ids = None  # the deletion lowers the largest id
+        kept = entity_ids - gone_entities
+        for tenant in sorted(tenants):
+            recompute_derived(
+                conn,
+                tenant,
+                kept,
+                [r for r in relation_ids if r not in gone_relations],
+                source=self.relation_source,
+                preferred=is_declared_label,
+                pinned=self._relabelled.get(tenant, {}),
+            )
+            self._tenants.pop(tenant, None)
+        self._track_transaction(tenants, before, after)
 
     def replace_text(
         self,
@@ -959,9 +925,11 @@ class EntityIndex:
             self.db.move_item(conn, row.seq, text_id)
             row = MemoryRow(row.seq, row.namespace, tenant, text_id)
         else:
+            lost = graph_rows.index_rows_of(conn, [row.text_id])
+            ends = derived_rows.relation_ends(conn, lost.evidence)
             graph_rows.delete_index_rows(conn, row.text_id)
             self.db.rewrite_text(conn, row.text_id, tenant, new.content)
-            self.forget(conn, {row.tenant, tenant})
+            self._recompute_lost(conn, {row.tenant, tenant}, {*lost.mentions, *ends}, lost.evidence)
         if index:
             self.index(conn, [(row.text_id, new)], relations=relations)
         return row
