@@ -934,6 +934,11 @@ class EntityIndex:
             self.index(conn, [(row.text_id, new)], relations=relations)
         return row
 
+    def names_in_text(self, conn: Connection, text_id: int) -> list[str]:
+        """The names of the entities a stored text mentions, in the order it names them."""
+        self._flush_deferred(conn)
+        return derived_rows.entity_names_of_text(conn, text_id)
+
     def _track_transaction(self, touched: set[str], before: int, after: int) -> None:
         """Keep views valid across this transaction's commit, or drop the ones it changed."""
 

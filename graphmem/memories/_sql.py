@@ -426,13 +426,19 @@ class SQLMemory(Memory):
             self._check_updated(changed)
             db.update_row(conn, row.seq, changed, self._importance_of(changed), author_key(changed))
             if changed.content != item.content or changed.user_id != item.user_id:
-                self._space.entity_index.replace_text(
+                row = self._space.entity_index.replace_text(
                     conn,
                     row,
                     changed,
                     index=self.index_entities,
                     relations=self.extract_relations,
                 )
+                if self.lists_entities and "entities" not in updates.get("metadata", {}):
+                    # The names the old text gave are forgotten with it.
+                    changed.metadata["entities"] = self._space.entity_index.names_in_text(
+                        conn, row.text_id
+                    )
+                    db.update_metadata(conn, row.seq, changed.metadata)
         return True
 
     def _check_updated(self, item: MemoryItem) -> None:

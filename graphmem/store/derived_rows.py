@@ -29,6 +29,7 @@ from .schema import aliases, entities, memories, mentions, relation_evidence, re
 
 __all__ = [
     "RelationTimes",
+    "entity_names_of_text",
     "recount_entities",
     "relation_ends",
     "recount_relations",
@@ -235,6 +236,18 @@ def relation_ends(conn: Connection, relation_ids: Collection[int]) -> set[int]:
         ):
             out.update((int(subject), int(obj)))
     return out
+
+
+def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
+    """The names of the entities a text mentions, in the order it first mentions them."""
+    rows = conn.execute(
+        select(entities.c.name, func.min(mentions.c.start).label("first"))
+        .join(entities, entities.c.id == mentions.c.entity_id)
+        .where(mentions.c.text_id == text_id)
+        .group_by(entities.c.id, entities.c.name)
+        .order_by("first", entities.c.id)
+    ).all()
+    return [str(name) for name, _ in rows]
 
 
 def write_validity(conn: Connection, intervals: Mapping[int, tuple[str | None, str | None]]) -> None:
