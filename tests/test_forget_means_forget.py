@@ -128,3 +128,17 @@ def test_no_byte_of_a_deleted_or_updated_text_stays_in_the_file_or_wal(tmp_path:
     assert reopened.search("zorblaxian") == []
     assert reopened.search("wibbleton") == []
     assert len(reopened.search("Dana")) == 2
+
+
+def test_unmerge_after_a_delete_that_pruned_an_entity(memory: EntityMemory) -> None:
+    first = memory.save("Robert Stone joined Initech.", timestamp=_at(1))
+    memory.save("Bob Stone met Dana Scott.", timestamp=_at(2))
+    merge_id = memory.merge_entities("Bob Stone", "Robert Stone")
+    memory.delete(first.memory_id)
+    assert memory.get_entity("Initech") is None
+    memory.unmerge(merge_id)  # raised IntegrityError: FOREIGN KEY constraint failed
+    assert memory.get_entity("Robert Stone") is None  # only the forgotten text named him
+    bob = memory.get_entity("Bob Stone")
+    assert bob is not None and (bob.mentions, bob.aliases) == (1, ("Bob Stone",))
+    assert memory.find(predicate="works_at") == []
+    assert memory.neighbors("Bob Stone") == {"Dana Scott": 1}

@@ -538,7 +538,9 @@ class EntityIndex:
             self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             snapshot = graph_rows.take_merge(conn, tenant, merge_id)
-            graph_rows.unmerge_entity_rows(conn, snapshot)
+            if graph_rows.unmerge_entity_rows(conn, snapshot):  # some rows were forgotten
+                both = {snapshot["kept_entity"]["id"], snapshot["merged_entity"]["id"]}
+                self._recompute_lost(conn, {tenant}, both, [])
             self._tenants.pop(tenant, None)
             self._track_transaction({tenant}, before, after)
 
@@ -883,9 +885,7 @@ class EntityIndex:
         what the rest derives again from the rows left (:func:`recompute_derived`), and drop
         the tenants' views (read again from the tables)."""
         before, after = self.db.bump_generation(conn)
-        gone_relations, gone_entities = graph_rows.prune_candidates(
-            conn, relation_ids, entity_ids
-        )
+        gone_relations, gone_entities = graph_rows.prune_candidates(conn, relation_ids, entity_ids)
         kept = entity_ids - gone_entities
         for tenant in sorted(tenants):
             recompute_derived(

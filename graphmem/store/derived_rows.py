@@ -250,7 +250,9 @@ def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
     return [str(name) for name, _ in rows]
 
 
-def write_validity(conn: Connection, intervals: Mapping[int, tuple[str | None, str | None]]) -> None:
+def write_validity(
+    conn: Connection, intervals: Mapping[int, tuple[str | None, str | None]]
+) -> None:
     """Store ``relation id -> (valid_from, valid_to)``."""
     for rid, (valid_from, valid_to) in sorted(intervals.items()):
         conn.execute(
