@@ -594,6 +594,16 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
 
+    def counts_by_tenant(self, conn: Connection, namespaces: Sequence[str]) -> dict[str, int]:
+        """Number of items in ``namespaces`` of each tenant that has some (capacity is per
+        tenant: one user's saves never evict another's)."""
+        stmt = (
+            select(_M.c.tenant, func.count())
+            .where(_M.c.namespace.in_(list(namespaces)))
+            .group_by(_M.c.tenant)
+        )
+        return {str(tenant): int(n) for tenant, n in conn.execute(stmt)}
+
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[MemoryRow]:
