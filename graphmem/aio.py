@@ -27,8 +27,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .cortex import CortexMemory
-from .errors import InvalidArgumentTypeError
+from .cortex import CortexMemory, task_results_list
+from .errors import InvalidArgumentTypeError, MemoryClosedError
 from .items import MemoryItem
 from .retrieval.context import ContextReport
 from .retrieval.search import Hit
@@ -111,6 +111,7 @@ class AsyncCortexMemory:
             for executor, given in ((self._writer, writer), (self._readers, readers))
             if given is None
         ]
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
@@ -127,7 +128,9 @@ class AsyncCortexMemory:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Wait for the calls under way, then stop the threads this memory started."""
+        """Wait for the calls under way, then stop the threads this memory started; a
+        later call raises :class:`~graphmem.errors.MemoryClosedError`."""
+        self._closed = True
         for executor in self._own:
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
 
@@ -142,12 +145,18 @@ class AsyncCortexMemory:
         await self.write(lambda m: warm_up())
 
     # ------------------------------------------------------------------ running calls
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemoryClosedError(f"{self!r} was closed (aclose); open a new one")
+
     async def read(self, call: Callable[[CortexMemory], T]) -> T:
         """``call(self.sync)`` in a reader thread (several at once)."""
+        self._check_open()
         return await asyncio.get_running_loop().run_in_executor(self._readers, call, self.sync)
 
     async def write(self, call: Callable[[CortexMemory], T]) -> T:
         """``call(self.sync)`` in the writer thread (one at a time, in order)."""
+        self._check_open()
         return await asyncio.get_running_loop().run_in_executor(self._writer, call, self.sync)
 
     # ------------------------------------------------------------------ saving
@@ -179,7 +188,7 @@ class AsyncCortexMemory:
         self, results: Iterable[Mapping[str, Any]], *, batch_size: int = 256
     ) -> list[str]:
         """See :meth:`CortexMemory.save_task_results`."""
-        records = list(results)
+        records = task_results_list(results)
         return await self.write(lambda m: m.save_task_results(records, batch_size=batch_size))
 
     async def save_agent_interaction(

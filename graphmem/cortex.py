@@ -48,7 +48,7 @@ from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
 from .store import Connection, graph_rows
 
-__all__ = ["CortexMemory", "PersistenceDisabledWarning"]
+__all__ = ["CortexMemory", "PersistenceDisabledWarning", "task_results_list"]
 
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
@@ -115,6 +115,16 @@ _TASK_FIELDS = (
 )
 #: Longest ``dedupe_key`` (its column holds 512 characters).
 _MAX_KEY_CHARS = 512
+
+
+def task_results_list(results: object) -> list[Any]:
+    """The records of :meth:`CortexMemory.save_task_results` as a list; anything but an
+    iterable of them (a number, None, a string, a single dict) is refused by name."""
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise InvalidArgumentTypeError(
+            f"results must be an iterable of dicts, got {type(results).__name__}"
+        )
+    return list(results)
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -410,7 +420,9 @@ class CortexMemory:
             >>> len(ids), len(memory.contextual)
             (1, 1)
         """
-        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(results)]
+        records = task_results_list(results)
+        batch_size = check_capacity(batch_size, "batch_size")
+        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(records)]
         bar = None
         if progress:
             from tqdm import tqdm

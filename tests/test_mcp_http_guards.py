@@ -109,9 +109,7 @@ def test_an_empty_tokens_file_is_refused_at_start(tmp_path: Path) -> None:
 def test_one_token_holder_cannot_take_every_session(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({ALICE: "alice", BOB: "bob"}), encoding="utf-8")
-    with _server(
-        tmp_path, "127.0.0.1", "--tokens", str(tokens), "--sessions-per-user", "3"
-    ) as url:
+    with _server(tmp_path, "127.0.0.1", "--tokens", str(tokens), "--sessions-per-user", "3") as url:
         alice = {"Authorization": f"Bearer {ALICE}"}
         opened = [_open_session(url, **alice).status_code for _ in range(5)]
         assert opened == [200, 200, 200, 503, 503]

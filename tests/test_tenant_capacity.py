@@ -44,5 +44,7 @@ def test_each_tenant_of_an_unbound_tier_has_the_whole_capacity() -> None:
         long.save(f"ann fact {n}", user_id="ann")
     for n in range(5):
         long.save(f"ben fact {n}", user_id="ben")
-    assert [c for c in _contents(long) if c.startswith("ann")] == [f"ann fact {n}" for n in range(3)]
+    assert [c for c in _contents(long) if c.startswith("ann")] == [
+        f"ann fact {n}" for n in range(3)
+    ]
     assert len([c for c in _contents(long) if c.startswith("ben")]) <= 3

@@ -48,6 +48,8 @@ from ..extract.entity_patterns import (
     PatternSource,
     check_entity_label,
     read_entity_patterns,
+    try_entity_patterns,
+    usable_patterns,
 )
 from ..extract.entity_types import place_kind
 from ..extract.extractor import Extractor, checked_extractions
@@ -558,6 +560,7 @@ class EntityIndex:
             EntityPatternsError: a pattern is malformed (nothing is declared).
         """
         checked = read_entity_patterns(patterns)
+        try_entity_patterns(checked, self.analyzer.nlp.make_doc)  # built and run before stored
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
@@ -585,6 +588,35 @@ class EntityIndex:
             self._tenants.clear()  # views are rebuilt with the new labels
             self._track_transaction(touched, before, after)
             return len(fresh)
+
+    def undeclare(self, label: str, pattern: str | list[Any] | None = None) -> int:
+        """Remove declared patterns: every one of ``label``, or only the one whose
+        ``pattern`` is this phrase or token list; returns how many went. Names they labelled
+        keep their label until their texts are analysed again.
+
+        Raises:
+            InvalidArgumentTypeError: ``label`` is not a string.
+        """
+        if not isinstance(label, str):
+            raise InvalidArgumentTypeError(f"label must be a str, got {type(label).__name__}")
+        with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
+            stored = list(graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or [])
+            kept = [
+                p
+                for p in stored
+                if not (
+                    p.get("label") == label and (pattern is None or p.get("pattern") == pattern)
+                )
+            ]
+            if len(kept) == len(stored):
+                return 0
+            before, after = self.db.bump_generation(conn)
+            graph_rows.write_setting(conn, graph_rows.DECLARED_PATTERNS_KEY, kept)
+            self._read_declarations(conn)
+            self._tenants.clear()
+            self._track_transaction(set(), before, after)
+            return len(stored) - len(kept)
 
     def declared_patterns(self) -> list[dict[str, Any]]:
         """The entity-ruler patterns declared in this database, oldest first."""
@@ -636,7 +668,11 @@ class EntityIndex:
         patterns = graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or []
         if patterns != self._declared_patterns or self._declared is None:
             self._declared_patterns = patterns
-            self._declared = DeclaredNames(patterns, lambda text: self.analyzer.nlp.make_doc(text))
+
+            def make_doc(text: str) -> Doc:  # the pipeline loads when a pattern needs it
+                return self.analyzer.nlp.make_doc(text)
+
+            self._declared = DeclaredNames(usable_patterns(patterns, make_doc), make_doc)
         self._relabelled = graph_rows.read_setting(conn, graph_rows.RELABELLED_KEY) or {}
 
     def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
