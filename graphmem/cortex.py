@@ -46,7 +46,7 @@ from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
-from .store import Connection, graph_rows
+from .store import Connection, MemoryRow, graph_rows
 
 __all__ = ["CortexMemory", "PersistenceDisabledWarning", "task_results_list"]
 
@@ -847,9 +847,7 @@ class CortexMemory:
         # The task metadata as given: the short-term line keeps it as it is; the other tiers
         # add keys of their own.
         lines = [i for r, i in rows if r.namespace == line]
-        metadata = dict(lines[0].metadata if lines else item.metadata)
-        for added in () if lines else _TIER_METADATA:
-            metadata.pop(added, None)
+        metadata = dict(lines[0].metadata) if lines else self._given_metadata(texts)
         metadata.pop("task", None)
         metadata.pop("agent_role", None)
         importances = [
@@ -867,6 +865,25 @@ class CortexMemory:
             "timestamp": item.timestamp,
             "dedupe_key": row.dedupe_key,
         }
+
+    def _given_metadata(self, items: list[tuple[MemoryRow, MemoryItem]]) -> dict[str, Any]:
+        """The task metadata as the caller gave it, from the tier items of one result: each
+        key from an item of a tier that adds no key of that name (the caller's own
+        ``entities`` from the long-term item, its ``importance`` from the entity item)."""
+        adds: dict[str, set[str]] = {}
+        if self.entity_memory is not None:
+            adds[self.entity_memory.namespace] = {"entities"}
+        if self.long_term is not None:
+            adds[self.long_term.namespace] = {"importance"}
+        for tier in (self.contextual.short_term, self.contextual.long_term):
+            adds[tier.namespace] = {"context", "importance", "promoted", "source"}
+        metadata: dict[str, Any] = {}
+        for row, item in items:
+            added = adds.get(row.namespace, set(_TIER_METADATA))
+            for key, value in item.metadata.items():
+                if key not in added:
+                    metadata.setdefault(key, value)
+        return metadata
 
     # ------------------------------------------------------------------ context
     def search(

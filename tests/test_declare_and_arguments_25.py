@@ -162,3 +162,18 @@ def test_calls_after_aclose_are_named() -> None:
         assert issubclass(MemoryClosedError, GraphmemError)
 
     asyncio.run(main())
+
+
+def test_update_keeps_the_callers_own_metadata_keys_after_the_line_is_evicted() -> None:
+    memory = CortexMemory(short_term_capacity=1)
+    given = {"source": "crm", "context": "q3", "entities": ["mine"], "importance": "high"}
+    given |= {"promoted": "no", "ticket": 7}
+    hire = memory.save_task_result(
+        "Record", "Maya Lindqvist joined Lumen Robotics.", "HR", importance=0.9, task_metadata=given
+    )
+    memory.save_task_result("Other", "Tom Becker left.", "HR")  # evicts hire's short-term line
+    memory.update(hire, result="Maya Lindqvist joined Harbor Bank.")
+    with memory._space.database.read() as conn:
+        stored = memory._stored_task(conn, hire)
+    assert stored["result"] == "Maya Lindqvist joined Harbor Bank."
+    assert stored["task_metadata"] == given  # five of its keys were dropped
