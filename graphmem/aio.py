@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -64,6 +65,15 @@ def warm_up() -> None:
     )
     gc.collect()
     gc.freeze()
+
+
+class _Cancelled(Exception):
+    """Rolls back a write whose caller was cancelled (never seen by callers)."""
+
+
+def _roll_back_if(cancelled: threading.Event) -> None:
+    if cancelled.is_set():
+        raise _Cancelled
 
 
 class AsyncCortexMemory:
@@ -155,9 +165,29 @@ class AsyncCortexMemory:
         return await asyncio.get_running_loop().run_in_executor(self._readers, call, self.sync)
 
     async def write(self, call: Callable[[CortexMemory], T]) -> T:
-        """``call(self.sync)`` in the writer thread (one at a time, in order)."""
+        """``call(self.sync)`` in the writer thread (one at a time, in order), in one
+        transaction. Cancelled (``asyncio.wait_for`` timing out, a task cancelled), the call
+        is rolled back unless it had committed already: a caller that got no id finds its
+        save stored only if it was acknowledged in the same instant (save with a
+        ``dedupe_key`` to find it again: saving it once more returns the stored id)."""
         self._check_open()
-        return await asyncio.get_running_loop().run_in_executor(self._writer, call, self.sync)
+        cancelled = threading.Event()
+        database = self.sync._space.database
+
+        def guarded(memory: CortexMemory) -> T:
+            if cancelled.is_set():
+                raise _Cancelled
+            with database.write():
+                database.before_commit(lambda: _roll_back_if(cancelled))
+                return call(memory)
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._writer, guarded, self.sync
+            )
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     # ------------------------------------------------------------------ saving
     async def save_task_result(

@@ -177,3 +177,27 @@ def test_update_keeps_the_callers_own_metadata_keys_after_the_line_is_evicted() 
         stored = memory._stored_task(conn, hire)
     assert stored["result"] == "Maya Lindqvist joined Harbor Bank."
     assert stored["task_metadata"] == given  # five of its keys were dropped
+
+
+def test_a_save_cancelled_by_wait_for_is_rolled_back(tmp_path: Path) -> None:
+    async def main() -> tuple[set[str], set[str]]:
+        async with AsyncCortexMemory(
+            persistence_path=None, storage=SQLiteStorage(tmp_path / "c.db")
+        ) as memory:
+            await memory.warm_up()
+            acknowledged: set[str] = set()
+            for n in range(10):
+                text = f"Result {n}: Maya Lindqvist met Tom Becker of Lumen Robotics in Oslo."
+                try:
+                    await asyncio.wait_for(
+                        memory.save_task_result(f"Task {n}", text, "QA"), timeout=0.005
+                    )
+                    acknowledged.add(text)
+                except TimeoutError:
+                    pass
+            await memory.write(lambda m: None)  # the writer is done with every call
+            stored = {i.content for i in await memory.read(lambda m: m.contextual._all_items())}
+            return acknowledged, stored
+
+    acknowledged, stored = asyncio.run(main())
+    assert stored == acknowledged  # 7 of 10 timed-out saves were stored

@@ -302,6 +302,15 @@ class Database:
         else:
             tx.on_commit.append(callback)
 
+    def before_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the current write transaction is about to commit; if it
+        raises, the transaction rolls back instead (now if none is open)."""
+        tx = getattr(self._local, "tx", None)
+        if tx is None:
+            callback()
+        else:
+            tx.before_commit.append(callback)
+
     def after_rollback(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` if the current write transaction rolls back."""
         tx = getattr(self._local, "tx", None)
