@@ -31,6 +31,7 @@ from .normalize import (
     canonical_key,
     is_acronym,
     is_valid_entity_text,
+    name_text,
 )
 
 __all__ = [
@@ -102,6 +103,12 @@ class Mention:
     sent_start: int
     sent_end: int
     span: Span
+
+    def __post_init__(self) -> None:
+        cleaned = name_text(self.surface)  # the one rule for names (control characters)
+        if cleaned != self.surface:
+            object.__setattr__(self, "surface", cleaned)
+            object.__setattr__(self, "key", canonical_key(cleaned) or self.key)
 
 
 def relation_spans(

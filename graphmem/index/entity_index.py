@@ -61,6 +61,7 @@ from ..extract.normalize import (
     label_kind,
     may_be_one_entity,
     may_shorten,
+    name_text,
     why_not_one_entity,
 )
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
@@ -428,23 +429,22 @@ class EntityIndex:
             before, after, state = self._writable_state(conn, tenant)
             self._pending = _PendingWrites()
             keys = []
-            for name, label in zip((subject, obj), checked, strict=True):
+            for given, label in zip((subject, obj), checked, strict=True):
+                name = name_text(given)
                 key = self._resolve_named(state.graph, name, label)
                 if key is None:
                     key = canonical_key(name)
                     label = label or UNKNOWN_LABEL
-                    entity_id = graph_rows.insert_entity(
-                        conn, tenant, key, name.strip(), label, seen
-                    )
+                    entity_id = graph_rows.insert_entity(conn, tenant, key, name, label, seen)
                     state.graph.add_entity(
                         key,
-                        name=name.strip(),
+                        name=name,
                         label=label,
                         first_seen=seen,
                         last_seen=seen,
                         entity_id=entity_id,
                     )
-                    state.matcher.add(name.strip(), label)
+                    state.matcher.add(name, label)
                 keys.append(key)
             self._link(
                 conn,
