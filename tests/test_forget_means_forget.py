@@ -142,3 +142,27 @@ def test_unmerge_after_a_delete_that_pruned_an_entity(memory: EntityMemory) -> N
     assert bob is not None and (bob.mentions, bob.aliases) == (1, ("Bob Stone",))
     assert memory.find(predicate="works_at") == []
     assert memory.neighbors("Bob Stone") == {"Dana Scott": 1}
+
+
+def test_no_row_of_any_table_holds_a_forgotten_word(storage_url: str) -> None:
+    """On each backend: after a delete and an update, no row (of any graphmem table, the
+    merge log and settings included) holds a word only the forgotten texts had, and the
+    full-text index finds none of them."""
+    from graphmem.store import schema
+
+    storage = SQLiteStorage(storage_url)
+    memory = EntityMemory(storage=storage)
+    memory.save("Dana Scott works at Northwind.")
+    gone = memory.save("Zorblaxian quuxified the Frobnitzer at Snorkelwick.")
+    changed = memory.save("Dana Scott met Wibbleton Plonk in Quarzazate.")
+    memory.merge_entities("Dana Scott", "Wibbleton Plonk")
+    memory.delete(gone.memory_id)
+    memory.update(changed.memory_id, {"content": "Dana Scott met nobody."})
+    with storage.database.read() as conn:
+        for table in schema.metadata_obj.sorted_tables:
+            for row in conn.execute(table.select()):
+                text = repr(tuple(row)).lower()
+                assert not [w for w in WORDS if w in text], (table.name, row)
+    for word in WORDS:
+        assert memory.search(word) == []
+    storage.close()

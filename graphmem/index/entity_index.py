@@ -933,6 +933,7 @@ class EntityIndex:
                 preferred=is_declared_label,
                 pinned=self._relabelled.get(tenant, {}),
             )
+            derived_rows.forget_merges(conn, tenant)
             self._tenants.pop(tenant, None)
         self._track_transaction(tenants, before, after)
 

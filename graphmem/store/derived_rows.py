@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,11 +26,12 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from .graph_rows import add_alias, pick_label
-from .schema import aliases, entities, memories, mentions, relation_evidence, relations
+from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
 
 __all__ = [
     "RelationTimes",
     "entity_names_of_text",
+    "forget_merges",
     "recount_entities",
     "relation_ends",
     "recount_relations",
@@ -248,6 +250,37 @@ def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
         .order_by("first", entities.c.id)
     ).all()
     return [str(name) for name, _ in rows]
+
+
+def forget_merges(conn: Connection, tenant: str) -> int:
+    """Delete the merge-log rows of ``tenant`` that only keep what was forgotten: an undone
+    merge (its snapshot is history nothing reads), and a pending one none of whose moved
+    mentions and evidence rows is left (undoing it would restore nothing). Their snapshots
+    hold names and times of the texts they touched. Returns how many went."""
+    gone: list[int] = []
+    for merge_id, snapshot, undone_at in conn.execute(
+        select(merges.c.id, merges.c.snapshot, merges.c.undone_at).where(merges.c.tenant == tenant)
+    ):
+        if undone_at is not None:
+            gone.append(int(merge_id))
+            continue
+        moved = json.loads(snapshot)
+        mention_ids = [int(i) for i in moved.get("mentions", ())]
+        evidence_ids = [int(e["id"]) for e in moved.get("evidence", ())]
+        left = (
+            mention_ids
+            and conn.execute(select(mentions.c.id).where(mentions.c.id.in_(mention_ids))).first()
+        ) or (
+            evidence_ids
+            and conn.execute(
+                select(relation_evidence.c.id).where(relation_evidence.c.id.in_(evidence_ids))
+            ).first()
+        )
+        if not left:
+            gone.append(int(merge_id))
+    if gone:
+        conn.execute(delete(merges).where(merges.c.id.in_(gone)))
+    return len(gone)
 
 
 def write_validity(
