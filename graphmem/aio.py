@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .cortex import CortexMemory
-from .errors import InvalidArgumentTypeError
+from .cortex import CortexMemory, task_results_list
+from .errors import InvalidArgumentTypeError, MemoryClosedError
 from .items import MemoryItem
 from .retrieval.context import ContextReport
 from .retrieval.search import Hit
@@ -64,6 +65,15 @@ def warm_up() -> None:
     )
     gc.collect()
     gc.freeze()
+
+
+class _Cancelled(Exception):
+    """Rolls back a write whose caller was cancelled (never seen by callers)."""
+
+
+def _roll_back_if(cancelled: threading.Event) -> None:
+    if cancelled.is_set():
+        raise _Cancelled
 
 
 class AsyncCortexMemory:
@@ -111,6 +121,7 @@ class AsyncCortexMemory:
             for executor, given in ((self._writer, writer), (self._readers, readers))
             if given is None
         ]
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
@@ -127,7 +138,9 @@ class AsyncCortexMemory:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Wait for the calls under way, then stop the threads this memory started."""
+        """Wait for the calls under way, then stop the threads this memory started; a
+        later call raises :class:`~graphmem.errors.MemoryClosedError`."""
+        self._closed = True
         for executor in self._own:
             await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
 
@@ -142,13 +155,39 @@ class AsyncCortexMemory:
         await self.write(lambda m: warm_up())
 
     # ------------------------------------------------------------------ running calls
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemoryClosedError(f"{self!r} was closed (aclose); open a new one")
+
     async def read(self, call: Callable[[CortexMemory], T]) -> T:
         """``call(self.sync)`` in a reader thread (several at once)."""
+        self._check_open()
         return await asyncio.get_running_loop().run_in_executor(self._readers, call, self.sync)
 
     async def write(self, call: Callable[[CortexMemory], T]) -> T:
-        """``call(self.sync)`` in the writer thread (one at a time, in order)."""
-        return await asyncio.get_running_loop().run_in_executor(self._writer, call, self.sync)
+        """``call(self.sync)`` in the writer thread (one at a time, in order), in one
+        transaction. Cancelled (``asyncio.wait_for`` timing out, a task cancelled), the call
+        is rolled back unless it had committed already: a caller that got no id finds its
+        save stored only if it was acknowledged in the same instant (save with a
+        ``dedupe_key`` to find it again: saving it once more returns the stored id)."""
+        self._check_open()
+        cancelled = threading.Event()
+        database = self.sync._space.database
+
+        def guarded(memory: CortexMemory) -> T:
+            if cancelled.is_set():
+                raise _Cancelled
+            with database.write():
+                database.before_commit(lambda: _roll_back_if(cancelled))
+                return call(memory)
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._writer, guarded, self.sync
+            )
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     # ------------------------------------------------------------------ saving
     async def save_task_result(
@@ -179,7 +218,7 @@ class AsyncCortexMemory:
         self, results: Iterable[Mapping[str, Any]], *, batch_size: int = 256
     ) -> list[str]:
         """See :meth:`CortexMemory.save_task_results`."""
-        records = list(results)
+        records = task_results_list(results)
         return await self.write(lambda m: m.save_task_results(records, batch_size=batch_size))
 
     async def save_agent_interaction(

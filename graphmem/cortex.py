@@ -46,9 +46,9 @@ from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
-from .store import Connection, graph_rows
+from .store import Connection, MemoryRow, graph_rows
 
-__all__ = ["CortexMemory", "PersistenceDisabledWarning"]
+__all__ = ["CortexMemory", "PersistenceDisabledWarning", "task_results_list"]
 
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
@@ -115,6 +115,16 @@ _TASK_FIELDS = (
 )
 #: Longest ``dedupe_key`` (its column holds 512 characters).
 _MAX_KEY_CHARS = 512
+
+
+def task_results_list(results: object) -> list[Any]:
+    """The records of :meth:`CortexMemory.save_task_results` as a list; anything but an
+    iterable of them (a number, None, a string, a single dict) is refused by name."""
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise InvalidArgumentTypeError(
+            f"results must be an iterable of dicts, got {type(results).__name__}"
+        )
+    return list(results)
 
 
 def _task_record(record: object, where: str = "") -> _TaskRecord:
@@ -412,7 +422,9 @@ class CortexMemory:
             >>> len(ids), len(memory.contextual)
             (1, 1)
         """
-        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(results)]
+        records = task_results_list(results)
+        batch_size = check_capacity(batch_size, "batch_size")
+        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(records)]
         bar = None
         if progress:
             from tqdm import tqdm
@@ -837,9 +849,7 @@ class CortexMemory:
         # The task metadata as given: the short-term line keeps it as it is; the other tiers
         # add keys of their own.
         lines = [i for r, i in rows if r.namespace == line]
-        metadata = dict(lines[0].metadata if lines else item.metadata)
-        for added in () if lines else _TIER_METADATA:
-            metadata.pop(added, None)
+        metadata = dict(lines[0].metadata) if lines else self._given_metadata(texts)
         metadata.pop("task", None)
         metadata.pop("agent_role", None)
         importances = [
@@ -857,6 +867,25 @@ class CortexMemory:
             "timestamp": item.timestamp,
             "dedupe_key": row.dedupe_key,
         }
+
+    def _given_metadata(self, items: list[tuple[MemoryRow, MemoryItem]]) -> dict[str, Any]:
+        """The task metadata as the caller gave it, from the tier items of one result: each
+        key from an item of a tier that adds no key of that name (the caller's own
+        ``entities`` from the long-term item, its ``importance`` from the entity item)."""
+        adds: dict[str, set[str]] = {}
+        if self.entity_memory is not None:
+            adds[self.entity_memory.namespace] = {"entities"}
+        if self.long_term is not None:
+            adds[self.long_term.namespace] = {"importance"}
+        for tier in (self.contextual.short_term, self.contextual.long_term):
+            adds[tier.namespace] = {"context", "importance", "promoted", "source"}
+        metadata: dict[str, Any] = {}
+        for row, item in items:
+            added = adds.get(row.namespace, set(_TIER_METADATA))
+            for key, value in item.metadata.items():
+                if key not in added:
+                    metadata.setdefault(key, value)
+        return metadata
 
     # ------------------------------------------------------------------ context
     def search(

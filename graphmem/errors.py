@@ -20,6 +20,7 @@ __all__ = [
     "GraphmemError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
+    "MemoryClosedError",
     "MemoryNotFound",
     "SchemaVersionError",
     "StorageFullError",
@@ -68,3 +69,7 @@ class MemoryNotFound(GraphmemError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class MemoryClosedError(GraphmemError, RuntimeError):
+    """A call reached a memory that was closed (``AsyncCortexMemory.aclose``)."""

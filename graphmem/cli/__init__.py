@@ -52,6 +52,7 @@ from .commands import (
     cmd_relations,
     cmd_search,
     cmd_stats,
+    cmd_undeclare,
     cmd_viz,
     default_db_path,
 )
@@ -147,6 +148,14 @@ COMMANDS: tuple[Command, ...] = (
   graphmem declare types.jsonl      # lines like {"label": "PROJECT", "pattern": "Atlas"}
   graphmem declare                  # list what is declared
   graphmem declare --json""",
+    ),
+    Command(
+        "undeclare",
+        cmd_undeclare,
+        "remove declared entity types: every pattern of a label, or one",
+        """examples:
+  graphmem undeclare PROJECT                 # every PROJECT pattern
+  graphmem undeclare PROJECT --pattern '"Atlas"'""",
     ),
     Command(
         "relabel",
@@ -350,6 +359,14 @@ def build_parser() -> argparse.ArgumentParser:
         "file", metavar="FILE", nargs="?", help="JSONL patterns; without it: list the declared"
     )
     p.add_argument("--json", action="store_true", help="print JSON (when listing)")
+
+    p = parsers["undeclare"]
+    p.add_argument("label", metavar="LABEL", type=_non_blank, help="the declared label")
+    p.add_argument(
+        "--pattern",
+        metavar="JSON",
+        help="only the pattern that is this JSON phrase or token list ('\"Atlas\"')",
+    )
 
     p = parsers["relabel"]
     p.add_argument("name", metavar="NAME", type=_non_blank, help="an entity name or alias")

@@ -300,7 +300,7 @@ def cmd_declare(args: argparse.Namespace) -> int:
             print(f"{pattern['label']:<12} {json.dumps(pattern['pattern'], ensure_ascii=False)}")
         return 0
     source = Path(args.file)
-    if not source.is_file():
+    if not source.exists():
         raise InvalidArgumentError(f"{args.file}: no such file")
     storage = _open(path)
     try:
@@ -310,6 +310,24 @@ def cmd_declare(args: argparse.Namespace) -> int:
     print(f"Declared {added} new pattern{'s' * (added != 1)} in {path}.")
     if added:
         print(_REANALYSE_HINT)
+    return 0
+
+
+def cmd_undeclare(args: argparse.Namespace) -> int:
+    pattern = None
+    if args.pattern is not None:
+        try:
+            pattern = json.loads(args.pattern)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--pattern is not JSON ({exc.msg})") from None
+        if not isinstance(pattern, str | list):
+            raise UsageError("--pattern must be a JSON string (a phrase) or list (tokens)")
+    storage = _open_existing(args)
+    try:
+        removed = _entity_memory(storage, None).undeclare_entities(args.label, pattern)
+    finally:
+        storage.close()
+    print(f"Removed {removed} pattern{'s' * (removed != 1)} of {args.label}.")
     return 0
 
 

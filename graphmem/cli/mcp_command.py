@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
 
-from ..mcp.defaults import DEFAULT_PORT, TOKEN_ENV
+from ..mcp.defaults import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_PORT,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SESSIONS_PER_USER,
+    TOKEN_ENV,
+)
 from .commands import UsageError, _db_path, _open
 
 __all__ = ["add_mcp_arguments", "cmd_mcp"]
@@ -44,11 +49,31 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
         help=f'HTTP bearer tokens, a JSON object {{"token": "user id"}}; ${TOKEN_ENV} adds '
         "one token for --user",
     )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=None,
+        help=f"HTTP sessions open at once, all users (default: {DEFAULT_MAX_SESSIONS})",
+    )
+    p.add_argument(
+        "--sessions-per-user",
+        type=int,
+        default=None,
+        help=f"HTTP sessions one user (token) may hold open (default: {DEFAULT_SESSIONS_PER_USER})",
+    )
+    p.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"close an HTTP session unused this long (default: {DEFAULT_SESSION_IDLE_TIMEOUT:g})",
+    )
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from ..aio import warm_up
+        from ..mcp.http import is_loopback, serve_http
         from ..mcp.server import build_server
         from ..mcp.tokens import TokenMap
     except ModuleNotFoundError as exc:
@@ -62,13 +87,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError("--tokens applies to --transport http (stdio has no tokens)")
     if tokens is not None and not len(tokens):
         tokens = None
-    if http and tokens is None and not _is_loopback(args.host):
+    if http and tokens is None and not is_loopback(args.host):
         raise UsageError(
             f"--host {args.host} without a token would open this memory to the network: "
             f"give --tokens FILE or set {TOKEN_ENV}"
         )
     if not 0 < args.port < 65536:
         raise UsageError(f"--port must be in 1..65535, got {args.port}")
+    limits = _session_limits(args)
     path = _db_path(args)
     storage = _open(path)
     url = f"http://{args.host}:{args.port}"
@@ -78,7 +104,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
             sys.stderr.write(f"graphmem MCP server: {url}/mcp ({path}, {guarded})\n")
-            server.run("streamable-http", host=args.host, port=args.port)
+            serve_http(server, args.host, args.port, **limits)
         else:
             server.run("stdio")
     finally:
@@ -86,10 +112,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _session_limits(args: argparse.Namespace) -> dict[str, float]:
+    """The session options given, checked (each must be positive)."""
+    limits: dict[str, float] = {}
+    for option, name in (
+        ("max_sessions", "max_sessions"),
+        ("sessions_per_user", "sessions_per_user"),
+        ("session_idle_timeout", "idle_timeout"),
+    ):
+        value = getattr(args, option)
+        if value is None:
+            continue
+        if not value > 0 or value != value or value == float("inf"):
+            raise UsageError(f"--{option.replace('_', '-')} must be a positive number, got {value}")
+        limits[name] = value
+    return limits

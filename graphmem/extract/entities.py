@@ -39,6 +39,7 @@ from .normalize import (
     canonical_key,
     is_acronym,
     is_valid_entity_text,
+    name_text,
 )
 
 __all__ = [
@@ -120,6 +121,12 @@ class Mention:
     #: What gave the label (:data:`~graphmem.extract.entity_types.LABEL_SOURCES`): how much
     #: this mention counts in its entity's type vote.
     source: str = "model"
+
+    def __post_init__(self) -> None:
+        cleaned = name_text(self.surface)  # the one rule for names (control characters)
+        if cleaned != self.surface:
+            object.__setattr__(self, "surface", cleaned)
+            object.__setattr__(self, "key", canonical_key(cleaned) or self.key)
 
 
 def relation_spans(

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import re._parser as regex_parser  # the stdlib's own parse of a regex (Python >= 3.11)
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,9 @@ __all__ = [
     "check_entity_label",
     "load_entity_patterns",
     "read_entity_patterns",
+    "read_patterns_file",
+    "try_entity_patterns",
+    "usable_patterns",
     "validate_entity_patterns",
 ]
 
@@ -94,7 +99,7 @@ def load_entity_patterns(source: Path | str | Sequence[str]) -> list[dict[str, A
     """
     if isinstance(source, str | Path):
         name = str(source)
-        lines = Path(source).read_text(encoding="utf-8").splitlines()
+        lines = read_patterns_file(Path(source))
     else:
         name, lines = "patterns", list(source)
     out: list[dict[str, Any]] = []
@@ -109,6 +114,23 @@ def load_entity_patterns(source: Path | str | Sequence[str]) -> list[dict[str, A
             raise EntityPatternsError(f"{where}: not JSON ({exc.msg})") from None
         out.append(_checked(raw, where))
     return out
+
+
+def read_patterns_file(path: Path) -> list[str]:
+    """The lines of a patterns file.
+
+    Raises:
+        EntityPatternsError: the path is a directory, or the file is not UTF-8 text.
+        FileNotFoundError: the file does not exist.
+    """
+    if path.is_dir():
+        raise EntityPatternsError(f"{path}: is a directory, not a patterns file")
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise EntityPatternsError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
 
 
 def read_entity_patterns(source: PatternSource) -> list[dict[str, Any]]:
@@ -245,4 +267,125 @@ def _checked(raw: Any, where: str) -> dict[str, Any]:
     pattern_id = raw.get("id", DECLARED_ID)
     if not isinstance(pattern_id, str) or not pattern_id:
         raise EntityPatternsError(f"{where}: 'id' must be a non-empty string")
+    _check_values(pattern, where)
+    _check_values(pattern_id, where)
     return {"label": label, "pattern": pattern, "id": pattern_id}
+
+
+def _check_values(value: Any, where: str) -> None:
+    """Every string of a pattern is Unicode text, and every ``REGEX`` value compiles and
+    runs in time linear in the token (no nested repeats such as ``(a+)+``: spaCy runs it on
+    every token of every save)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EntityPatternsError(f"{where}: the pattern is not valid Unicode text") from None
+    elif isinstance(value, Mapping):
+        for key, inner in value.items():
+            _check_values(key, where)
+            _check_values(inner, where)
+            if key == "REGEX":
+                _check_regex(inner, where)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            _check_values(inner, where)
+
+
+def _check_regex(expression: Any, where: str) -> None:
+    if not isinstance(expression, str):
+        raise EntityPatternsError(f"{where}: a REGEX must be a string, got {expression!r}")
+    try:
+        parsed = regex_parser.parse(expression)
+    except re.error as exc:
+        raise EntityPatternsError(
+            f"{where}: REGEX {expression!r} does not compile ({exc})"
+        ) from None
+    except RecursionError:
+        raise EntityPatternsError(f"{where}: REGEX {expression!r} nests too deeply") from None
+    if _nested_repeat(parsed.data if hasattr(parsed, "data") else list(parsed), False):
+        raise EntityPatternsError(
+            f"{where}: REGEX {expression!r} repeats a repeat (as in (a+)+), which can take "
+            "exponential time on one token; write it without the nested repeat"
+        )
+
+
+_REPEATS = {regex_parser.MAX_REPEAT, regex_parser.MIN_REPEAT}
+
+
+def _nested_repeat(items: Any, inside: bool) -> bool:
+    """Whether a parsed regex holds an unbounded or many-times repeat inside another."""
+    for op, av in items:
+        if op in _REPEATS:
+            low, high, sub = av
+            many = high is regex_parser.MAXREPEAT or high > 1
+            if many and inside:
+                return True
+            if _nested_repeat(sub, inside or many):
+                return True
+        elif op is regex_parser.SUBPATTERN:
+            if _nested_repeat(av[-1], inside):
+                return True
+        elif op is regex_parser.BRANCH:
+            if any(_nested_repeat(branch, inside) for branch in av[1]):
+                return True
+        elif op in (regex_parser.ATOMIC_GROUP, regex_parser.ASSERT, regex_parser.ASSERT_NOT):
+            sub = av if op is regex_parser.ATOMIC_GROUP else av[1]
+            if _nested_repeat(sub, inside):
+                return True
+    return False
+
+
+def usable_patterns(
+    patterns: Sequence[Mapping[str, Any]], make_doc: Callable[[str], Doc]
+) -> list[dict[str, Any]]:
+    """The stored patterns spaCy can use; one it cannot (stored by a graphmem that did not
+    try patterns first) is left out with a warning naming it, so that it fails no save
+    (remove it with ``undeclare``)."""
+    out: list[dict[str, Any]] = []
+    for pattern in patterns:
+        try:
+            checked = _checked(pattern, "a declared pattern")
+            try_entity_patterns([checked], make_doc)
+        except EntityPatternsError as exc:
+            warnings.warn(
+                f"declared pattern {json.dumps(pattern, ensure_ascii=True)[:200]} is not used: "
+                f"{exc} (remove it: graphmem undeclare {pattern.get('label')})",
+                stacklevel=2,
+            )
+            continue
+        out.append(checked)
+    return out
+
+
+#: A text declared patterns are tried on before they are stored.
+_PROBE_TEXT = "Probe: Alice Johnson met the Platform team at Acme Corp in Berlin on 3 May."
+
+
+def try_entity_patterns(
+    patterns: Sequence[Mapping[str, Any]], make_doc: Callable[[str], Doc]
+) -> None:
+    """Build each pattern's spaCy matcher and run it on a probe text, so that a pattern spaCy
+    cannot use (an operator such as ``{2,1}``, an unregistered ``_`` attribute) is refused
+    before it is stored instead of failing every later save.
+
+    Raises:
+        EntityPatternsError: naming the first pattern spaCy refused and why.
+
+    Example:
+        >>> import spacy
+        >>> try_entity_patterns([{"label": "T", "pattern": [{"_": {"nope": 1}}], "id": "x"}],
+        ...                     spacy.blank("en").make_doc)
+        Traceback (most recent call last):
+        ...
+        graphmem.extract.entity_patterns.EntityPatternsError: patterns[0] (T): spaCy cannot use it (...)
+    """
+    for position, pattern in enumerate(patterns):
+        try:
+            DeclaredNames([pattern], make_doc).spans(make_doc(_PROBE_TEXT))
+        except Exception as exc:  # noqa: BLE001 - whatever spaCy raises, the pattern is refused
+            reason = " ".join(str(exc).split())[:200]
+            raise EntityPatternsError(
+                f"patterns[{position}] ({pattern.get('label')}): spaCy cannot use it "
+                f"({type(exc).__name__}: {reason})"
+            ) from None

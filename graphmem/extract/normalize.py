@@ -29,6 +29,7 @@ from functools import lru_cache
 from .._assets import asset_path
 
 __all__ = [
+    "name_text",
     "CORPORATE_SUFFIXES",
     "MODEL_LABELS",
     "PLACE_LABELS",
@@ -100,6 +101,25 @@ _JOINING_MARKS = re.compile(r"[.']")  # "U.S." -> "us", "O'Brien" -> "obrien"
 _LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
 _NON_WORD = re.compile(r"[^\w]+|_+")
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)|^[^\s@]+@[^\s@]+\.[^\s@]+$", re.IGNORECASE)
+
+
+#: Characters no name keeps: controls (C0 and C1, tab and line breaks included), surrogates
+#: and the noncharacters U+FFFE/U+FFFF (XML, so GraphML and GEXF, cannot hold most of them).
+_NOT_IN_NAMES = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def name_text(surface: str) -> str:
+    """The one rule for a name where it enters the graph (extracted, given with a save, named
+    in ``add_relation``): each control character, surrogate or noncharacter becomes a space,
+    and runs of spaces one; the ends are stripped.
+
+    Example:
+        >>> name_text("Acme\x0bCorp\uffff ")
+        'Acme Corp'
+    """
+    if _NOT_IN_NAMES.search(surface) is None and "  " not in surface:
+        return surface.strip()
+    return " ".join(_NOT_IN_NAMES.sub(" ", surface).split())
 
 
 def _fold(surface: str) -> str:

@@ -48,6 +48,8 @@ from ..extract.entity_patterns import (
     PatternSource,
     check_entity_label,
     read_entity_patterns,
+    try_entity_patterns,
+    usable_patterns,
 )
 from ..extract.entity_types import label_weight, place_kind
 from ..extract.extractor import Extractor, checked_extractions
@@ -58,14 +60,16 @@ from ..extract.normalize import (
     canonical_key,
     may_be_one_entity,
     may_shorten,
+    name_text,
     why_not_one_entity,
 )
 from ..extract.pipeline import Analyzer, get_analyzer, named_analyzer
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import CO_OCCURS, Edge, KnowledgeGraph
 from ..items import MemoryItem, event_stamp, utc_now
-from ..store import Connection, graph_rows
+from ..store import Connection, derived_rows, graph_rows
 from ..store.database import Database, MemoryRow
+from .recompute import recompute_derived
 from .sql_graph import SQLGraph
 
 if TYPE_CHECKING:
@@ -419,23 +423,22 @@ class EntityIndex:
             before, after, state = self._writable_state(conn, tenant)
             self._pending = _PendingWrites()
             keys = []
-            for name, label in zip((subject, obj), checked, strict=True):
+            for given, label in zip((subject, obj), checked, strict=True):
+                name = name_text(given)
                 key = self._resolve_named(state.graph, name, label)
                 if key is None:
                     key = canonical_key(name)
                     label = label or UNKNOWN_LABEL
-                    entity_id = graph_rows.insert_entity(
-                        conn, tenant, key, name.strip(), label, seen
-                    )
+                    entity_id = graph_rows.insert_entity(conn, tenant, key, name, label, seen)
                     state.graph.add_entity(
                         key,
-                        name=name.strip(),
+                        name=name,
                         label=label,
                         first_seen=seen,
                         last_seen=seen,
                         entity_id=entity_id,
                     )
-                    state.matcher.add(name.strip(), label)
+                    state.matcher.add(name, label)
                 keys.append(key)
             self._link(
                 conn,
@@ -538,7 +541,9 @@ class EntityIndex:
             self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
             snapshot = graph_rows.take_merge(conn, tenant, merge_id)
-            graph_rows.unmerge_entity_rows(conn, snapshot)
+            if graph_rows.unmerge_entity_rows(conn, snapshot):  # some rows were forgotten
+                both = {snapshot["kept_entity"]["id"], snapshot["merged_entity"]["id"]}
+                self._recompute_lost(conn, {tenant}, both, [])
             self._tenants.pop(tenant, None)
             self._track_transaction({tenant}, before, after)
 
@@ -556,6 +561,7 @@ class EntityIndex:
             EntityPatternsError: a pattern is malformed (nothing is declared).
         """
         checked = read_entity_patterns(patterns)
+        try_entity_patterns(checked, self.analyzer.nlp.make_doc)  # built and run before stored
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
             before, after = self.db.bump_generation(conn)
@@ -583,6 +589,35 @@ class EntityIndex:
             self._tenants.clear()  # views are rebuilt with the new labels
             self._track_transaction(touched, before, after)
             return len(fresh)
+
+    def undeclare(self, label: str, pattern: str | list[Any] | None = None) -> int:
+        """Remove declared patterns: every one of ``label``, or only the one whose
+        ``pattern`` is this phrase or token list; returns how many went. Names they labelled
+        keep their label until their texts are analysed again.
+
+        Raises:
+            InvalidArgumentTypeError: ``label`` is not a string.
+        """
+        if not isinstance(label, str):
+            raise InvalidArgumentTypeError(f"label must be a str, got {type(label).__name__}")
+        with self.db.write() as conn, self._lock:
+            self._flush_deferred(conn)
+            stored = list(graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or [])
+            kept = [
+                p
+                for p in stored
+                if not (
+                    p.get("label") == label and (pattern is None or p.get("pattern") == pattern)
+                )
+            ]
+            if len(kept) == len(stored):
+                return 0
+            before, after = self.db.bump_generation(conn)
+            graph_rows.write_setting(conn, graph_rows.DECLARED_PATTERNS_KEY, kept)
+            self._read_declarations(conn)
+            self._tenants.clear()
+            self._track_transaction(set(), before, after)
+            return len(stored) - len(kept)
 
     def declared_patterns(self) -> list[dict[str, Any]]:
         """The entity-ruler patterns declared in this database, oldest first."""
@@ -634,7 +669,11 @@ class EntityIndex:
         patterns = graph_rows.read_setting(conn, graph_rows.DECLARED_PATTERNS_KEY) or []
         if patterns != self._declared_patterns or self._declared is None:
             self._declared_patterns = patterns
-            self._declared = DeclaredNames(patterns, lambda text: self.analyzer.nlp.make_doc(text))
+
+            def make_doc(text: str) -> Doc:  # the pipeline loads when a pattern needs it
+                return self.analyzer.nlp.make_doc(text)
+
+            self._declared = DeclaredNames(usable_patterns(patterns, make_doc), make_doc)
         self._relabelled = graph_rows.read_setting(conn, graph_rows.RELABELLED_KEY) or {}
 
     def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
@@ -859,81 +898,45 @@ class EntityIndex:
                 return deleted
             for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
                 self.count_texts(tenant, -n)
-            if self._deferring and self._pending.text_ids.intersection(orphans):
-                self._flush(conn)  # rows of theirs are pending
+            self._flush_deferred(conn)  # what is derived is read again from the tables
             lost = graph_rows.index_rows_of(conn, orphans)
-            if self._deferring:
-                self._delete_before_flush(conn, lost)
-            lost_mentions, lost_evidence = lost.mentions, lost.evidence
-            self.db.delete_texts(conn, orphans)
-            if not lost_mentions and not lost_evidence:
+            if not lost.mentions and not lost.evidence:
+                self.db.delete_texts(conn, orphans)
                 return deleted
-            before, after = self.db.bump_generation(conn)
-            pending = self._pending if self._deferring else _PendingWrites()
-            gone_relations, gone_entities = graph_rows.prune_candidates(
-                conn,
-                lost_evidence,
-                lost_mentions,
-                supported=pending.relations_with_evidence,
-                in_use=pending.entities_in_use,
-            )
-            graph_rows.subtract_counts(
-                conn,
-                {e: row[2] for e, row in lost_mentions.items() if e not in gone_entities},
-                {r: row[4] for r, row in lost_evidence.items() if r not in gone_relations},
-            )
-            for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
-                pending.stored_votes.pop(entity_id, None)
-            tenants = {t for t, _, _ in lost_mentions.values()} | {
-                r[0] for r in lost_evidence.values()
+            ends = derived_rows.relation_ends(conn, lost.evidence)
+            self.db.delete_texts(conn, orphans)
+            tenants = {t for t, _, _ in lost.mentions.values()} | {
+                r[0] for r in lost.evidence.values()
             }
-            for tenant in tenants:
-                state = self._tenants.get(tenant)
-                if state is None or state.generation != before:
-                    self._tenants.pop(tenant, None)
-                    continue
-                g = state.graph.graph
-                for rid, (t, s_key, predicate, o_key, n) in lost_evidence.items():
-                    data = g.get_edge_data(s_key, o_key, key=predicate) if t == tenant else None
-                    if data is None:
-                        continue
-                    if rid in gone_relations:
-                        state.graph.remove_edge(s_key, predicate, o_key)
-                    else:
-                        state.graph.add_support(s_key, predicate, o_key, -n)
-                for t, key, n in lost_mentions.values():
-                    if t == tenant and key in g:
-                        g.nodes[key]["mentions"] -= n
-                touched_keys = {key for t, key, _ in lost_mentions.values() if t == tenant}
-                touched_keys |= {r[1] for r in lost_evidence.values() if r[0] == tenant}
-                touched_keys |= {r[3] for r in lost_evidence.values() if r[0] == tenant}
-                for key in touched_keys:
-                    if key in g and g.nodes[key].get("entity_id") in gone_entities:
-                        state.graph.remove_entity(key)
-            self._track_transaction(tenants, before, after)
+            self._recompute_lost(conn, tenants, {*lost.mentions, *ends}, lost.evidence)
             return deleted
 
-    def _delete_before_flush(self, conn: Connection, lost: graph_rows.IndexRows) -> None:
-        """Before memories none of whose rows is pending are deleted: flush first if the
-        deletion takes the newest stored mention (or evidence) row while such rows are
-        pending. SQLite numbers a new row one past the largest id, so deleting the newest
-        first would number the pending rows differently than writing them first does;
-        otherwise the tables end up the same either way (pruning counts what is pending).
-        """
-        pending = self._pending
-        if not (pending.mentions or pending.evidence) and self._newest_ids is None:
-            return
-        if self._newest_ids is None:
-            self._newest_ids = graph_rows.newest_ids(conn)
-        newest_mention, newest_evidence = self._newest_ids
-        takes_mention = lost.newest_mention is not None and lost.newest_mention == newest_mention
-        takes_evidence = (
-            lost.newest_evidence is not None and lost.newest_evidence == newest_evidence
-        )
-        if (takes_mention and pending.mentions) or (takes_evidence and pending.evidence):
-            self._flush(conn)
-        elif takes_mention or takes_evidence:
-            self._newest_ids = None  # the deletion lowers the largest id
+    def _recompute_lost(
+        self,
+        conn: Connection,
+        tenants: set[str],
+        entity_ids: set[int],
+        relation_ids: Iterable[int],
+    ) -> None:
+        """After texts' mentions and evidence went: delete what lost all its support, read
+        what the rest derives again from the rows left (:func:`recompute_derived`), and drop
+        the tenants' views (read again from the tables)."""
+        before, after = self.db.bump_generation(conn)
+        gone_relations, gone_entities = graph_rows.prune_candidates(conn, relation_ids, entity_ids)
+        kept = entity_ids - gone_entities
+        for tenant in sorted(tenants):
+            recompute_derived(
+                conn,
+                tenant,
+                kept,
+                [r for r in relation_ids if r not in gone_relations],
+                source=self.relation_source,
+                preferred=None,  # declared types win by their votes' weight
+                pinned=self._relabelled.get(tenant, {}),
+            )
+            derived_rows.forget_merges(conn, tenant)
+            self._tenants.pop(tenant, None)
+        self._track_transaction(tenants, before, after)
 
     def replace_text(
         self,
@@ -960,12 +963,19 @@ class EntityIndex:
             self.db.move_item(conn, row.seq, text_id)
             row = MemoryRow(row.seq, row.namespace, tenant, text_id)
         else:
+            lost = graph_rows.index_rows_of(conn, [row.text_id])
+            ends = derived_rows.relation_ends(conn, lost.evidence)
             graph_rows.delete_index_rows(conn, row.text_id)
             self.db.rewrite_text(conn, row.text_id, tenant, new.content)
-            self.forget(conn, {row.tenant, tenant})
+            self._recompute_lost(conn, {row.tenant, tenant}, {*lost.mentions, *ends}, lost.evidence)
         if index:
             self.index(conn, [(row.text_id, new)], relations=relations)
         return row
+
+    def names_in_text(self, conn: Connection, text_id: int) -> list[str]:
+        """The names of the entities a stored text mentions, in the order it names them."""
+        self._flush_deferred(conn)
+        return derived_rows.entity_names_of_text(conn, text_id)
 
     def _track_transaction(self, touched: set[str], before: int, after: int) -> None:
         """Keep views valid across this transaction's commit, or drop the ones it changed."""

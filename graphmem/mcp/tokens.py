@@ -65,6 +65,11 @@ class TokenMap:
                 raise InvalidArgumentError(
                     f'{file}: the tokens file must be a JSON object {{"token": "user id", ...}}'
                 )
+            if not loaded:  # an empty file must not turn authentication off
+                raise InvalidArgumentError(
+                    f"{file}: the tokens file holds no token; give at least one "
+                    '{"token": "user id"} (without --tokens the server needs none on loopback)'
+                )
             users.update(loaded)
         own = os.environ.get(TOKEN_ENV)
         if own:

@@ -253,10 +253,21 @@ class SQLMemory(Memory):
         """Evict items over ``max_items`` (subclasses choose which)."""
 
     def _capacity_room(self, conn: Connection) -> int | None:
-        """How many more items fit before :meth:`_enforce_capacity` evicts (None: no bound)."""
+        """How many more items fit before :meth:`_enforce_capacity` evicts (None: no bound),
+        in the fullest tenant this memory holds."""
         if self.max_items is None:
             return None
-        return self.max_items - self._space.database.count(conn, self._namespaces(), self._tenant)
+        counts = self._tenant_counts(conn).values()
+        return self.max_items - max(counts, default=0)
+
+    def _tenant_counts(self, conn: Connection) -> dict[str, int]:
+        """How many items each tenant holds here: capacity and eviction act within one
+        tenant (a memory of one user holds one; a shared memory holds the items of each
+        ``user_id`` its callers gave, and each tenant has the whole capacity)."""
+        db = self._space.database
+        if self._tenant is not None:
+            return {self._tenant: db.count(conn, self._namespaces(), self._tenant)}
+        return db.counts_by_tenant(conn, self._namespaces())
 
     def _delete_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
         rows = list(rows)
@@ -435,6 +446,12 @@ class SQLMemory(Memory):
                 )
                 analysis = TextAnalysis(self.extract_relations) if self.index_entities else None
                 db.record_analysis(conn, new_row.text_id, analysis)
+                if self.lists_entities and "entities" not in updates.get("metadata", {}):
+                    # The names the old text gave are forgotten with it.
+                    changed.metadata["entities"] = self._space.entity_index.names_in_text(
+                        conn, new_row.text_id
+                    )
+                    db.update_metadata(conn, new_row.seq, changed.metadata)
         return True
 
     def _check_updated(self, item: MemoryItem) -> None:

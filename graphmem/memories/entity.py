@@ -289,6 +289,19 @@ class EntityMemory(SQLMemory):
             )
         return reanalyse(self.space.writer, uid, batch_size=batch_size, progress=progress)
 
+    def undeclare_entities(self, label: str, pattern: str | list[Any] | None = None) -> int:
+        """Remove what :meth:`declare_entities` stored: every pattern of ``label``, or only
+        the one whose ``pattern`` is this phrase or token list. Returns how many went.
+
+        Example:
+            >>> memory = EntityMemory()
+            >>> memory.declare_entities([{"label": "PROJECT", "pattern": "Atlas"}])
+            1
+            >>> memory.undeclare_entities("PROJECT"), memory.declared_entities()
+            (1, [])
+        """
+        return self.space.entity_index.undeclare(label, pattern)
+
     def declared_entities(self) -> list[dict[str, Any]]:
         """The patterns :meth:`declare_entities` stored, oldest first."""
         return self.space.entity_index.declared_patterns()

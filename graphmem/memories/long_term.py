@@ -126,10 +126,14 @@ class LongTermMemory(SQLMemory):
     def _enforce_capacity(self, conn: Connection) -> None:
         if self.max_items is None:
             return
+        for tenant, count in self._tenant_counts(conn).items():
+            if count > self.max_items:
+                self._evict(conn, tenant, count)
+
+    def _evict(self, conn: Connection, tenant: str, count: int) -> None:
+        """Evict the least valuable items of ``tenant`` down to the eviction target."""
+        assert self.max_items is not None
         db = self.space.database
-        count = db.count(conn, self._namespaces(), self._tenant)
-        if count <= self.max_items:
-            return
         target = self.max_items - int(self.max_items * EVICTION_SLACK)
         now = utc_now()
         cutoff = time_text(now - timedelta(days=self.retention_days))
@@ -141,7 +145,7 @@ class LongTermMemory(SQLMemory):
             score = importance * 0.3 + min(accesses, 100) / 100 * 0.3 + freshness * 0.4
             return (0 if created < cutoff else 1, score, row.seq)
 
-        candidates = sorted(db.eviction_candidates(conn, self.namespace, self._tenant), key=value)
+        candidates = sorted(db.eviction_candidates(conn, self.namespace, tenant), key=value)
         self._delete_rows(conn, [c[0] for c in candidates[: count - target]])
 
     def consolidate(self) -> str:

@@ -111,9 +111,11 @@ class ShortTermMemory(SQLMemory):
 
     def _enforce_capacity(self, conn: Connection) -> None:
         db = self.space.database
-        self._delete_rows(
-            conn, db.rows_beyond_newest(conn, self._namespaces(), self._tenant, self.capacity)
-        )
+        for tenant, count in self._tenant_counts(conn).items():
+            if count > self.capacity:
+                self._delete_rows(
+                    conn, db.rows_beyond_newest(conn, self._namespaces(), tenant, self.capacity)
+                )
 
     def get_recent(self, n: int = 5) -> list[MemoryItem]:
         """The ``n`` most recent items, oldest first."""

@@ -47,7 +47,7 @@ from sqlalchemy.exc import OperationalError
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
-from .engine import create_engine_for, is_url
+from .engine import BUSY_TIMEOUT_MS, create_engine_for, is_url
 
 __all__ = [
     "Database",
@@ -281,6 +281,8 @@ class Database:
                         if not durable and self.dialect == "postgresql":
                             conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
                         yield conn
+                        for callback in tx.before_commit:
+                            callback()
                 except BaseException:
                     self._local.tx = None
                     for callback in tx.on_rollback:
@@ -328,6 +330,15 @@ class Database:
             callback()
         else:
             tx.on_commit.append(callback)
+
+    def before_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the current write transaction is about to commit; if it
+        raises, the transaction rolls back instead (now if none is open)."""
+        tx = getattr(self._local, "tx", None)
+        if tx is None:
+            callback()
+        else:
+            tx.before_commit.append(callback)
 
     def after_rollback(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` if the current write transaction rolls back."""
@@ -649,6 +660,16 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return int(conn.execute(stmt).scalar() or 0)
 
+    def counts_by_tenant(self, conn: Connection, namespaces: Sequence[str]) -> dict[str, int]:
+        """Number of items in ``namespaces`` of each tenant that has some (capacity is per
+        tenant: one user's saves never evict another's)."""
+        stmt = (
+            select(_M.c.tenant, func.count())
+            .where(_M.c.namespace.in_(list(namespaces)))
+            .group_by(_M.c.tenant)
+        )
+        return {str(tenant): int(n) for tenant, n in conn.execute(stmt)}
+
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[MemoryRow]:
@@ -702,9 +723,42 @@ class Database:
         return deleted, orphans
 
     def delete_texts(self, conn: Connection, text_ids: Sequence[int]) -> None:
-        """Delete texts (their mentions and evidence cascade)."""
+        """Delete texts (their mentions and evidence cascade); no byte of them stays in the
+        file (:meth:`_scrub`)."""
         for chunk in chunks(list(text_ids), 500):
             conn.execute(_DELETE_TEXTS, {"ids": chunk})
+        if text_ids:
+            self._scrub(conn)
+
+    def _scrub(self, conn: Connection) -> None:
+        """Texts were deleted or rewritten in this transaction: leave none of their words in
+        the SQLite file. Freed pages are zeroed (``secure_delete``, set on every connection);
+        before the commit, FTS5's ``optimize`` rewrites the full-text index into one segment
+        without them (a deleted row otherwise stays in its segment, marked deleted, until a
+        merge); after it, the WAL, which holds the older page images, is checkpointed and
+        truncated. PostgreSQL deletes the rows and their ``tsvector`` index entries in the
+        transaction (its space is reused; ``VACUUM`` returns it)."""
+        tx = getattr(self._local, "tx", None)
+        if self.dialect != "sqlite" or tx is None or tx.forgot_text:
+            return
+        tx.forgot_text = True
+        tx.before_commit.append(
+            lambda: conn.exec_driver_sql("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
+        )
+        tx.on_commit.append(self._empty_wal)
+
+    def _empty_wal(self) -> None:
+        """Checkpoint the WAL and truncate it to nothing; a reader holding an older snapshot
+        makes it wait (at most ``WAL_SCRUB_WAIT_MS``), after which the next checkpoint does it."""
+        with self.engine.connect() as conn:
+            driver: Any = conn.connection.driver_connection
+            if driver is None:
+                return
+            driver.execute(f"PRAGMA busy_timeout = {WAL_SCRUB_WAIT_MS}")
+            try:
+                driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                driver.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def shows_text(self, conn: Connection, text_id: int, namespace: str) -> bool:
         """Whether an item of ``namespace`` already shows the text ``text_id`` (a promotion's
@@ -741,6 +795,7 @@ class Database:
             update(_T).where(_T.c.id == text_id).values(tenant=tenant, head="", body=content)
         )
         conn.execute(update(_M).where(_M.c.text_id == text_id).values(view="full"))
+        self._scrub(conn)
 
     def update_metadata(self, conn: Connection, seq: int, metadata: Mapping[str, Any]) -> None:
         """Rewrite a row's metadata."""
@@ -851,8 +906,14 @@ class _Transaction:
     conn: Connection
     on_commit: list[Callable[[], None]] = field(default_factory=list)
     on_rollback: list[Callable[[], None]] = field(default_factory=list)
+    before_commit: list[Callable[[], None]] = field(default_factory=list)
     generation: tuple[int, int] | None = None
+    #: Texts were deleted or rewritten: their words are scrubbed (:meth:`Database._scrub`).
+    forgot_text: bool = False
 
+
+#: How long emptying the WAL after a forgetting commit waits for readers of older snapshots.
+WAL_SCRUB_WAIT_MS = 2_000
 
 _SQLITE_FTS_TRIGGERS = (
     "CREATE TRIGGER IF NOT EXISTS texts_fts_ai AFTER INSERT ON texts BEGIN "

@@ -198,6 +198,8 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, not left in free pages (forgetting).
+        cursor.execute("PRAGMA secure_delete = ON")
         if wal:
             cursor.execute("PRAGMA journal_mode = WAL")
             # FULL: a commit that returned survives power loss, not only a process crash

@@ -751,13 +751,35 @@ def merge_entity_rows(
     return snapshot
 
 
-def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> None:
-    """Undo :func:`merge_entity_rows` from its snapshot."""
+def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> bool:
+    """Undo :func:`merge_entity_rows` from its snapshot. Rows forgotten since the merge
+    (texts deleted, entities pruned) are not put back: a relation stays away when one of its
+    ends is gone, evidence when its text or relation is. Returns whether some were left out
+    (the caller then reads the two entities' derived fields again from their rows)."""
     e, r, ev = entities, relations, relation_evidence
+    merged_id = snapshot["merged_entity"]["id"]
+    alive = {merged_id} | set(
+        conn.execute(select(e.c.id).where(e.c.id.in_(sorted(_snapshot_entities(snapshot)))))
+        .scalars()
+        .all()
+    )
+    text_ids = sorted({row["text_id"] for row in snapshot["evidence"] if row["text_id"]})
+    texts_alive = set(conn.execute(select(texts.c.id).where(texts.c.id.in_(text_ids))).scalars())
+    partial = snapshot["kept_entity"]["id"] not in alive
     conn.execute(insert(e).values(**snapshot["merged_entity"]))
+    restored: set[int] = set()
     for row in snapshot["relations"]:
-        conn.execute(insert(r).values(**row))
+        if row["subject_id"] in alive and row["object_id"] in alive:
+            conn.execute(insert(r).values(**row))
+            restored.add(row["id"])
+        else:
+            partial = True
     for row in snapshot["evidence"]:
+        if row["relation_id"] not in restored or (
+            row["text_id"] is not None and row["text_id"] not in texts_alive
+        ):
+            partial = True
+            continue
         moved = conn.execute(
             update(ev).where(ev.c.id == row["id"]).values(relation_id=row["relation_id"])
         )
@@ -767,7 +789,6 @@ def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> None:
         conn.execute(update(r).where(r.c.id == row["id"]).values(**row))
     if snapshot["created_relations"]:
         conn.execute(delete(r).where(r.c.id.in_(snapshot["created_relations"])))
-    merged_id = snapshot["merged_entity"]["id"]
     if snapshot["aliases"]:
         conn.execute(
             update(aliases).where(aliases.c.id.in_(snapshot["aliases"])).values(entity_id=merged_id)
@@ -782,6 +803,7 @@ def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> None:
     conn.execute(update(e).where(e.c.id == kept["id"]).values(**kept))
     both = [kept["id"], merged_id]
     recount(conn, both, _relations_of(conn, both))
+    return partial
 
 
 def _relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[int]:

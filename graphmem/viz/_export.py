@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ def portable_graph(graph: nx.Graph, *, gexf: bool = False) -> nx.Graph:
             if "label" in values:
                 values["entity_label"] = values.pop("label")
             values["label"] = str(attrs.get("name") or node)
-        out.add_node(node, **values)
+        out.add_node(_xml_id(node), **values)
     if graph.is_multigraph():
         rows = graph.edges(keys=True, data=True)
     else:
@@ -137,25 +138,43 @@ def portable_graph(graph: nx.Graph, *, gexf: bool = False) -> nx.Graph:
             if isinstance(support, int | float) and not isinstance(support, bool):
                 values["weight"] = support
         if key is None:
-            out.add_edge(u, v, **values)
+            out.add_edge(_xml_id(u), _xml_id(v), **values)
         else:
-            out.add_edge(u, v, key=key, **values)
+            out.add_edge(_xml_id(u), _xml_id(v), key=_xml_id(key), **values)
     _unify_types(out.nodes.values())
     _unify_types(d for *_, d in out.edges(data=True))
     return out
+
+
+#: What XML 1.0 cannot hold (so neither GraphML nor GEXF): memory text may (evidence).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with each character XML cannot hold replaced by U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _xml_id(value: Any) -> Any:
+    return _xml_text(value) if isinstance(value, str) else value
 
 
 def _portable(items: Iterable[tuple[Any, Any]]) -> Iterable[tuple[str, Any]]:
     for key, value in items:
         if value is None or (isinstance(value, float) and not math.isfinite(value)):
             continue
-        if isinstance(value, str | bool | int | float):
-            yield str(key), value
+        if isinstance(value, str):
+            yield _xml_text(str(key)), _xml_text(value)
+        elif isinstance(value, bool | int | float):
+            yield _xml_text(str(key)), value
         elif isinstance(value, list | tuple | dict | set | frozenset):
             listed = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-            yield str(key), json.dumps(listed, ensure_ascii=False, default=str)
+            yield (
+                _xml_text(str(key)),
+                _xml_text(json.dumps(listed, ensure_ascii=False, default=str)),
+            )
         else:
-            yield str(key), str(value)
+            yield _xml_text(str(key)), _xml_text(str(value))
 
 
 def _unify_types(records: Iterable[dict[str, Any]]) -> None:

@@ -1,0 +1,298 @@
+"""SQL that sets what the graph derives from its evidence, from the rows that remain.
+
+After texts are forgotten (or re-analysed), an entity's mention count, first and last seen,
+name, aliases and label, and a relation's support and first and last seen, are read again from
+the mentions and evidence left, never adjusted by subtraction: what a forgotten text gave is
+gone with it. The time of a text is the time of its items (``memories.created_at``, the time
+its statements were made).
+
+Example:
+    >>> from graphmem.store import Database, derived_rows
+    >>> db = Database("sqlite://")
+    >>> with db.write() as conn:
+    ...     derived_rows.recount_entities(
+    ...         conn, "", [1], preferred=None, pinned={}, canonical=str.casefold
+    ...     )
+    {}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, delete, func, select, update
+
+from .graph_rows import LabelWeight, add_alias, pick_label
+from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
+
+__all__ = [
+    "RelationTimes",
+    "entity_names_of_text",
+    "forget_merges",
+    "recount_entities",
+    "relation_ends",
+    "recount_relations",
+    "write_validity",
+]
+
+#: The time of each text: the earliest of its items' times.
+_TEXT_TIME = (
+    select(memories.c.text_id, func.min(memories.c.created_at).label("seen"))
+    .group_by(memories.c.text_id)
+    .subquery()
+)
+_MENTION_ROWS = (
+    select(
+        mentions.c.entity_id,
+        mentions.c.id,
+        mentions.c.surface,
+        mentions.c.label,
+        mentions.c.label_source,
+        _TEXT_TIME.c.seen,
+    )
+    .join(_TEXT_TIME, _TEXT_TIME.c.text_id == mentions.c.text_id, isouter=True)
+    .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
+    .order_by(mentions.c.id)
+)
+_EVIDENCE_ROWS = (
+    select(relation_evidence.c.relation_id, relation_evidence.c.rule, _TEXT_TIME.c.seen)
+    .join(_TEXT_TIME, _TEXT_TIME.c.text_id == relation_evidence.c.text_id, isouter=True)
+    .where(relation_evidence.c.relation_id.in_(bindparam("ids", expanding=True)))
+)
+
+
+def _chunks(values: Iterable[int], size: int = 500) -> Iterable[list[int]]:
+    ordered = sorted(set(values))
+    for start in range(0, len(ordered), size):
+        yield ordered[start : start + size]
+
+
+def recount_entities(
+    conn: Connection,
+    tenant: str,
+    entity_ids: Collection[int],
+    *,
+    preferred: Callable[[str], bool] | None,
+    pinned: Mapping[str, str],
+    canonical: Callable[[str], str],
+    weight: LabelWeight | None = None,
+) -> dict[int, str]:
+    """Set each entity's mention count, first/last seen, label, name and aliases from its
+    remaining mentions; returns ``entity id -> new key`` of the entities renamed.
+
+    An entity whose own name no remaining mention says takes the name of its first remaining
+    mention (a full name only a forgotten text gave goes with it); an alias no remaining
+    mention says is dropped. An entity without mentions (kept by a hand-added relation) keeps
+    its name, aliases and times. ``preferred``: labels that win the vote (declared types);
+    ``pinned``: ``entity key -> label`` set by relabelling; ``canonical``: the alias key of
+    a surface form; ``weight``: what one mention's label counts in the vote (one each by
+    default; :func:`graphmem.store.graph_rows.mention_label_counts`).
+    """
+    found: dict[int, list[Any]] = {}
+    for chunk in _chunks(entity_ids):
+        for row in conn.execute(_MENTION_ROWS, {"ids": chunk}):
+            found.setdefault(int(row.entity_id), []).append(row)
+    renamed: dict[int, str] = {}
+    for chunk in _chunks(found):
+        current = {
+            int(r.id): r
+            for r in conn.execute(
+                select(entities).where(entities.c.id.in_(chunk), entities.c.tenant == tenant)
+            ).all()
+        }
+        for entity_id in chunk:
+            entity = current.get(entity_id)
+            if entity is None:
+                continue
+            rows = found[entity_id]
+            votes: dict[str, tuple[float, int]] = {}
+            for r in rows:
+                n, first = votes.get(r.label, (0.0, int(r.id)))
+                votes[r.label] = (n + (weight(r.label, r.label_source) if weight else 1.0), first)
+            times = [r.seen for r in rows if r.seen is not None]
+            said = {canonical(r.surface): r.surface for r in reversed(rows)}
+            key, name = entity.key, entity.name
+            if key not in said:
+                new_key = canonical(rows[0].surface)
+                taken = conn.execute(
+                    select(entities.c.id).where(
+                        entities.c.tenant == tenant, entities.c.key == new_key
+                    )
+                ).first()
+                if taken is None:
+                    key, name = new_key, rows[0].surface
+                    renamed[entity_id] = key
+            label = pinned.get(entity.key) or pick_label(votes, preferred)
+            conn.execute(
+                update(entities)
+                .where(entities.c.id == entity_id)
+                .values(
+                    key=key,
+                    name=name,
+                    label=label,
+                    mentions=len(rows),
+                    first_seen=min(times, default=entity.first_seen),
+                    last_seen=max(times, default=entity.last_seen),
+                )
+            )
+            conn.execute(
+                delete(aliases).where(
+                    aliases.c.entity_id == entity_id,
+                    aliases.c.key.not_in([*said, key]),
+                )
+            )
+            add_alias(conn, tenant, key, name, entity_id)
+    return renamed
+
+
+@dataclass
+class RelationTimes:
+    """A relation's stored row and the times of its remaining statements (oldest first)."""
+
+    id: int
+    subject_id: int
+    predicate: str
+    object_id: int
+    first_seen: str
+    last_seen: str
+    valid_from: str | None
+    valid_to: str | None
+    support: int
+    times: list[str]
+    #: Whether a hand-added statement (rule ``manual``) supports it: its times are the caller's.
+    manual: bool
+
+
+def recount_relations(
+    conn: Connection,
+    tenant: str,
+    relation_ids: Collection[int] = (),
+    subject_ids: Collection[int] = (),
+) -> list[RelationTimes]:
+    """Set the support and first/last seen of these relations (and of every relation of
+    these subjects) from their remaining evidence; returns them with their statement times,
+    for :func:`write_validity`. Relations without evidence are left to pruning."""
+    ids = set(relation_ids)
+    for chunk in _chunks(subject_ids):
+        ids.update(
+            int(r)
+            for r in conn.execute(
+                select(relations.c.id).where(
+                    relations.c.subject_id.in_(chunk), relations.c.tenant == tenant
+                )
+            ).scalars()
+        )
+    out: list[RelationTimes] = []
+    for chunk in _chunks(ids):
+        times: dict[int, list[str]] = {}
+        counts: dict[int, int] = {}
+        manual: set[int] = set()
+        for rid, rule, seen in conn.execute(_EVIDENCE_ROWS, {"ids": chunk}):
+            times.setdefault(int(rid), [])
+            counts[int(rid)] = counts.get(int(rid), 0) + 1
+            if seen is not None:
+                times[int(rid)].append(seen)
+            if rule == "manual":
+                manual.add(int(rid))
+        for r in conn.execute(
+            select(relations).where(relations.c.id.in_(chunk), relations.c.tenant == tenant)
+        ).all():
+            rid = int(r.id)
+            if rid not in times:
+                continue
+            stated = sorted(times[rid])
+            support = counts[rid]
+            first = r.first_seen if rid in manual or not stated else stated[0]
+            last = r.last_seen if rid in manual or not stated else stated[-1]
+            if rid in manual and stated:
+                first, last = min(first, stated[0]), max(last, stated[-1])
+            conn.execute(
+                update(relations)
+                .where(relations.c.id == rid)
+                .values(support=support, first_seen=first, last_seen=last)
+            )
+            out.append(
+                RelationTimes(
+                    rid,
+                    int(r.subject_id),
+                    r.predicate,
+                    int(r.object_id),
+                    first,
+                    last,
+                    r.valid_from,
+                    r.valid_to,
+                    support,
+                    stated,
+                    rid in manual,
+                )
+            )
+    return out
+
+
+def relation_ends(conn: Connection, relation_ids: Collection[int]) -> set[int]:
+    """The entity ids at either end of these relations."""
+    out: set[int] = set()
+    for chunk in _chunks(relation_ids):
+        for subject, obj in conn.execute(
+            select(relations.c.subject_id, relations.c.object_id).where(relations.c.id.in_(chunk))
+        ):
+            out.update((int(subject), int(obj)))
+    return out
+
+
+def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
+    """The names of the entities a text mentions, in the order it first mentions them."""
+    rows = conn.execute(
+        select(entities.c.name, func.min(mentions.c.start).label("first"))
+        .join(entities, entities.c.id == mentions.c.entity_id)
+        .where(mentions.c.text_id == text_id)
+        .group_by(entities.c.id, entities.c.name)
+        .order_by("first", entities.c.id)
+    ).all()
+    return [str(name) for name, _ in rows]
+
+
+def forget_merges(conn: Connection, tenant: str) -> int:
+    """Delete the merge-log rows of ``tenant`` that only keep what was forgotten: an undone
+    merge (its snapshot is history nothing reads), and a pending one none of whose moved
+    mentions and evidence rows is left (undoing it would restore nothing). Their snapshots
+    hold names and times of the texts they touched. Returns how many went."""
+    gone: list[int] = []
+    for merge_id, snapshot, undone_at in conn.execute(
+        select(merges.c.id, merges.c.snapshot, merges.c.undone_at).where(merges.c.tenant == tenant)
+    ):
+        if undone_at is not None:
+            gone.append(int(merge_id))
+            continue
+        moved = json.loads(snapshot)
+        mention_ids = [int(i) for i in moved.get("mentions", ())]
+        evidence_ids = [int(e["id"]) for e in moved.get("evidence", ())]
+        left = (
+            mention_ids
+            and conn.execute(select(mentions.c.id).where(mentions.c.id.in_(mention_ids))).first()
+        ) or (
+            evidence_ids
+            and conn.execute(
+                select(relation_evidence.c.id).where(relation_evidence.c.id.in_(evidence_ids))
+            ).first()
+        )
+        if not left:
+            gone.append(int(merge_id))
+    if gone:
+        conn.execute(delete(merges).where(merges.c.id.in_(gone)))
+    return len(gone)
+
+
+def write_validity(
+    conn: Connection, intervals: Mapping[int, tuple[str | None, str | None]]
+) -> None:
+    """Store ``relation id -> (valid_from, valid_to)``."""
+    for rid, (valid_from, valid_to) in sorted(intervals.items()):
+        conn.execute(
+            update(relations)
+            .where(relations.c.id == rid)
+            .values(valid_from=valid_from, valid_to=valid_to)
+        )
