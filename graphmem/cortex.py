@@ -451,7 +451,9 @@ class CortexMemory:
         database, index = self._space.database, self._space.entity_index
         ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
         known: list[str | None] = [None] * len(tasks)
-        if before is None:  # (an update's old version still holds its key until ``before``)
+        # (an update's old version still holds its key until ``before``; without keys, one
+        # transaction per call)
+        if before is None and any(task.dedupe_key is not None for task in tasks):
             with database.read() as conn:  # no analysis of what is stored already
                 keys = _result_keys(self.user_id or "", tasks, ids)
                 known = writer.known_results(conn, keys, writing=False)
