@@ -893,8 +893,8 @@ class EntityIndex:
             )
             for entity_id in {*lost_mentions, *gone_entities}:  # their stored votes changed
                 pending.stored_votes.pop(entity_id, None)
-                for state in self._tenants.values():
-                    state.votes.pop(entity_id, None)
+                for kept in self._tenants.values():
+                    kept.votes.pop(entity_id, None)
             tenants = {t for t, _, _ in lost_mentions.values()} | {
                 r[0] for r in lost_evidence.values()
             }
