@@ -8,9 +8,10 @@ what the writer indexes from it is what it would index from a Doc made in this p
 :meth:`AnalysisPool.submit` returns at once: a batch loop analyses the next batch while it
 writes this one.
 
-Workers are forked (the pipeline is shared with this process, not loaded again); where
-``fork`` is not available, or other threads run in this process (forking then could copy a
-lock another thread holds), there is no pool and texts are analysed in this process.
+Workers are forked (the pipeline is shared with this process, not loaded again), all at
+once while the pipeline's lock is held, so no thread of this process is midway through an
+analysis then; where ``fork`` is not available there is no pool, and texts are analysed in
+this process.
 
 Example:
     >>> from graphmem.extract.pipeline import get_analyzer
@@ -45,8 +46,8 @@ def default_workers() -> int:
 
 
 def pool_possible() -> bool:
-    """True when worker processes can be forked safely from here (see the module docstring)."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    """True where worker processes can be forked (see the module docstring)."""
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _start_worker(analyzer: Analyzer) -> None:
@@ -73,6 +74,8 @@ class AnalysisPool:
             initializer=_start_worker,
             initargs=(analyzer,),
         )
+        with analyzer._lock:  # the first task forks every worker
+            self._executor.submit(int).result()
 
     def submit(
         self, texts: Sequence[tuple[str, str]], relations: bool = False
