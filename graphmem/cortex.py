@@ -438,7 +438,7 @@ class CortexMemory:
         step = max(1, batch_size)
         chunks = [tasks[start : start + step] for start in range(0, len(tasks), step)]
         ids: list[str] = []
-        with self._space.writer.workers(workers, len(tasks)) as pool:
+        with self._space.writer.bulk(workers, len(tasks)) as pool:
             ahead = self._prepare_tasks(chunks[0], pool=pool) if chunks else None
             bar = None
             if progress:

@@ -299,7 +299,7 @@ def ingest_records(
     step = max(1, batch_size)
     batches = [texts[start : start + step] for start in range(0, len(texts), step)]
     saved = 0
-    with writer.workers(check_workers(workers), len(texts)) as pool:
+    with writer.bulk(check_workers(workers), len(texts)) as pool:
 
         def started(batch: list[NewText]) -> tuple[list[NewText], Callable[[], list[Doc | None]]]:
             with database.read() as conn:  # skip what landed before analysing it again

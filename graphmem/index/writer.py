@@ -62,6 +62,8 @@ __all__ = ["NewItem", "NewText", "Writer", "author_key", "fingerprint", "new_res
 
 #: Fewer texts than this are analysed in the calling process (forking costs more than it saves).
 _MIN_POOLED_TEXTS = 64
+#: A load of this many texts or more refreshes the planner's statistics when it ends.
+_STATISTICS_AFTER = 500
 
 
 def new_result_id() -> str:
@@ -184,7 +186,7 @@ class Writer:
     def analyse_later(
         self, texts: Sequence[NewText], pool: AnalysisPool | None = None
     ) -> Callable[[], list[Doc | None]]:
-        """Start :meth:`analyse` in ``pool``'s worker processes (from :meth:`workers`;
+        """Start :meth:`analyse` in ``pool``'s worker processes (from :meth:`bulk`;
         without one, the texts are analysed here and now); the function returned gives what
         :meth:`analyse` gives, waiting for the workers."""
         out: list[Doc | None] = [None] * len(texts)
@@ -216,12 +218,12 @@ class Writer:
         return result
 
     @contextmanager
-    def workers(self, workers: int | None, texts: int) -> Iterator[AnalysisPool | None]:
-        """Worker processes to analyse ``texts`` texts with (``workers``: how many, None:
-        the machine's cores), or None when one process does it as fast: one worker, a
-        single batch's worth of texts, the user's extractor, or no safe way to fork (see
-        :mod:`graphmem.extract.workers`). Analysed by workers or not, the same rows are
-        stored."""
+    def bulk(self, workers: int | None, texts: int) -> Iterator[AnalysisPool | None]:
+        """A bulk load of ``texts`` texts: yields worker processes to analyse them with
+        (``workers``: how many, None: the machine's cores), or None when one process does
+        it as fast: one worker, few texts, the user's extractor, or no way to fork (see
+        :mod:`graphmem.extract.workers`); analysed by workers or not, the same rows are
+        stored. After a large load, the planner's statistics are refreshed."""
         count = default_workers() if workers is None else workers
         if count <= 1 or texts < _MIN_POOLED_TEXTS or self.index.extractor is not None:
             yield None
@@ -230,6 +232,8 @@ class Writer:
         else:
             with AnalysisPool(self.index.analyzer, count) as pool:
                 yield pool
+        if texts >= _STATISTICS_AFTER:
+            self.db.refresh_statistics()
 
     def write(
         self,
