@@ -93,3 +93,43 @@ def test_rows_are_dropped_when_the_block_raises() -> None:
     assert _tables(storage) == {table.name: [] for table in _TABLES}
     entity.save("Bob Stone met Carol Diaz.")
     assert sorted(entity.graph.graph.nodes) == ["bob stone", "carol diaz"]
+
+
+
+@pytest.mark.slow
+def test_votes_kept_across_saves_change_nothing(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The index keeps entities' label votes across saves (no recount of their mentions per
+    save): the tables equal those of saves each made by a memory opened just for it (which
+    counts every vote from the rows), over results whose names change label."""
+    import sqlite3
+    import sys
+    from pathlib import Path
+
+    from graphmem import CortexMemory
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from speed import gen_tasks
+
+    monkeypatch.setenv("WRITE_MEMORY", "1")
+    tasks = gen_tasks(100, 3)
+    kept = CortexMemory(persistence_path=str(tmp_path / "kept.db"))
+    for task in tasks:
+        kept.save_task_result(**task)
+    assert kept.storage is not None
+    kept.storage.close()
+    for task in tasks:
+        fresh = CortexMemory(persistence_path=str(tmp_path / "fresh.db"))
+        fresh.save_task_result(**task)
+        assert fresh.storage is not None
+        fresh.storage.close()
+
+    def rows(name: str) -> list[tuple[object, ...]]:
+        conn = sqlite3.connect(tmp_path / name)
+        found = conn.execute(
+            "SELECT e.key, e.label, e.mentions, m.text_id, m.start, m.label FROM mentions m "
+            "JOIN entities e ON e.id = m.entity_id ORDER BY m.id"
+        ).fetchall()
+        conn.close()
+        return found
+
+    assert rows("kept.db") == rows("fresh.db")
