@@ -95,8 +95,6 @@ def test_rows_are_dropped_when_the_block_raises() -> None:
     assert sorted(entity.graph.graph.nodes) == ["bob stone", "carol diaz"]
 
 
-
-
 @pytest.mark.slow
 def test_votes_kept_across_saves_change_nothing(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The index keeps entities' label votes across saves (no recount of their mentions per
