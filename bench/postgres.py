@@ -1,11 +1,16 @@
 """graphmem on PostgreSQL vs SQLite: ingest throughput and context-building latency.
 
-Three measurements per backend, on synthetic entity-rich work logs (people, organisations,
-places and products; every memory goes through spaCy NER and the entity graph):
+Measurements per backend, through the ``CortexMemory`` facade, on the generated agent task
+results of ``bench/speed.py`` (people, organisations, places and products; every result goes
+through spaCy, the entity graph and typed relations):
 
-1. ingest: ``CortexMemory.long_term.save_many`` of ``--size`` memories, one process;
-2. ``build_context_for_task`` latency (median and p95 over ``--queries`` tasks) on that data;
-3. concurrent ingest: ``--writers`` processes, each saving ``--concurrent-size / writers``
+1. batch: ``save_task_results`` of ``--size`` results (``--workers`` analysis processes);
+2. ``build_context_for_task`` latency (median and p95 over ``--queries`` tasks) on that fresh
+   store, right after the bulk load;
+3. per call: ``--per-call`` more ``save_task_result`` calls onto it (p50);
+4. with ``--raw-size``: texts and long-term items added by SQL alone up to that many (no
+   entity extraction), to measure search at scale, and the contexts again;
+5. concurrent ingest: ``--writers`` processes, each saving ``--concurrent-size / writers``
    memories into one shared database at the same time (wall time from a common start).
 
 PostgreSQL runs in a fresh schema of the server at ``--pg-url`` (default: the environment
@@ -71,15 +76,6 @@ def records(n: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def tasks(n: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [
-        f"Prepare the {rng.choice(PRODUCTS)} review with {rng.choice(FIRST)} "
-        f"{rng.choice(LAST)} at {rng.choice(ORGS)}"
-        for _ in range(n)
-    ]
-
-
 @contextmanager
 def database(backend: str, pg_url: str | None, tmp: Path) -> Iterator[str]:
     """A new, empty database of ``backend``: a SQLite path or a URL to a fresh PG schema."""
@@ -101,10 +97,14 @@ def open_memory(target: str, capacity: int) -> Any:
 
 
 def context_latency(memory: Any, n_queries: int) -> dict[str, float]:
+    from speed import gen_tasks
+
     latencies = []
-    for task in tasks(n_queries, seed=2):
+    for task in gen_tasks(n_queries, seed=2):
         t0 = time.perf_counter()
-        context = memory.build_context_for_task(task, agent_role="ops")
+        context = memory.build_context_for_task(
+            task["task_description"], agent_role=task["agent_role"]
+        )
         latencies.append(time.perf_counter() - t0)
         assert context, task
     latencies.sort()
@@ -114,29 +114,50 @@ def context_latency(memory: Any, n_queries: int) -> dict[str, float]:
     }
 
 
-def ingest_and_query(target: str, size: int, n_queries: int, raw_size: int) -> list[dict[str, Any]]:
-    """Rows: NER ingest of ``size`` items, then (``raw_size``) SQL-only rows up to that total."""
-    from sqlalchemy import insert
+def per_call_saves(memory: Any, n: int) -> dict[str, float]:
+    """``n`` more ``save_task_result`` calls onto the store: p50 and p95 ms."""
+    from speed import gen_tasks
 
-    from graphmem.items import MemoryItem
-    from graphmem.store import schema
-    from graphmem.store.database import _item_values
+    latencies = []
+    for task in gen_tasks(n, seed=6):
+        t0 = time.perf_counter()
+        memory.save_task_result(**task)
+        latencies.append(time.perf_counter() - t0)
+    latencies.sort()
+    return {
+        "per_call_p50_ms": round(statistics.median(latencies) * 1000, 1),
+        "per_call_p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
+    }
+
+
+def ingest_and_query(
+    target: str, size: int, n_queries: int, raw_size: int, workers: int, per_call: int
+) -> list[dict[str, Any]]:
+    """Rows: the facade batch of ``size`` task results, then (``raw_size``) SQL-only rows
+    up to that total."""
+    from speed import gen_tasks
+
+    from graphmem.index.writer import NewItem
 
     memory = open_memory(target, capacity=max(size, raw_size) * 2)
-    data = records(size, seed=1)
-    memory.long_term.save_many(data[:64])  # warm up: spaCy loaded, tables created
-    start = time.perf_counter()
-    memory.long_term.save_many(data[64:], batch_size=512)
-    ingest_s = time.perf_counter() - start
+    data = gen_tasks(size, seed=1)
+    memory.save_task_results(data[:16], workers=1)  # warm up: spaCy loaded, tables created
+    start, cpu = time.perf_counter(), time.process_time()
+    memory.save_task_results(data[16:], batch_size=256, workers=workers)
+    ingest_s, ingest_cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = [
         {
-            "kind": "NER + graph",
+            "kind": f"facade batch, {workers} worker{'s' if workers > 1 else ''}",
             "items": size,
             "ingest_s": round(ingest_s, 1),
-            "ingest_per_s": round((size - 64) / ingest_s, 1),
+            "ingest_cpu_s": round(ingest_cpu, 1),
+            "ingest_per_s": round((size - 16) / ingest_s, 1),
+            "load": [round(x, 2) for x in os.getloadavg()],
             **context_latency(memory, n_queries),
         }
     ]
+    if per_call > 0:
+        rows[0].update(per_call_saves(memory, per_call))
     extra = raw_size - size
     if extra > 0:
         tier = memory.long_term
@@ -144,25 +165,17 @@ def ingest_and_query(target: str, size: int, n_queries: int, raw_size: int) -> l
         start = time.perf_counter()
         raw = records(extra, seed=4)
         for first in range(0, extra, 1000):
-            batch = [
-                _item_values(
-                    MemoryItem(
-                        r["content"],
-                        memory_type=tier.memory_type,
-                        agent_id=r["agent_id"],
-                        metadata={"importance": 0.5},
-                    ),
-                    tier.namespace,
-                    0.5,
-                )
+            items = [
+                tier._new_item(tier._build(r["content"], agent_id=r["agent_id"], importance=0.5))
                 for r in raw[first : first + 1000]
             ]
-            with db.write() as conn:
-                conn.execute(insert(schema.memories), batch)  # one executemany per batch
+            with db.write() as conn:  # one executemany per kind and batch, no extraction
+                text_ids = db.insert_texts(conn, [("", "", ni.item.content) for ni in items])
+                db.insert_items(
+                    conn, [NewItem.row(ni, t) for ni, t in zip(items, text_ids, strict=True)]
+                )
         raw_s = time.perf_counter() - start
-        if db.dialect == "postgresql":
-            with db.write() as conn:  # what autovacuum would soon do after a bulk load
-                conn.exec_driver_sql("ANALYZE")
+        db.refresh_statistics()  # as a bulk save does
         memory.build_context_for_task("warm up the caches", agent_role="ops")
         rows.append(
             {
@@ -259,21 +272,24 @@ def markdown(results: dict[str, Any]) -> str:
         "(loopback TCP, `fsync=off` throwaway cluster from `scripts/pg_test_server.sh`); SQLite "
         "file in WAL mode. Command: `" + results["command"] + "`.",
         "",
-        'Ingest "NER + graph": `CortexMemory.long_term.save_many` (spaCy NER, entity '
-        'resolution, co-occurrence relations, SQL; one transaction per batch). "SQL only": '
-        "rows added by one `INSERT` executemany per 1,000-row transaction (full-text index "
-        "maintained, no entity extraction), to measure search at scale. Context: "
-        "`build_context_for_task` over everything in the database.",
+        'Ingest "facade batch": `CortexMemory.save_task_results` of the generated task '
+        "results of `bench/speed.py` (spaCy, entity resolution, typed relations, SQL; one "
+        'transaction per batch; the store then fresh from that bulk load). "SQL only": texts '
+        "and long-term items added by one executemany per kind and 1,000-row transaction "
+        "(full-text index maintained, no entity extraction), to measure search at scale. "
+        "Context: `build_context_for_task` over everything in the database; per-call: "
+        "`save_task_result` onto the store.",
         "",
         "| backend | ingest | items in db | ingest s | items/s | context median ms "
-        "| context p95 ms |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| context p95 ms | per-call save p50 ms | load 1/5/15 min |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in results["single"]:
         lines.append(
             f"| {r['backend']} | {r['kind']} | {r['items']:,} | {r['ingest_s']} | "
             f"{r['ingest_per_s']} | "
-            f"{r['context_median_ms']} | {r['context_p95_ms']} |"
+            f"{r['context_median_ms']} | {r['context_p95_ms']} | {r.get('per_call_p50_ms', '')} "
+            f"| {', '.join(str(x) for x in r.get('load', []))} |"
         )
     if results["concurrent"]:
         lines += [
@@ -323,10 +339,13 @@ def main(argv: list[str] | None = None) -> int:
         help="after the NER ingest, add SQL-only rows up to this many items (search at scale)",
     )
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=1, help="analysis processes (batch)")
+    parser.add_argument("--per-call", type=int, default=30, help="per-call saves after it")
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--concurrent-size", type=int, default=10_000)
     parser.add_argument("--note", action="append", default=[], help="a line for the docs")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--json", default=str(BENCH_DIR / "results" / "postgres.json"))
     args = parser.parse_args(argv)
     backends = args.backends.split(",")
     if "postgresql" in backends and not args.pg_url:
@@ -344,7 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.size:
             for backend in backends:
                 with database(backend, args.pg_url, Path(tmp)) as target:
-                    found = ingest_and_query(target, size, args.queries, args.raw_size)
+                    found = ingest_and_query(
+                        target, size, args.queries, args.raw_size, args.workers, args.per_call
+                    )
                 for row in found:
                     row = {"backend": backend, **row}
                     print(json.dumps(row), flush=True)
@@ -358,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 print(json.dumps(row), flush=True)
                 results["concurrent"].append(row)
-    out = BENCH_DIR / "results" / "postgres.json"
+    out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1), encoding="utf-8")
     if args.write_docs:

@@ -354,12 +354,19 @@ def _raw(tasks: list[dict], per_call: int) -> dict[str, Any]:
     wall, cpu = timed(texts, an._relation_disable)
     out["raw_facade_texts"] = {"texts": len(texts), "wall_s": wall, "cpu_s": cpu}
     calls: list[float] = []
+    calls_cpu: list[float] = []
     for t in tasks[:per_call]:
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         for _ in nlp.pipe([t["task_description"], t["result"]], disable=an._relation_disable):
             pass
         calls.append(time.perf_counter() - s)
-    out["raw_per_call"] = {"n": len(calls), "p50_ms": pct(calls, 50), "p95_ms": pct(calls, 95)}
+        calls_cpu.append(time.process_time() - c)
+    out["raw_per_call"] = {
+        "n": len(calls),
+        "p50_ms": pct(calls, 50),
+        "p95_ms": pct(calls, 95),
+        "cpu_p50_ms": pct(calls_cpu, 50),
+    }
     records = [
         {
             "content": t["result"],
@@ -423,10 +430,13 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
         mem = CortexMemory(persistence_path=a.path)
         _warm_pipeline()  # as in ``raw``: the model load is not ingest throughput
         t0, c0 = time.perf_counter(), time.process_time()
-        mem.save_task_results(tasks, batch_size=a.batch_size, progress=False)
+        mem.save_task_results(tasks, batch_size=a.batch_size, progress=False, workers=a.workers)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         out.update(
-            api=f"save_task_results(batch_size={a.batch_size})",
+            api=f"save_task_results(batch_size={a.batch_size}, workers={a.workers})",
+            workers=a.workers,
+            workers_cpu_s=children.ru_utime + children.ru_stime,
             total_s=wall,
             cpu_s=cpu,
             items_per_s=size / wall,
@@ -434,6 +444,8 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
             peak_rss_mb=peak_rss_mb(),
             tiers=_tiers(mem),
         )
+        if a.measure_only_batch:
+            return out
         Path(a.path + ".build.json").write_text(
             json.dumps(dict(out, commit=_commit(), finished=time.strftime("%Y-%m-%d %H:%M:%S")))
         )
@@ -490,7 +502,14 @@ def child(measure: str, size: int, a: argparse.Namespace) -> dict:
     return out
 
 
-def run_graphmem(measure: str, size: int, a: argparse.Namespace, path: str = "") -> dict:
+def run_graphmem(
+    measure: str,
+    size: int,
+    a: argparse.Namespace,
+    path: str = "",
+    workers: int | None = None,
+    only_batch: bool = False,
+) -> dict:
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -512,9 +531,13 @@ def run_graphmem(measure: str, size: int, a: argparse.Namespace, path: str = "")
         str(a.per_call_sample),
         "--profile-size",
         str(a.profile_size),
+        "--workers",
+        str(workers if workers is not None else a.workers),
         "--path",
         path,
     ]
+    if only_batch:
+        cmd.append("--measure-only-batch")
     before = load()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if proc.returncode != 0:
@@ -649,8 +672,17 @@ def run_size_graphmem(size: int, a: argparse.Namespace) -> dict[str, Any]:
                 for leftover in Path(a.keep_stores).glob(f"graphmem-{size}.db*"):
                     leftover.unlink()  # an unfinished build: start again
             log(f"graphmem: N={size}: batch save_task_results into {path}, then contexts")
-            row["batch"] = run_graphmem("batch", size, a, path)
+            row["batch"] = run_graphmem("batch", size, a, path, workers=1)
         log(f"  {json.dumps(row['batch'], default=str)[:600]}")
+        for workers in a.batch_workers:
+            if workers == 1:
+                continue
+            log(f"graphmem: N={size}: batch with {workers} analysis workers (throughput only)")
+            other = str(Path(d) / f"batch-w{workers}.db")
+            row[f"batch_w{workers}"] = run_graphmem(
+                "batch", size, a, other, workers=workers, only_batch=True
+            )
+            log(f"  {json.dumps(row[f'batch_w{workers}'], default=str)[:400]}")
         if "error" not in row["batch"]:
             log(f"graphmem: N={size}: reopen + first context")
             row["reopen"] = _with_rerun(run_graphmem, "reopen", size, a, path)
@@ -774,6 +806,17 @@ def report(results: dict[str, Any], a: argparse.Namespace) -> str:
             [[x if not isinstance(x, float) else f(x) for x in row] for row in rows],
         )
     )
+    for r in results.get("graphmem", []):
+        for key in sorted(k for k in r if k.startswith("batch_w")):
+            b = r[key]
+            lines.append(
+                f"\ngraphmem N={r['size']:,} batch with {b.get('workers')} analysis workers: "
+                f"{f(b.get('total_s'))} s, {f(b.get('items_per_s'))} items/s (writer CPU "
+                f"{f(b.get('cpu_s'))} s, workers' CPU {f(b.get('workers_cpu_s'))} s; load "
+                f"{b.get('load_before', ['?'])[0]} -> {b.get('load_after', ['?'])[0]})"
+                if "error" not in b
+                else f"\ngraphmem N={r['size']:,} batch with workers: {b['error']}"
+            )
     raw = results.get("raw")
     if raw and "error" not in raw:
         rf = raw["raw_facade_texts"]
@@ -796,7 +839,11 @@ def figures(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     calute = {r["size"]: r.get("save", {}).get("context", {}) for r in results.get("calute", [])}
     raw = results.get("raw") or {}
     raw_call = (raw.get("raw_per_call") or {}).get("p50_ms")
+    raw_call_cpu = (raw.get("raw_per_call") or {}).get("cpu_p50_ms")
     raw_rate = raw["n"] / raw["raw_facade_texts"]["wall_s"] if raw.get("raw_facade_texts") else None
+    raw_cpu_rate = (
+        raw["n"] / raw["raw_facade_texts"]["cpu_s"] if raw.get("raw_facade_texts") else None
+    )
     out: dict[str, dict[str, float]] = {}
     for r in results.get("graphmem", []):
         b, ro, s, pc = (r.get(k, {}) for k in ("batch", "reopen", "sample", "percall"))
@@ -812,7 +859,16 @@ def figures(results: dict[str, Any]) -> dict[str, dict[str, float]]:
         ratio("context after save/context", s.get("context_after_save_p50_ms"), context)
         ratio("per-call save/raw spaCy", pc.get("p50_ms"), raw_call)
         ratio("per-call save onto N/raw spaCy", s.get("p50_ms"), raw_call)
+        ratio("per-call save onto N CPU/raw spaCy CPU", s.get("cpu_p50_ms"), raw_call_cpu)
         ratio("batch throughput/raw nlp.pipe", b.get("items_per_s"), raw_rate)
+        ratio("batch per CPU-s/raw nlp.pipe per CPU-s", b.get("items_per_cpu_s"), raw_cpu_rate)
+        for key in sorted(k for k in r if k.startswith("batch_w")):
+            workers = key.removeprefix("batch_w")
+            ratio(
+                f"batch throughput, {workers} workers/raw nlp.pipe",
+                r[key].get("items_per_s"),
+                raw_rate,
+            )
         if ro.get("total_s") is not None:
             row["reopen + first context s"] = float(ro["total_s"])
         peaks = [x.get("peak_rss_mb") for x in (b, ro, s, pc) if x.get("peak_rss_mb")]
@@ -847,6 +903,14 @@ def main(argv: list[str] | None = None) -> None:
         help="stop context builds after this many seconds (once --min-queries ran)",
     )
     ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument(
+        "--batch-workers",
+        default="1",
+        help="comma-separated analysis worker counts for the batch; 1 builds the store the "
+        "other measurements use, the others are timed into a store of their own",
+    )
+    ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--measure-only-batch", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--per-call-max",
         type=int,
@@ -887,6 +951,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--path", default="", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    a.batch_workers = [int(w) for w in str(a.batch_workers).split(",") if w.strip()]
 
     if a.child:
         print(json.dumps(child(a.child, sizes[0], a)))

@@ -23,12 +23,13 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from .extract.entity_patterns import PatternSource
 from .extract.extractor import Extractor
+from .extract.workers import AnalysisPool
 from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
@@ -38,6 +39,7 @@ from .items import (
     check_importance,
     check_optional_id,
     check_query,
+    check_workers,
     encode_metadata,
 )
 from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
@@ -48,6 +50,9 @@ from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
 from .store import Connection, MemoryRow, graph_rows
 
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
 __all__ = ["CortexMemory", "PersistenceDisabledWarning", "task_results_list"]
 
 _LONG_TERM_TASK_THRESHOLD = 0.7
@@ -55,6 +60,19 @@ _LONG_TERM_INTERACTION_THRESHOLD = 0.6
 _RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
 #: Related memories in the context text (Calute's layout); the report holds up to ``max_items``.
 _RELATED_SHOWN = 3
+
+
+@dataclass
+class _PreparedTasks:
+    """Task results ready to write: their ids, those not stored yet (``pending``, by
+    position) with their texts, and the texts' analysis (a function that waits for it)."""
+
+    tasks: list[_TaskRecord]
+    ids: list[str]
+    pending: list[int]
+    pairs: dict[int, list[NewText]]
+    flat: list[NewText]
+    docs: Callable[[], list[Doc | None]]
 
 
 @dataclass(frozen=True)
@@ -404,6 +422,7 @@ class CortexMemory:
         *,
         batch_size: int = 256,
         progress: bool = False,
+        workers: int | None = None,
     ) -> list[str]:
         """Save many task results fast: each a dict of :meth:`save_task_result` arguments
         (``timestamp`` and ``dedupe_key`` included).
@@ -413,6 +432,10 @@ class CortexMemory:
         each batch is written in one transaction. Returns each result's id, in order (a
         record whose ``dedupe_key`` is already stored, or repeats an earlier record's, gets
         that result's id and is not stored again).
+
+        ``workers``: processes analysing the text (default: the machine's cores), the next
+        batch while this one is written; the rows stored are the same with one or many
+        (:mod:`graphmem.extract.workers`).
 
         Example:
             >>> memory = CortexMemory()
@@ -425,19 +448,28 @@ class CortexMemory:
         records = task_results_list(results)
         batch_size = check_capacity(batch_size, "batch_size")
         tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(records)]
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
+        workers = check_workers(workers)
+        step = max(1, batch_size)
+        chunks = [tasks[start : start + step] for start in range(0, len(tasks), step)]
         ids: list[str] = []
-        for start in range(0, len(tasks), max(1, batch_size)):
-            chunk = tasks[start : start + max(1, batch_size)]
-            ids.extend(self._write_tasks(chunk))
+        with self._space.writer.bulk(workers, len(tasks)) as pool:
+            ahead = self._prepare_tasks(chunks[0], pool=pool) if chunks else None
+            bar = None
+            if progress:
+                from tqdm import tqdm
+
+                bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
+            for position, chunk in enumerate(chunks):
+                current = ahead
+                after = chunks[position + 1] if position + 1 < len(chunks) else None
+                # The next batch is analysed (by the workers) while this one is written.
+                ahead = self._prepare_tasks(after, pool=pool) if after else None
+                assert current is not None
+                ids.extend(self._store_tasks(current))
+                if bar is not None:
+                    bar.update(len(chunk))
             if bar is not None:
-                bar.update(len(chunk))
-        if bar is not None:
-            bar.close()
+                bar.close()
         return ids
 
     def _write_tasks(
@@ -461,11 +493,24 @@ class CortexMemory:
         one). ``before`` runs first in the transaction (:meth:`update` deletes the old
         version there) and returns memory ids to keep, by tier namespace.
         """
+        return self._store_tasks(self._prepare_tasks(tasks, result_ids, before), before)
+
+    def _prepare_tasks(
+        self,
+        tasks: list[_TaskRecord],
+        result_ids: list[str] | None = None,
+        before: Callable[[Connection], dict[str, str]] | None = None,
+        pool: AnalysisPool | None = None,
+    ) -> _PreparedTasks:
+        """The first half of :meth:`_write_tasks`: the texts of the results not stored yet,
+        their analysis started (in ``pool``'s workers when given)."""
         writer = self._space.writer
-        database, index = self._space.database, self._space.entity_index
+        database = self._space.database
         ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
         known: list[str | None] = [None] * len(tasks)
-        if before is None:  # (an update's old version still holds its key until ``before``)
+        # (an update's old version still holds its key until ``before``; without keys, one
+        # transaction per call)
+        if before is None and any(task.dedupe_key is not None for task in tasks):
             with database.read() as conn:  # no analysis of what is stored already
                 keys = _result_keys(self.user_id or "", tasks, ids)
                 known = writer.known_results(conn, keys, writing=False)
@@ -474,12 +519,24 @@ class CortexMemory:
             ids[i] = k or ids[i]
         pairs = {i: self._task_texts(tasks[i], ids[i]) for i in pending}
         flat = [text for i in pending for text in pairs[i]]
-        analysed = iter(writer.analyse(flat))  # outside the database lock, in nlp.pipe batches
-        docs = {id(text): next(analysed) for text in flat}
+        # outside the database lock, in nlp.pipe batches
+        return _PreparedTasks(tasks, ids, pending, pairs, flat, writer.analyse_later(flat, pool))
+
+    def _store_tasks(
+        self,
+        prepared: _PreparedTasks,
+        before: Callable[[Connection], dict[str, str]] | None = None,
+    ) -> list[str]:
+        """The second half of :meth:`_write_tasks`: the one write transaction."""
+        writer = self._space.writer
+        database, index = self._space.database, self._space.entity_index
+        tasks, ids, pending, pairs = prepared.tasks, prepared.ids, prepared.pending, prepared.pairs
+        analysed = iter(prepared.docs())
+        docs = {id(text): next(analysed) for text in prepared.flat}
         at_end, at_once = self._capacity_policies()
         with database.write() as conn, index.deferred_writes(conn):
             kept = before(conn) if before is not None else {}
-            for text in flat:
+            for text in prepared.flat:
                 for ni in text.items:
                     ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
             known = writer.known_results(conn, _result_keys(self.user_id or "",

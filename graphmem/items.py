@@ -20,6 +20,7 @@ from .errors import InvalidArgumentError, InvalidArgumentTypeError
 __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_QUERY_CHARS",
+    "MAX_WORKERS",
     "author_of",
     "MemoryEntry",
     "MemoryItem",
@@ -33,6 +34,7 @@ __all__ = [
     "check_optional_id",
     "check_query",
     "check_updates",
+    "check_workers",
     "decode_metadata",
     "encode_metadata",
     "event_stamp",
@@ -314,6 +316,26 @@ def check_capacity(value: object, name: str) -> int:
         50
     """
     return _stored_int(value, name, 1, "a positive int")
+
+
+#: Most analysis worker processes one ingest may start.
+MAX_WORKERS = 256
+
+
+def check_workers(value: object, name: str = "workers") -> int | None:
+    """None (the machine's cores) or a number of worker processes in ``[1, MAX_WORKERS]``.
+
+    Example:
+        >>> check_workers(2), check_workers(None)
+        (2, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentTypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 1 <= value <= MAX_WORKERS:
+        raise InvalidArgumentError(f"{name} must be in [1, {MAX_WORKERS}], got {value}")
+    return value
 
 
 def _stored_int(value: object, name: str, low: int, kind: str) -> int:

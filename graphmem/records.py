@@ -18,7 +18,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import GraphmemError, InvalidArgumentError
 
 if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
     from .compat.storage import SQLiteStorage
     from .index.writer import NewText, Writer
     from .items import MemoryItem
@@ -245,6 +247,7 @@ def ingest_records(
     *,
     batch_size: int = 256,
     progress: bool = False,
+    workers: int | None = None,
 ) -> IngestSummary:
     """Save each record once, as one text shown by the ``long_term`` tier and the ``entity``
     tier of ``storage`` (analysed once, typed relations extracted; no eviction).
@@ -255,6 +258,9 @@ def ingest_records(
     already holds is skipped, so running an ingest again, after it finished or after it was
     killed halfway, stores each record exactly once and counts each statement once.
 
+    ``workers`` processes analyse the text (default: the machine's cores), the next batch
+    while this one is written; the rows stored are the same with one or many.
+
     Example:
         >>> from graphmem import SQLiteStorage
         >>> storage = SQLiteStorage()
@@ -264,6 +270,7 @@ def ingest_records(
         IngestSummary(saved=1, skipped=1)
     """
     from .index.writer import NewText, new_result_id
+    from .items import check_workers
     from .memories import EntityMemory, LongTermMemory
 
     long_term = LongTermMemory(storage=storage, max_items=None)
@@ -288,29 +295,41 @@ def ingest_records(
                 dedupe_key=key if key is not None else _fingerprint(items[0].item, fields),
             )
         )
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(texts), unit="memories", desc="ingesting")
     writer, database = storage.writer, storage.database
-    saved = 0
     step = max(1, batch_size)
-    for start in range(0, len(texts), step):
-        batch = texts[start : start + step]
-        with database.read() as conn:  # skip what landed before analysing it again
-            batch = _new_results(writer, conn, batch)
-        if batch:
-            docs = writer.analyse(batch)
-            with database.write() as conn:
-                known = writer.known_results(conn, _keys(batch))
-                fresh = [(t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None]
-                writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
-            saved += len(fresh)
+    batches = [texts[start : start + step] for start in range(0, len(texts), step)]
+    saved = 0
+    with writer.bulk(check_workers(workers), len(texts)) as pool:
+
+        def started(batch: list[NewText]) -> tuple[list[NewText], Callable[[], list[Doc | None]]]:
+            with database.read() as conn:  # skip what landed before analysing it again
+                batch = _new_results(writer, conn, batch)
+            return batch, writer.analyse_later(batch, pool)
+
+        ahead = started(batches[0]) if batches else None
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(texts), unit="memories", desc="ingesting")
+        for position, whole in enumerate(batches):
+            assert ahead is not None
+            batch, analysed = ahead
+            # The next batch is analysed (by the workers) while this one is written.
+            ahead = started(batches[position + 1]) if position + 1 < len(batches) else None
+            if batch:
+                docs = analysed()
+                with database.write() as conn:
+                    known = writer.known_results(conn, _keys(batch))
+                    fresh = [
+                        (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
+                    ]
+                    writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+                saved += len(fresh)
+            if bar is not None:
+                bar.update(len(whole))
         if bar is not None:
-            bar.update(len(texts[start : start + step]))
-    if bar is not None:
-        bar.close()
+            bar.close()
     return IngestSummary(saved, len(texts) - saved)
 
 

@@ -93,3 +93,44 @@ def test_rows_are_dropped_when_the_block_raises() -> None:
     assert _tables(storage) == {table.name: [] for table in _TABLES}
     entity.save("Bob Stone met Carol Diaz.")
     assert sorted(entity.graph.graph.nodes) == ["bob stone", "carol diaz"]
+
+
+@pytest.mark.slow
+def test_votes_kept_across_saves_change_nothing(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The index keeps entities' label votes across saves (no recount of their mentions per
+    save): the tables equal those of the same saves with the kept votes dropped before each
+    one (every vote then counted from the rows), over results whose names change label."""
+    import sqlite3
+    import sys
+    from pathlib import Path
+
+    from graphmem import CortexMemory
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from speed import gen_tasks
+
+    monkeypatch.setenv("WRITE_MEMORY", "1")
+    tasks = gen_tasks(90, 3)
+    for i, task in enumerate(tasks):
+        task["timestamp"] = f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}+00:00"
+    for name, recount in (("kept.db", False), ("recounted.db", True)):
+        memory = CortexMemory(persistence_path=str(tmp_path / name), long_term_capacity=60)
+        for task in tasks:
+            if recount:
+                for state in memory._space.entity_index._tenants.values():
+                    state.votes.clear()
+            memory.save_task_result(**task)
+        assert memory.storage is not None
+        memory.storage.close()
+
+    def rows(name: str) -> list[tuple[object, ...]]:
+        conn = sqlite3.connect(tmp_path / name)
+        found = conn.execute(
+            "SELECT e.key, e.label, e.mentions, m.text_id, m.start, m.label FROM mentions m "
+            "JOIN entities e ON e.id = m.entity_id ORDER BY m.id"
+        ).fetchall()
+        conn.close()
+        return found
+
+    kept = rows("kept.db")
+    assert len(kept) > 500 and kept == rows("recounted.db")

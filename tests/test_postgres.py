@@ -9,6 +9,7 @@ several processes sharing one database (schema creation, graph writers, fresh vi
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -391,3 +392,32 @@ LongTermMemory(storage=space).save("Zebras graze near the quarry.")
         ]
         assert entities.paths("Alice Johnson", "Zed Zulu")[0][1].edge.evidence[0].rule == "manual"
         space.close()
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_the_postgres_bench_runs_on_both_backends(pg_server_url: str, tmp_path: Path) -> None:
+    """bench/postgres.py end to end at a tiny size: every measurement, both backends."""
+    bench = Path(__file__).resolve().parents[1] / "bench" / "postgres.py"
+    out = tmp_path / "postgres.json"
+    args = ["--size", "80", "--raw-size", "200", "--queries", "3", "--per-call", "2"]
+    args += ["--workers", "2", "--writers", "2", "--concurrent-size", "24", "--json", str(out)]
+    done = subprocess.run(
+        [sys.executable, str(bench), "--pg-url", pg_server_url, *args],
+        capture_output=True,
+        text=True,
+        timeout=800,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(out.read_text())
+    rows = {(r["backend"], r["items"]): r for r in found["single"]}
+    assert set(rows) == {(b, n) for b in ("sqlite", "postgresql") for n in (80, 200)}
+    for backend in ("sqlite", "postgresql"):
+        assert rows[(backend, 80)]["context_median_ms"] > 0
+        assert rows[(backend, 80)]["per_call_p50_ms"] > 0
+    assert {r["backend"]: r["items"] for r in found["concurrent"]} == {
+        "sqlite": 24,
+        "postgresql": 24,
+    }
+    assert "| postgresql | facade batch, 2 workers | 80 |" in done.stdout

@@ -312,6 +312,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch-size", type=_positive, default=256, metavar="N", help="default 256")
     p.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="processes analysing the text, the next batch while one is written (default: "
+        "the machine's cores); the same rows are stored with any number",
+    )
+    p.add_argument(
         "--time-field",
         default="timestamp",
         metavar="NAME",

@@ -133,6 +133,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             storage,
             records,
             batch_size=args.batch_size,
+            workers=args.workers,
             progress=sys.stderr.isatty() if args.progress is None else args.progress,
         )
         em = _entity_memory(storage, args.user)

@@ -196,6 +196,8 @@ class _PendingWrites:
     text_ids: set[int] = field(default_factory=set)
     relations_with_evidence: set[int] = field(default_factory=set)
     entities_in_use: set[int] = field(default_factory=set)
+    #: Entity id -> tenant, for the entities voted on in this batch.
+    vote_tenants: dict[int, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(
@@ -209,8 +211,9 @@ class _PendingWrites:
             or self.text_labels
         )
 
-    def add_mentions(self, rows: Sequence[dict[str, Any]]) -> None:
+    def add_mentions(self, rows: Sequence[dict[str, Any]], tenant: str = "") -> None:
         for row in rows:
+            self.vote_tenants[row["entity_id"]] = tenant
             votes = self.pending_votes.setdefault(row["entity_id"], {})
             count, first = votes.get(row["label"], (0.0, (1, len(self.mentions))))
             votes[row["label"]] = (count + label_weight(row["label"], row["label_source"]), first)
@@ -260,6 +263,10 @@ class _TenantState:
     graph: KnowledgeGraph
     matcher: AliasMatcher
     generation: int
+    #: Stored label votes of entities (as :attr:`_PendingWrites.stored_votes`), kept by the
+    #: index across batches so a save does not count a busy entity's mentions again; a path
+    #: that changes mentions otherwise drops the state, and with it these.
+    votes: dict[int, dict[str, tuple[float, tuple[int, int]]]] = field(default_factory=dict)
 
 
 class EntityIndex:
@@ -288,6 +295,8 @@ class EntityIndex:
         self._deferring = False
         #: While deferring: the largest stored mention and evidence ids (None: not read).
         self._newest_ids: tuple[int | None, int | None] | None = None
+        #: Past every stored mention id: the first-mention order of votes kept after a flush.
+        self._vote_serial = 1 << 62
         self._lock = threading.RLock()
         #: What the user declared (read from the database whenever a view is rebuilt):
         #: entity-ruler patterns, and labels set by :meth:`relabel` (tenant -> key -> label).
@@ -864,6 +873,7 @@ class EntityIndex:
         """Write the pending rows and start a new batch."""
         if self._pending:
             self._pending.flush(conn)
+            self._keep_votes(self._pending)
         self._pending = _PendingWrites()
         self._newest_ids = None
 
@@ -1051,7 +1061,7 @@ class EntityIndex:
             )
             if key not in keys_in_order:
                 keys_in_order.append(key)
-        self._pending.add_mentions(mention_rows)
+        self._pending.add_mentions(mention_rows, tenant)
         nodes = state.graph.graph.nodes
         # A mention with the entity's current label cannot change the vote: only count
         # votes when some mention disagrees, or the label was set by hand (an entity made
@@ -1141,10 +1151,33 @@ class EntityIndex:
                 found.append(Mention(name, label, key, pos, pos, 0, len(doc.text), whole))
         return found
 
+    def _keep_votes(self, pending: _PendingWrites) -> None:
+        """After ``pending`` was written: its entities' stored votes now include its
+        mentions; the tenant views keep them. A pending label's first mention (its place in
+        the batch) becomes an id past every stored one, in the order the rows got theirs."""
+        serial = self._vote_serial
+        for entity_id, tenant in pending.vote_tenants.items():
+            state = self._tenants.get(tenant)
+            stored = pending.stored_votes.get(entity_id)
+            if state is None or (stored is None and entity_id not in state.votes):
+                continue
+            votes = dict(stored if stored is not None else state.votes[entity_id])
+            for label, (n, (_, position)) in pending.pending_votes.get(entity_id, {}).items():
+                count, first = votes.get(label, (0, (0, serial + position)))
+                votes[label] = (count + n, first)
+            state.votes[entity_id] = votes
+        self._vote_serial = serial + len(pending.mentions)
+
     def _vote(self, conn: Connection, tenant: str, entity_ids: dict[str, int]) -> dict[str, str]:
         """Each entity's label becomes the vote of its mentions, stored and pending (a
         declared type winning), or the label :meth:`relabel` gave it."""
         pending = self._pending
+        state = self._tenants.get(tenant)
+        kept = state.votes if state is not None else {}
+        for entity_id in entity_ids.values():
+            pending.vote_tenants[entity_id] = tenant
+            if entity_id not in pending.stored_votes and entity_id in kept:
+                pending.stored_votes[entity_id] = kept[entity_id]
         unread = [i for i in entity_ids.values() if i not in pending.stored_votes]
         if unread:
             counts = graph_rows.mention_label_counts(conn, unread, label_weight)

@@ -40,7 +40,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
+from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, author_of
 from ..store import Connection
 from ..store.database import Database, MemoryRow, NewItemRow, TextAnalysis
@@ -57,6 +59,11 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 __all__ = ["NewItem", "NewText", "Writer", "author_key", "fingerprint", "new_result_id"]
+
+#: Fewer texts than this are analysed in the calling process (forking costs more than it saves).
+_MIN_POOLED_TEXTS = 64
+#: A load of this many texts or more refreshes the planner's statistics when it ends.
+_STATISTICS_AFTER = 500
 
 
 def new_result_id() -> str:
@@ -177,24 +184,64 @@ class Writer:
         self.db = db
         self.index = index
 
-    def analyse(self, texts: Sequence[NewText]) -> list[Doc | None]:
+    def analyse(
+        self, texts: Sequence[NewText], pool: AnalysisPool | None = None
+    ) -> list[Doc | None]:
         """The analysis of each text to index (None for the others), batched with
         ``nlp.pipe``; run it before the write transaction, outside the database lock."""
+        return self.analyse_later(texts, pool)()
+
+    def analyse_later(
+        self, texts: Sequence[NewText], pool: AnalysisPool | None = None
+    ) -> Callable[[], list[Doc | None]]:
+        """Start :meth:`analyse` in ``pool``'s worker processes (from :meth:`bulk`;
+        without one, the texts are analysed here and now); the function returned gives what
+        :meth:`analyse` gives, waiting for the workers."""
         out: list[Doc | None] = [None] * len(texts)
         analyzer = self.index.analyzer
+        if pool is not None and (self.index.extractor is not None or pool.analyzer is not analyzer):
+            pool = None  # the user's extractor, or another pipeline since the pool started
+        waiting: list[tuple[list[int], Callable[[], list[Doc]]]] = []
         for relations in (False, True):
             chosen = [
                 i
                 for i, t in enumerate(texts)
                 if t.index and (t.relations and analyzer.has_parser) == relations
             ]
-            if chosen:
-                docs = self.index.analyse_texts(
-                    [(texts[i].head, texts[i].body) for i in chosen], relations
-                )
-                for i, doc in zip(chosen, docs, strict=True):
+            if not chosen:
+                continue
+            pairs = [(texts[i].head, texts[i].body) for i in chosen]
+            if pool is not None:
+                waiting.append((chosen, pool.submit(pairs, relations)))
+            else:
+                for i, doc in zip(chosen, self.index.analyse_texts(pairs, relations), strict=True):
                     out[i] = doc
-        return out
+
+        def result() -> list[Doc | None]:
+            for chosen, docs in waiting:
+                for i, doc in zip(chosen, docs(), strict=True):
+                    out[i] = doc
+            return out
+
+        return result
+
+    @contextmanager
+    def bulk(self, workers: int | None, texts: int) -> Iterator[AnalysisPool | None]:
+        """A bulk load of ``texts`` texts: yields worker processes to analyse them with
+        (``workers``: how many, None: the machine's cores), or None when one process does
+        it as fast: one worker, few texts, the user's extractor, or no way to fork (see
+        :mod:`graphmem.extract.workers`); analysed by workers or not, the same rows are
+        stored. After a large load, the planner's statistics are refreshed."""
+        count = default_workers() if workers is None else workers
+        if count <= 1 or texts < _MIN_POOLED_TEXTS or self.index.extractor is not None:
+            yield None
+        elif not pool_possible():
+            yield None
+        else:
+            with AnalysisPool(self.index.analyzer, count) as pool:
+                yield pool
+        if texts >= _STATISTICS_AFTER:
+            self.db.refresh_statistics()
 
     def write(
         self,

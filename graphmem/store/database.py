@@ -372,6 +372,14 @@ class Database:
             tx.generation = generation
         return generation
 
+    def refresh_statistics(self) -> None:
+        """After a bulk load: PostgreSQL's planner statistics of the graphmem tables made
+        again (``ANALYZE``), so the first queries on a fresh store plan with its real sizes,
+        not autovacuum's later guess. SQLite keeps none (its plans rely on the indexes)."""
+        if self.dialect == "postgresql":
+            with self.write() as conn:
+                conn.exec_driver_sql(_ANALYZE_TABLES)
+
     def generation(self, conn: Connection) -> int:
         """The stored graph generation (0 for a new database); read once per read transaction
         (its snapshot cannot change)."""
@@ -915,6 +923,10 @@ class _Transaction:
 #: How long emptying the WAL after a forgetting commit waits for readers of older snapshots.
 WAL_SCRUB_WAIT_MS = 2_000
 
+#: Every table a save writes (a fixed statement: SQL text is never assembled at run time).
+_ANALYZE_TABLES = (
+    "ANALYZE texts, memories, entities, aliases, mentions, relations, relation_evidence"
+)
 _SQLITE_FTS_TRIGGERS = (
     "CREATE TRIGGER IF NOT EXISTS texts_fts_ai AFTER INSERT ON texts BEGIN "
     "INSERT INTO texts_fts(rowid, head, body) VALUES (new.id, new.head, new.body); END",
