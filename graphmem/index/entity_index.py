@@ -1004,6 +1004,7 @@ class EntityIndex:
         else:
             mentions = find_mentions(doc, state.matcher, declared=self._declared)
         mentions = self._with_author(item, doc, mentions)
+        mentions = self._with_subject(state, item, doc, mentions)
         labels = sorted({ent.label_ for ent in doc.ents})
         if labels:
             self._pending.text_labels[text_id] = ",".join(labels)
@@ -1103,6 +1104,25 @@ class EntityIndex:
         if not key or any(m.key == key for m in mentions):
             return mentions
         return [Mention(author, "PERSON", key, 0, 0, 0, len(doc.text), doc[:]), *mentions]
+
+    @staticmethod
+    def _with_subject(
+        state: _TenantState, item: MemoryItem, doc: Doc, mentions: list[Mention]
+    ) -> list[Mention]:
+        """Link a memory to the entity it is about (``about`` metadata; a new entity gets the
+        label ``about_label``): an MCP observation need not name its entity."""
+        about = item.metadata.get("about")
+        key = canonical_key(about) if isinstance(about, str) else ""
+        if not key or any(m.key == key for m in mentions):
+            return mentions
+        known = state.graph.resolve(about) if isinstance(about, str) else None
+        label = item.metadata.get("about_label")
+        if known is not None:
+            label = state.graph.graph.nodes[known]["label"]
+        elif not isinstance(label, str) or not label:
+            label = UNKNOWN_LABEL
+        pos = len(doc.text) + 1  # a zero-width span of its own (the author's is at 0)
+        return [*mentions, Mention(about.strip(), label, key, pos, pos, 0, len(doc.text), doc[:])]
 
     def _given_mentions(self, state: _TenantState, doc: Doc, names: Sequence[str]) -> list[Mention]:
         """Mentions of caller-supplied entity names (Calute's ``entities=`` argument)."""
