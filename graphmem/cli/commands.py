@@ -511,6 +511,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from ..transfer import export_jsonl
 
+    if getattr(args, "format", "graphmem") == "mcp-memory":
+        from .mcp_memory_command import cmd_export_mcp_memory
+
+        return cmd_export_mcp_memory(args)
+    if getattr(args, "user", None) is not None:
+        raise UsageError("--user applies to --format mcp-memory (an export holds every user)")
+
     out = Path(args.out)
     if args.out != "-":
         check_output(out, _db_path(args), force=args.force, replaceable=None)

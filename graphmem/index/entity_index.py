@@ -1112,10 +1112,12 @@ class EntityIndex:
         """Link a memory to the entity it is about (``about`` metadata; a new entity gets the
         label ``about_label``): an MCP observation need not name its entity."""
         about = item.metadata.get("about")
-        key = canonical_key(about) if isinstance(about, str) else ""
+        if not isinstance(about, str):
+            return mentions
+        key = canonical_key(about)
         if not key or any(m.key == key for m in mentions):
             return mentions
-        known = state.graph.resolve(about) if isinstance(about, str) else None
+        known = state.graph.resolve(about)
         label = item.metadata.get("about_label")
         if known is not None:
             label = state.graph.graph.nodes[known]["label"]

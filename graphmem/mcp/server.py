@@ -32,7 +32,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -318,7 +318,7 @@ def build_server(
         """An entity: its label, mentions, aliases, typed relations with evidence, and the
         entities it is mentioned with."""
         memory = memories.memory(memories.tenant(user_id))
-        return await memory.read(_graph_query(lambda kg: _entity(kg, name, limit)))
+        return cast(EntityOut, await memory.read(_graph_query(lambda kg: _entity(kg, name, limit))))
 
     @server.tool(annotations=HINTS["relations"])
     @_tool_errors
@@ -354,7 +354,8 @@ def build_server(
             )
             return _select_edges(edges, predicate, include_co_occurs)[:limit]
 
-        return {"relations": [e.to_dict() for e in await memory.read(_graph_query(find))]}
+        found = await memory.read(_graph_query(find))
+        return cast(RelationsOut, {"relations": [e.to_dict() for e in found]})
 
     @server.tool(annotations=HINTS["path"])
     @_tool_errors
@@ -373,7 +374,7 @@ def build_server(
             return kg.paths(a, b, max_hops=max_hops)[:limit]
 
         found = await memory.read(_graph_query(paths))
-        return {"paths": [[_hop(h) for h in hops] for hops in found]}
+        return cast(PathsOut, {"paths": [[_hop(h) for h in hops] for hops in found]})
 
     @server.tool(annotations=HINTS["forget"])
     @_tool_errors

@@ -169,9 +169,9 @@ def delete_entities(conn: Connection, tenant: str, names: Sequence[str]) -> list
     ids = list(entity_ids(conn, tenant, names).values())
     seqs = [seq for rows in observations_of(conn, ids).values() for seq, _ in rows]
     for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        conn.execute(delete(_O).where(_O.c.entity_id.in_(chunk)))
-        conn.execute(delete(_E).where(_E.c.id.in_(chunk)))
+        id_chunk = ids[start : start + _CHUNK]
+        conn.execute(delete(_O).where(_O.c.entity_id.in_(id_chunk)))
+        conn.execute(delete(_E).where(_E.c.id.in_(id_chunk)))
     for chunk in _chunks(list(dict.fromkeys(names))):
         conn.execute(
             delete(_R).where(
