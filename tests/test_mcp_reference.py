@@ -380,6 +380,7 @@ def test_stdio_and_the_graph_in_graphmem_s_own_tools(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_eight_concurrent_clients_lose_nothing(tmp_path: Path) -> None:
     """4 HTTP sessions on one server and 4 stdio server processes, all on one database
     file, each creating its entities, observations and relations at once."""
