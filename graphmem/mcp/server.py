@@ -85,7 +85,10 @@ class MemoryServer:
             found = self._memories.get(user_id)
             if found is None:
                 facade = CortexMemory(
-                    storage=self.storage, user_id=user_id, long_term_capacity=10**9
+                    storage=self.storage,
+                    user_id=user_id,
+                    long_term_capacity=10**9,
+                    knowledge_scope="team",  # what one agent saved answers another's task
                 )
                 found = AsyncCortexMemory(facade, writer=self._writer, readers=self._readers)
                 self._memories[user_id] = found
@@ -298,7 +301,13 @@ def build_server(
     @_tool_errors
     async def context(
         task: Annotated[str, Field(description="the task about to be done")],
-        agent_role: str | None = None,
+        agent_role: Annotated[
+            str | None,
+            Field(
+                description="who asks: their own recent memories; knowledge comes from every "
+                "agent's memories"
+            ),
+        ] = None,
         additional_context: str | None = None,
         max_items: Limit = 10,
         user_id: UserId = None,
