@@ -10,11 +10,17 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from difflib import get_close_matches
 from functools import lru_cache
 
 from .._assets import asset_path
+from ..errors import InvalidArgumentError
 
-__all__ = ["event_predicates"]
+__all__ = ["catalogue_predicates", "check_predicate", "event_predicates"]
+
+#: The rules' name for every role predicate: a title, then ``_of`` (``cto_of``, ``head_of_sales_of``).
+ROLE_TEMPLATE = "{role}_of"
 
 
 @lru_cache(maxsize=1)
@@ -28,4 +34,42 @@ def event_predicates() -> frozenset[str]:
         name
         for name, info in declared.items()
         if "{" not in name and isinstance(info, dict) and not info.get("state")
+    )
+
+
+@lru_cache(maxsize=1)
+def catalogue_predicates() -> frozenset[str]:
+    """The predicates the bundled rules declare (``works_at``, ``left`` ...; the role
+    template ``{role}_of`` stands for every ``<title>_of``)."""
+    path = asset_path("models", "relation_rules.json")
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["predicates"])
+
+
+def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_occurs") -> str:
+    """``predicate`` if the relation catalogue knows it: a predicate the rules declare, a role
+    (``<title>_of``), ``co_occurs``, or one of ``stored`` (those of the relations a graph holds,
+    hand-added ones included); else an error naming what is accepted.
+
+    Example:
+        >>> check_predicate("cto_of", [])
+        'cto_of'
+        >>> check_predicate("work_at", ["mentors"])
+        Traceback (most recent call last):
+        ...
+        graphmem.errors.InvalidArgumentError: unknown predicate 'work_at' (did you mean 'works_at'?); accepted: acquired, born_in, co_occurs, founded, hired, left, lives_in, located_in, manages, married, mentors, met, partnered_with, reports_to, signed_with, studied_at, visited, works_at, and a role as <title>_of (ceo_of, cto_of ...)
+    """
+    declared = catalogue_predicates()
+    if predicate in declared or predicate == co_occurs:
+        return predicate
+    if ROLE_TEMPLATE in declared and predicate.endswith("_of") and len(predicate) > 3:
+        return predicate
+    stored = set(stored)
+    if predicate in stored:
+        return predicate
+    names = sorted((declared - {ROLE_TEMPLATE}) | {co_occurs} | stored)
+    close = get_close_matches(predicate, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    roles = ", and a role as <title>_of (ceo_of, cto_of ...)" if ROLE_TEMPLATE in declared else ""
+    raise InvalidArgumentError(
+        f"unknown predicate {predicate!r}{hint}; accepted: {', '.join(names)}{roles}"
     )

@@ -29,7 +29,7 @@ import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
-from ..extract.predicates import event_predicates
+from ..extract.predicates import check_predicate, event_predicates
 from ..items import check_event_time, event_stamp, stored_time
 
 __all__ = [
@@ -527,8 +527,11 @@ class KnowledgeGraph:
     ) -> list[Edge]:
         """Relations matching a pattern: ``find(predicate="works_at", object="Acme")``.
 
-        An unknown subject or object name gives an empty list.
+        An unknown subject or object name gives an empty list; an unknown predicate is an
+        error naming those accepted (:func:`~graphmem.extract.predicates.check_predicate`).
         """
+        if predicate is not None:
+            check_predicate(predicate, self.predicates(), CO_OCCURS)
         s_key = self.resolve(subject) if subject is not None else None
         o_key = self.resolve(object) if object is not None else None
         if (subject is not None and s_key is None) or (object is not None and o_key is None):
@@ -549,6 +552,10 @@ class KnowledgeGraph:
         ]
         edges.sort(key=lambda e: (-e.support, e.subject, e.predicate, e.object))
         return self._with_evidence(edges) if evidence else edges
+
+    def predicates(self) -> set[str]:
+        """The predicates of the relations this graph holds."""
+        return {k for _, _, k in self.graph.edges(keys=True)}
 
     def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
         """Entities within ``depth`` hops (either direction) -> their distance, nearest first."""

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
@@ -405,9 +406,11 @@ class EntityIndex:
         obj: str,
         confidence: float = 1.0,
         labels: tuple[str | None, str | None] = (None, None),
+        valid: tuple[datetime | None, datetime | None] = (None, None),
     ) -> Edge:
         """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become
-        entities (of ``labels``, else :data:`UNKNOWN_LABEL`).
+        entities (of ``labels``, else :data:`UNKNOWN_LABEL`). ``valid``: when it began and
+        ended (UTC; None: since now, and still holds); a relation already known takes them.
 
         A name resolves as in extraction: its own entity, else the one entity it may be a
         short name of. With a label, a short name only resolves to an entity that label may
@@ -418,7 +421,7 @@ class EntityIndex:
             InvalidArgumentError: a label is malformed, or names an entity the name cannot be.
         """
         key_pred = predicate.strip().lower().replace(" ", "_")
-        seen = event_stamp(utc_now())
+        seen = event_stamp(valid[0] if valid[0] is not None else utc_now())
         checked = [None if label is None else check_entity_label(label) for label in labels]
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
@@ -442,8 +445,12 @@ class EntityIndex:
                         entity_id=entity_id,
                     )
                     state.matcher.add(name.strip(), label)
+                elif seen < state.graph.graph.nodes[key]["first_seen"]:  # known since then
+                    node = state.graph.graph.nodes[key]
+                    node["first_seen"] = seen
+                    self._pending.entity_touches[node["entity_id"]] = node
                 keys.append(key)
-            self._link(
+            data, _ = self._link(
                 conn,
                 state,
                 tenant,
@@ -454,6 +461,10 @@ class EntityIndex:
                 seen,
                 (None, 0, 0, "manual"),
             )
+            if valid[0] is not None:
+                data["valid_from"] = seen
+            if valid[1] is not None:
+                data["valid_to"] = event_stamp(valid[1])
             self._flush(conn)
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)

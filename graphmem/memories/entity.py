@@ -31,7 +31,7 @@ from ..extract.extractor import Extractor
 from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
-from ..items import MemoryItem, check_content, check_count, stored_time
+from ..items import MemoryItem, check_content, check_count, check_event_time, stored_time
 from ..store import graph_rows
 from ._sql import SQLMemory
 
@@ -157,11 +157,16 @@ class EntityMemory(SQLMemory):
         confidence: float = 1.0,
         subject_label: str | None = None,
         object_label: str | None = None,
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
     ) -> Edge:
         """Record a relation by hand (rule ``manual``); both entities are created if new.
 
         With ``subject_label`` / ``object_label``, a new entity gets that label and a name is
         only resolved to an entity it may be one with (the rule of :meth:`merge_entities`).
+        ``valid_from`` / ``valid_to`` (a datetime or ISO 8601; default: from now, still
+        holding) date it, so :meth:`as_of` of the past sees it: "Dana works_at Acme from
+        2021 to 2023".
 
         Example:
             >>> memory = EntityMemory()
@@ -174,6 +179,13 @@ class EntityMemory(SQLMemory):
         """
         for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
             check_content(value, name)
+        began = check_event_time(valid_from, "valid_from")
+        ended = check_event_time(valid_to, "valid_to")
+        if began is not None and ended is not None and ended <= began:
+            raise InvalidArgumentError(
+                f"valid_to ({ended.isoformat()}) must be later than valid_from "
+                f"({began.isoformat()})"
+            )
         return self.space.entity_index.add_relation(
             self._graph_tenant,
             subject,
@@ -181,6 +193,7 @@ class EntityMemory(SQLMemory):
             obj,
             confidence,
             labels=(subject_label, object_label),
+            valid=(began, ended),
         )
 
     def merge_entities(self, keep: str, merge: str) -> int:
@@ -447,7 +460,7 @@ class EntityMemory(SQLMemory):
         Example:
             >>> memory = EntityMemory()
             >>> _ = memory.add_relation("Alice Johnson", "mentors", "Bob Stone")
-            >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(predicate="mentors")
+            >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(subject="Alice Johnson")
             (True, [])
         """
         for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
