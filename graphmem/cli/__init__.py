@@ -360,6 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", metavar="B", type=_non_blank)
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="default 3")
     p.add_argument("--limit", type=_positive, default=3, metavar="N", help="paths shown")
+    p.add_argument(
+        "--typed-only",
+        action="store_true",
+        help="only paths over typed relations (default: co-occurrence links when no typed "
+        "path is within --max-hops)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["viz"]

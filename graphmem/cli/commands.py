@@ -328,7 +328,8 @@ def cmd_path(args: argparse.Namespace) -> int:
         em = _entity_memory(storage, args.user)
         a = _require_entity(em.graph, args.a)
         b = _require_entity(em.graph, args.b)
-        paths = em.paths(args.a, args.b, max_hops=args.max_hops)[: args.limit]
+        paths = em.paths(args.a, args.b, max_hops=args.max_hops, typed_only=args.typed_only)
+        paths = paths[: args.limit]
     finally:
         storage.close()
     if args.json:
@@ -599,7 +600,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("Through typed relations:" if typed_paths else "(no typed path was extracted)")
         _demo_paths(typed_paths)
         print("Mentioned together (co-occurrence):")
-        _demo_paths([p for p in em.paths("Priya Nair", "Aurex Logistics") if len(p) == 1][:1])
+        _demo_paths(_mentioned_together(em, "Priya Nair", "Aurex Logistics")[:1])
 
         heading("4. What changed for Dana Whitfield?")
         _demo_changes(em, "Dana Whitfield")
@@ -622,6 +623,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"  graphmem --db {db} relations 'Harbor Analytics'")
     print(f"  graphmem --db {db} path 'Priya Nair' 'Harbor Analytics'")
     return 0
+
+
+def _mentioned_together(em: EntityMemory, a: str, b: str) -> list[list[Hop]]:
+    """The co-occurrence link of ``a`` and ``b`` as one-hop paths (either direction)."""
+    from ..graph.knowledge_graph import CO_OCCURS, Hop
+
+    forward = em.find(subject=a, predicate=CO_OCCURS, object=b)
+    backward = em.find(subject=b, predicate=CO_OCCURS, object=a)
+    return [[Hop(a, b, e, False)] for e in forward] + [[Hop(a, b, e, True)] for e in backward]
 
 
 def _demo_paths(paths: Sequence[Sequence[Hop]]) -> None:

@@ -590,28 +590,24 @@ class KnowledgeGraph:
         ]
         return sorted(set(out) | set(inc))
 
-    def paths(self, a: str, b: str, max_hops: int = 3, limit: int = 10) -> list[list[Hop]]:
+    def paths(
+        self, a: str, b: str, max_hops: int = 3, limit: int = 10, *, typed_only: bool = False
+    ) -> list[list[Hop]]:
         """Shortest connections between two entities (edges in either direction), with evidence.
 
         Each path is a list of hops; a hop holds the strongest edge between its two ends.
+        Paths over typed relations come first: co-occurrence links are used only when no
+        typed path is within ``max_hops`` (never with ``typed_only``).
         """
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
             raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
         source, target = self._require(a), self._require(b)
         if source == target:
             return []
-        undirected = nx.Graph(self.graph)
-        try:
-            node_paths = nx.all_shortest_paths(undirected, source, target)
-            found = []
-            for nodes in node_paths:
-                if len(nodes) - 1 > max_hops:
-                    break
-                found.append(nodes)
-                if len(found) >= limit:
-                    break
-        except nx.NetworkXNoPath:
-            return []
+        typed = nx.Graph((u, v) for u, v, k in self.graph.edges(keys=True) if k != CO_OCCURS)
+        found = _shortest(typed, source, target, max_hops, limit)
+        if not found and not typed_only:
+            found = _shortest(nx.Graph(self.graph), source, target, max_hops, limit)
         result: list[list[Hop]] = []
         for nodes in found:
             hops: list[Hop] = []
@@ -704,3 +700,22 @@ class KnowledgeGraph:
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
         view.name_words = {word: set(keys) for word, keys in self.name_words.items()}
         return view
+
+
+def _shortest(
+    undirected: nx.Graph, source: str, target: str, max_hops: int, limit: int
+) -> list[list[str]]:
+    """Up to ``limit`` shortest node paths of at most ``max_hops`` hops ([] when none)."""
+    if source not in undirected or target not in undirected:
+        return []
+    found: list[list[str]] = []
+    try:
+        for nodes in nx.all_shortest_paths(undirected, source, target):
+            if len(nodes) - 1 > max_hops:
+                break
+            found.append(nodes)
+            if len(found) >= limit:
+                break
+    except nx.NetworkXNoPath:
+        return []
+    return found

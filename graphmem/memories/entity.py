@@ -309,9 +309,14 @@ class EntityMemory(SQLMemory):
         )
 
     @_reading_graph
-    def paths(self, a: str, b: str, max_hops: int = 3) -> list[list[Hop]]:
-        """How ``a`` connects to ``b``: shortest paths, each hop with its evidence."""
-        return self.space.entity_index.queries(self._graph_tenant).paths(a, b, max_hops=max_hops)
+    def paths(
+        self, a: str, b: str, max_hops: int = 3, *, typed_only: bool = False
+    ) -> list[list[Hop]]:
+        """How ``a`` connects to ``b``: shortest paths, each hop with its evidence; paths
+        over typed relations first, co-occurrence only when there is none within
+        ``max_hops`` (never with ``typed_only``)."""
+        queries = self.space.entity_index.queries(self._graph_tenant)
+        return queries.paths(a, b, max_hops=max_hops, typed_only=typed_only)
 
     @_reading_graph
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
