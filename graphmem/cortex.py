@@ -202,17 +202,21 @@ _TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
 _RELATIONS_PER_ENTITY = 3
 
 
-def _known_entities(
-    memory: EntityMemory, keys: list[str], names: list[str], counts: Mapping[str, int]
-) -> list[ContextEntry]:
-    """Calute's "Name: 3 mentions" line for each entity, and under it what the memory
-    knows of it: its strongest typed relations, each with when it held ("Samir Haddad
-    works_at Kestrel Automation (2025-03-03 to 2025-04-21)"), each relation once."""
+def _known_entities(memory: EntityMemory, keys: list[str], names: list[str]) -> list[ContextEntry]:
+    """What the memory knows of each entity: what it is ("Samir Haddad (PERSON)"; with no
+    typed relation, who or what it is mentioned with), then its strongest typed relations,
+    current ones first, each with when it held ("Samir Haddad works_at Kestrel Automation
+    (2025-03-03 to 2025-04-21)"), each relation once."""
     relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
+    kg = memory.graph
     listed: set[int | None] = set()
     out: list[ContextEntry] = []
     for key, name in zip(keys, names, strict=True):
-        out.append(ContextEntry(f"{name}: {counts[key]} mentions", 10**9, tier="entity"))
+        head = f"{name} ({kg.nodes[key]['label']})"
+        if not relations.get(key):
+            partners = kg.strongest_co_occurring(key, _RELATIONS_PER_ENTITY)
+            head += f", mentioned with {', '.join(partners)}" if partners else ""
+        out.append(ContextEntry(head, 10**9, tier="entity"))
         for edge in relations.get(key, []):
             if edge.relation_id in listed:
                 continue
@@ -1044,7 +1048,7 @@ class CortexMemory:
                 report.sections.append(
                     ContextSection(
                         "Known entities:",
-                        _known_entities(entity_memory, named, report.entities, counts),
+                        _known_entities(entity_memory, named, report.entities),
                     )
                 )
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)

@@ -553,6 +553,20 @@ class KnowledgeGraph:
         edges.sort(key=lambda e: (-e.support, e.subject, e.predicate, e.object))
         return self._with_evidence(edges) if evidence else edges
 
+    def strongest_co_occurring(self, key: str, n: int) -> list[str]:
+        """Names of the ``n`` entities most often mentioned with entity ``key`` (by support,
+        then name)."""
+        found: dict[str, int] = {}
+        for u, v, k, data in [
+            *self.graph.out_edges(key, keys=True, data=True),
+            *self.graph.in_edges(key, keys=True, data=True),
+        ]:
+            if k == CO_OCCURS:
+                other = v if u == key else u
+                found[other] = max(found.get(other, 0), int(data["support"]))
+        ranked = sorted(found, key=lambda o: (-found[o], self.name_of(o)))
+        return [self.name_of(o) for o in ranked[:n]]
+
     def predicates(self) -> set[str]:
         """The predicates of the relations this graph holds."""
         return {k for _, _, k in self.graph.edges(keys=True)}
