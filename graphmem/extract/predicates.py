@@ -39,10 +39,14 @@ def event_predicates() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def catalogue_predicates() -> frozenset[str]:
-    """The predicates the bundled rules declare (``works_at``, ``left`` ...; the role
-    template ``{role}_of`` stands for every ``<title>_of``)."""
-    path = asset_path("models", "relation_rules.json")
-    return frozenset(json.loads(path.read_text(encoding="utf-8"))["predicates"])
+    """The predicates the bundled rules and the learned model declare (``works_at``,
+    ``left``, ``country`` ...; the role template ``{role}_of`` stands for every
+    ``<title>_of``)."""
+    names: set[str] = set()
+    for asset in ("relation_rules.json", "learned_predicates.json"):
+        declared = json.loads(asset_path("models", asset).read_text(encoding="utf-8"))
+        names.update(declared["predicates"])
+    return frozenset(names)
 
 
 def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_occurs") -> str:
@@ -56,7 +60,7 @@ def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_
         >>> check_predicate("work_at", ["mentors"])
         Traceback (most recent call last):
         ...
-        graphmem.errors.InvalidArgumentError: unknown predicate 'work_at' (did you mean 'works_at'?); accepted: acquired, born_in, co_occurs, founded, hired, left, lives_in, located_in, manages, married, mentors, met, partnered_with, reports_to, signed_with, studied_at, visited, works_at, and a role as <title>_of (ceo_of, cto_of ...)
+        graphmem.errors.InvalidArgumentError: unknown predicate 'work_at' (did you mean 'works_at'?); accepted: acquired, appears_in, applies_to, born_in, born_on, capital_of, citizen_of, co_occurs, country, created, dated, died_in, died_on, flows_into, followed_by, founded, founded_on, hired, language, left, lives_in, located_in, manages, married, member_of, mentors, met, owned_by, parent_of, part_of, participated_in, partnered_with, performed, published_on, received_award, religion, reports_to, sibling_of, signed_with, studied_at, visited, works_at, and a role as <title>_of (ceo_of, cto_of ...)
     """
     declared = catalogue_predicates()
     if predicate in declared or predicate == co_occurs:
