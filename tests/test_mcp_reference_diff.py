@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,9 @@ from mcp import Client, StdioServerParameters
 
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.mcp.reference_graph import ReferenceGraph
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from mcp_memory_file import big_file  # noqa: E402  (the file bench/mcp_memory_file.py times)
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -190,39 +192,12 @@ def test_the_reference_and_graphmem_agree_call_by_call(tmp_path: Path) -> None:
     assert exported.read_bytes() == memory_file.read_bytes()
 
 
-def _big_file(path: Path) -> list[dict[str, Any]]:
-    """1,000 entities, 5,000 observations, 3,000 relations, in the reference's format."""
-    rng = random.Random(27)
-    kinds = ["person", "organization", "project", "location", "tool"]
-    words = "alpha beta gamma delta orbit harbor quartz ember lumen atlas river cedar".split()
-    records: list[dict[str, Any]] = []
-    for i in range(1000):
-        observations = [
-            f"Note {i}-{k}: {' '.join(rng.choices(words, k=5))} #{rng.randrange(10**6)}"
-            for k in range(5)
-        ]
-        records.append(
-            {"type": "entity", **_entity(f"Entity {i:04d}", rng.choice(kinds), *observations)}
-        )
-    pairs: set[tuple[int, int, str]] = set()
-    while len(pairs) < 3000:
-        pairs.add(
-            (rng.randrange(1000), rng.randrange(1000), rng.choice(["knows", "uses", "part_of"]))
-        )
-    for a, b, kind in sorted(pairs):
-        records.append({"type": "relation", **_rel(f"Entity {a:04d}", f"Entity {b:04d}", kind)})
-    path.write_text(
-        "\n".join(json.dumps(r, separators=(",", ":")) for r in records), encoding="utf-8"
-    )
-    return records
-
-
 @pytest.mark.slow
 def test_a_large_file_imports_exports_back_equal_and_every_observation_is_found(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "memory.jsonl"
-    records = _big_file(source)
+    records = big_file(source)
     storage = SQLiteStorage(str(tmp_path / "big.db"))
     try:
         graph = ReferenceGraph(storage)

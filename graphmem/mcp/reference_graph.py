@@ -199,26 +199,8 @@ class ReferenceGraph:
             missing = [name for name, _ in checked if name not in ids]
             if missing:  # deleted by another client meanwhile
                 raise EntityNotFound(f"Entity with name {missing[0]} not found")
-            held = {
-                i: {content for _, content in rows}
-                for i, rows in mcp_rows.observations_of(conn, list(set(ids.values()))).items()
-            }
-            results, chosen = [], []
-            for p in pending:
-                have = held[ids[p.name]]
-                keep = [k for k, content in enumerate(p.contents) if content not in have]
-                have.update(p.contents[k] for k in keep)
-                results.append(
-                    {"entityName": p.name, "addedObservations": [p.contents[k] for k in keep]}
-                )
-                chosen.append(
-                    _Pending(
-                        p.name,
-                        [p.contents[k] for k in keep],
-                        [p.texts[k] for k in keep],
-                        [p.docs[k] for k in keep],
-                    )
-                )
+            chosen = self._unheld(conn, ids, pending)
+            results = [{"entityName": p.name, "addedObservations": p.contents} for p in chosen]
             self._store(conn, ids, chosen)
         return results
 
@@ -365,30 +347,13 @@ class ReferenceGraph:
         pending = self._analysed(
             (e["name"], known.get(e["name"], e["entityType"]), e["observations"]) for e in entities
         )
-        added = 0
         with self._db.write() as conn:
             created = mcp_rows.insert_entities(
                 conn, self.tenant, [(e["name"], e["entityType"]) for e in entities]
             )
             ids = mcp_rows.entity_ids(conn, self.tenant, names)
-            held = {
-                i: {c for _, c in rows}
-                for i, rows in mcp_rows.observations_of(conn, list(set(ids.values()))).items()
-            }
-            chosen = []
-            for p in pending:
-                have = held[ids[p.name]]
-                keep = [k for k, content in enumerate(p.contents) if content not in have]
-                have.update(p.contents[k] for k in keep)
-                added += len(keep)
-                chosen.append(
-                    _Pending(
-                        p.name,
-                        [p.contents[k] for k in keep],
-                        [p.texts[k] for k in keep],
-                        [p.docs[k] for k in keep],
-                    )
-                )
+            chosen = self._unheld(conn, ids, pending)
+            added = sum(len(p.contents) for p in chosen)
             self._store(conn, ids, chosen)
             new = mcp_rows.insert_relations(conn, self.tenant, relations)
             types = self._types(conn, [name for r in new for name in r[:2]])
@@ -444,6 +409,31 @@ class ReferenceGraph:
         for p in pending:
             p.docs = [next(docs) for _ in p.texts]
         return pending
+
+    @staticmethod
+    def _unheld(
+        conn: Connection, ids: Mapping[str, int], pending: Sequence[_Pending]
+    ) -> list[_Pending]:
+        """``pending`` without the observations its entity holds already (or an earlier
+        entry of ``pending`` adds)."""
+        held = {
+            i: {content for _, content in rows}
+            for i, rows in mcp_rows.observations_of(conn, list(set(ids.values()))).items()
+        }
+        out = []
+        for p in pending:
+            have = held[ids[p.name]]
+            keep = [k for k, content in enumerate(p.contents) if content not in have]
+            have.update(p.contents[k] for k in keep)
+            out.append(
+                _Pending(
+                    p.name,
+                    [p.contents[k] for k in keep],
+                    [p.texts[k] for k in keep],
+                    [p.docs[k] for k in keep],
+                )
+            )
+        return out
 
     def _store(self, conn: Connection, ids: Mapping[str, int], pending: Sequence[_Pending]) -> None:
         texts = [t for p in pending for t in p.texts]
