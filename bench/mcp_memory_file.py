@@ -30,11 +30,13 @@ def big_file(path: Path) -> list[dict[str, Any]]:
     """Write the reference-format file (deterministic) and return its records."""
     rng = random.Random(27)
     kinds = ["person", "organization", "project", "location", "tool"]
-    words = "alpha beta gamma delta orbit harbor quartz ember lumen atlas river cedar".split()
+    syllables = "ka lo mi ren sa tu vel dor ix an be cor fi gal hu jo ny pra qui sol".split()
+    # A vocabulary of ~8,000 made-up words: observations as distinct as real notes are.
+    words = sorted({"".join(rng.choices(syllables, k=3)) for _ in range(9000)})
     records: list[dict[str, Any]] = []
     for i in range(ENTITIES):
         observations = [
-            f"Note {i}-{k}: {' '.join(rng.choices(words, k=5))} #{rng.randrange(10**6)}"
+            f"{' '.join(rng.choices(words, k=6)).capitalize()} ({i}.{k})"
             for k in range(OBSERVATIONS_EACH)
         ]
         records.append(

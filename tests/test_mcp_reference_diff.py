@@ -29,7 +29,7 @@ from graphmem.mcp.reference_graph import ReferenceGraph
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from mcp_memory_file import big_file  # noqa: E402  (the file bench/mcp_memory_file.py times)
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = pytest.mark.timeout(3600)
 
 GRAPHMEM = [sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())"]
 ROOT = Path(__file__).resolve().parent.parent

@@ -58,7 +58,7 @@ __all__ = [
 
 #: The namespace (tier) of the memories that hold observations.
 OBSERVATIONS = "mcp-memory"
-#: How many search hits graphmem's ranking is asked for, at least.
+#: How many search hits graphmem's ranking is asked for, at most.
 _RANKED_POOL = 200
 
 #: Entity types -> graphmem labels; any other type becomes its upper-case form ("project" ->
@@ -287,7 +287,8 @@ class ReferenceGraph:
         limit = _limit(limit)
         _, offset = _cursor(cursor, ("s",))
         offset = offset or 0
-        ranked = self._ranked(query)
+        pool = _RANKED_POOL if limit is None else min(_RANKED_POOL, 2 * (offset + limit) + 10)
+        ranked = self._ranked(query, pool)
         with self._db.read() as conn:
             rows = mcp_rows.entity_rows(conn, self.tenant, None, None)
             order = _search_order(query, rows, self._contained(conn, query), ranked(conn))
@@ -461,13 +462,12 @@ class ReferenceGraph:
             return True
         return bool(mcp_rows.relation_rows(conn, self.tenant, after if kind == "r" else None, 1))
 
-    def _ranked(self, query: str) -> Callable[[Connection], dict[int, int]]:
-        """entity id -> the rank of its best observation in graphmem's search for ``query``
-        (run now; the mapping to entities is read in the caller's transaction)."""
+    def _ranked(self, query: str, pool: int) -> Callable[[Connection], dict[int, int]]:
+        """entity id -> the rank of its best observation among the ``pool`` best of graphmem's
+        search for ``query`` (run now; the mapping to entities is read in the caller's
+        transaction)."""
         seqs = (
-            [hit.seq for hit in self._tier.search_hits(query, limit=_RANKED_POOL)]
-            if query.strip()
-            else []
+            [hit.seq for hit in self._tier.search_hits(query, limit=pool)] if query.strip() else []
         )
 
         def ranks(conn: Connection) -> dict[int, int]:
