@@ -333,11 +333,17 @@ class AsyncCortexMemory:
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: int = 10,
+        *,
+        knowledge_scope: str | None = None,
     ) -> ContextReport:
         """See :meth:`CortexMemory.build_context_report`."""
         return await self.read(
             lambda m: m.build_context_report(
-                task_description, agent_role, additional_context, max_items
+                task_description,
+                agent_role,
+                additional_context,
+                max_items,
+                knowledge_scope=knowledge_scope,
             )
         )
 
@@ -347,11 +353,17 @@ class AsyncCortexMemory:
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: int = 10,
+        *,
+        knowledge_scope: str | None = None,
     ) -> str:
         """See :meth:`CortexMemory.build_context_for_task`."""
         return await self.read(
             lambda m: m.build_context_for_task(
-                task_description, agent_role, additional_context, max_items
+                task_description,
+                agent_role,
+                additional_context,
+                max_items,
+                knowledge_scope=knowledge_scope,
             )
         )
 

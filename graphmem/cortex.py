@@ -53,7 +53,17 @@ from .store import Connection, MemoryRow, graph_rows
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-__all__ = ["CortexMemory", "PersistenceDisabledWarning", "task_results_list"]
+__all__ = [
+    "KNOWLEDGE_SCOPES",
+    "CortexMemory",
+    "PersistenceDisabledWarning",
+    "check_knowledge_scope",
+    "task_results_list",
+]
+
+#: Whose memories a context for an agent draws knowledge from: the agent's own ("agent",
+#: Calute's rule) or every agent's of the memory ("team").
+KNOWLEDGE_SCOPES = ("agent", "team")
 
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
@@ -175,6 +185,21 @@ def _task_record(record: object, where: str = "") -> _TaskRecord:
     return _TaskRecord(task, result, agent, importance, metadata, conversation, when, key, task_id)
 
 
+def check_knowledge_scope(value: object) -> str:
+    """``value`` if it is one of :data:`KNOWLEDGE_SCOPES`, else a named error.
+
+    Example:
+        >>> check_knowledge_scope("team")
+        'team'
+    """
+    if value not in KNOWLEDGE_SCOPES:
+        raise InvalidArgumentError(
+            f"knowledge_scope must be one of {', '.join(map(repr, KNOWLEDGE_SCOPES))}, "
+            f"got {value!r}"
+        )
+    return str(value)
+
+
 def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
     """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
 
@@ -206,17 +231,21 @@ _TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
 _RELATIONS_PER_ENTITY = 3
 
 
-def _known_entities(
-    memory: EntityMemory, keys: list[str], names: list[str], counts: Mapping[str, int]
-) -> list[ContextEntry]:
-    """Calute's "Name: 3 mentions" line for each entity, and under it what the memory
-    knows of it: its strongest typed relations, each with when it held ("Samir Haddad
-    works_at Kestrel Automation (2025-03-03 to 2025-04-21)"), each relation once."""
+def _known_entities(memory: EntityMemory, keys: list[str], names: list[str]) -> list[ContextEntry]:
+    """What the memory knows of each entity: what it is ("Samir Haddad (PERSON)"; with no
+    typed relation, who or what it is mentioned with), then its strongest typed relations,
+    current ones first, each with when it held ("Samir Haddad works_at Kestrel Automation
+    (2025-03-03 to 2025-04-21)"), each relation once."""
     relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
+    kg = memory.graph
     listed: set[int | None] = set()
     out: list[ContextEntry] = []
     for key, name in zip(keys, names, strict=True):
-        out.append(ContextEntry(f"{name}: {counts[key]} mentions", 10**9, tier="entity"))
+        head = f"{name} ({kg.nodes[key]['label']})"
+        if not relations.get(key):
+            partners = kg.strongest_co_occurring(key, _RELATIONS_PER_ENTITY)
+            head += f", mentioned with {', '.join(partners)}" if partners else ""
+        out.append(ContextEntry(head, 10**9, tier="entity"))
         for edge in relations.get(key, []):
             if edge.relation_id in listed:
                 continue
@@ -274,7 +303,11 @@ class CortexMemory:
         *,
         storage: SQLiteStorage | None = None,
         user_id: str | None = None,
+        knowledge_scope: str = "agent",
     ) -> None:
+        #: Whose memories a context with an ``agent_role`` draws knowledge from by default
+        #: (:data:`KNOWLEDGE_SCOPES`; "agent": Calute's rule, the role's own only).
+        self.knowledge_scope = check_knowledge_scope(knowledge_scope)
         if storage is not None and persistence_path is not None:
             raise InvalidArgumentError("give persistence_path or storage, not both")
         if storage is not None and not isinstance(storage, SQLiteStorage):
@@ -999,6 +1032,8 @@ class CortexMemory:
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: int = 10,
+        *,
+        knowledge_scope: str | None = None,
     ) -> ContextReport:
         """The context for a task as a structured report (items, scores, explanations, subgraph).
 
@@ -1008,6 +1043,12 @@ class CortexMemory:
         memories" (the best ``max_items`` contextual items not shown in an earlier section,
         each text once; the text lists the first three of them, as Calute does). Reading
         writes one batched access-count update.
+
+        ``agent_role`` always picks the role's own "Recent context". With the knowledge scope
+        "agent" (Calute's behaviour, the default) it also limits "Relevant knowledge" and
+        "Related memories" to the role's own memories; with "team" they come from every
+        agent's memories (what another agent found answers this one's task too).
+        ``knowledge_scope`` (None: the facade's :attr:`knowledge_scope`) chooses per call.
 
         Example:
             >>> memory = CortexMemory(enable_short_term=False)
@@ -1020,6 +1061,11 @@ class CortexMemory:
         """
         check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
+        scope = (
+            self.knowledge_scope
+            if knowledge_scope is None
+            else check_knowledge_scope(knowledge_scope)
+        )
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
@@ -1066,7 +1112,9 @@ class CortexMemory:
                     )
                 )
             if searching:
-                ranking = self._ranking(conn, task_description, agent_role, 5 + max_items)
+                ranking = self._ranking(
+                    conn, task_description, agent_role if scope == "agent" else None, 5 + max_items
+                )
             if self.long_term is not None and searching:
                 hits = ranking.take(conn, 5, namespaces={self.long_term.namespace})
                 read.extend(hits)
@@ -1089,7 +1137,7 @@ class CortexMemory:
                 report.sections.append(
                     ContextSection(
                         "Known entities:",
-                        _known_entities(entity_memory, named, report.entities, counts),
+                        _known_entities(entity_memory, named, report.entities),
                     )
                 )
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
@@ -1115,11 +1163,18 @@ class CortexMemory:
         agent_role: str | None = None,
         additional_context: str | None = None,
         max_items: int = 10,
+        *,
+        knowledge_scope: str | None = None,
     ) -> str:
         """Context for a task: background, recent context, relevant knowledge, known entities
-        and related memories (each section only when it has content; "" when none has)."""
+        and related memories (each section only when it has content; "" when none has).
+        ``agent_role`` and ``knowledge_scope``: see :meth:`build_context_report`."""
         return self.build_context_report(
-            task_description, agent_role, additional_context, max_items
+            task_description,
+            agent_role,
+            additional_context,
+            max_items,
+            knowledge_scope=knowledge_scope,
         ).text
 
     # ------------------------------------------------------------------ reading

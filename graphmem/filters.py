@@ -21,7 +21,7 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from .errors import InvalidArgumentTypeError
+from .errors import InvalidArgumentError, InvalidArgumentTypeError
 from .items import MemoryItem, to_utc
 
 __all__ = ["ITEM_ATTRIBUTES", "check_filters", "item_matches"]
@@ -63,7 +63,15 @@ def item_matches(item: MemoryItem, filters: Mapping[str, Any] | None) -> bool:
             try:
                 if not expected(actual):
                     return False
-            except (TypeError, ValueError):
+            except TypeError as exc:
+                if "offset-naive and offset-aware" in str(exc):
+                    raise InvalidArgumentError(
+                        f"filter {key!r} compares a naive datetime with the item's "
+                        "timezone-aware time (graphmem keeps times in UTC): give the datetime "
+                        "a tzinfo, e.g. datetime(2025, 3, 1, tzinfo=timezone.utc)"
+                    ) from None
+                return False
+            except ValueError:
                 return False
         elif actual != expected:
             return False

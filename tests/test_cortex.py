@@ -500,9 +500,9 @@ class TestBuildContext:
         assert text == "\n".join(
             [
                 "Known entities:",
-                "  • Alice Johnson: 1 mentions",
+                "  • Alice Johnson (PERSON)",
                 "  • Alice Johnson works_at Acme Corp (since 2025-03-03)",
-                "  • Acme Corp: 1 mentions",
+                "  • Acme Corp (ORG)",
                 "  • Acme Corp located_in Berlin (since 2025-03-03)",
                 "",
                 "Related memories:",

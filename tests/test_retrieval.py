@@ -534,26 +534,26 @@ class TestContextReport:
         assert related.entries[0].explanation is not None
         assert related.entries[0].score is not None
 
-    def test_known_entities_count_entity_tier_mentions(self, cortex: CortexMemory) -> None:
+    def test_known_entities_say_what_each_entity_is(self, cortex: CortexMemory) -> None:
         report = cortex.build_context_report(self.TASK)
         known = next(s for s in report.sections if s.title == "Known entities:")
-        # Entity-tier memories mentioning Acme Corp: renewal, offsite, budget (3); Alice
-        # Johnson: renewal, budget, client call (3). Text order of the task: Acme first.
+        # No typed relation between them: each line says what the entity is and what it is
+        # mentioned with (not a count). Text order of the task: Acme first.
         assert [e.content for e in known.entries] == [
-            "Acme Corp: 3 mentions",
-            "Alice Johnson: 3 mentions",
+            "Acme Corp (ORG), mentioned with Alice Johnson, Berlin",
+            "Alice Johnson (PERSON), mentioned with Acme Corp",
         ]
-        assert "  • Acme Corp: 3 mentions\n  • Alice Johnson: 3 mentions" in report.text
+        assert "  • Acme Corp (ORG), mentioned with Alice Johnson, Berlin\n" in report.text
         assert report.entities == ["Acme Corp", "Alice Johnson"]
 
     def test_known_entities_by_first_name_and_short_form(self, cortex: CortexMemory) -> None:
         report = cortex.build_context_report("Ask Alice about ACME")
         known = next(s for s in report.sections if s.title == "Known entities:")
-        # "Alice" is one person's first name, "ACME" the short form of Acme Corp; counts as
-        # above (3 each), in the task's text order.
+        # "Alice" is one person's first name, "ACME" the short form of Acme Corp, in the
+        # task's text order.
         assert [e.content for e in known.entries] == [
-            "Alice Johnson: 3 mentions",
-            "Acme Corp: 3 mentions",
+            "Alice Johnson (PERSON), mentioned with Acme Corp",
+            "Acme Corp (ORG), mentioned with Alice Johnson, Berlin",
         ]
 
     def test_subgraph_holds_named_entities_and_neighbours(self, cortex: CortexMemory) -> None:

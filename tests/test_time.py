@@ -395,11 +395,11 @@ class TestAnswers:
         known = text.split("Known entities:\n")[1].split("\n\n")[0].splitlines()
         # What holds first, the newest first; each relation once.
         assert known[:3] == [
-            "  • Samir Haddad: 3 mentions",
+            "  • Samir Haddad (PERSON)",
             "  • Samir Haddad works_at Lumen Robotics (since 2025-06-02)",
             "  • Samir Haddad left Kestrel Automation (on 2025-04-21)",
         ]
-        kestrel = known.index("  • Kestrel Automation: 2 mentions")
+        kestrel = known.index("  • Kestrel Automation (ORG)")
         assert set(known[3:kestrel] + known[kestrel + 1 :]) == {
             "  • Samir Haddad works_at Kestrel Automation (2025-03-03 to 2025-04-21)",
             "  • Samir Haddad cto_of Kestrel Automation (2025-03-03 to 2025-04-21)",

@@ -41,14 +41,17 @@ def cortex() -> CortexMemory:
     return cortex
 
 
-def known_counts(text: str) -> dict[str, int]:
-    """Calute's "Known entities:" lines, ``  • Atlas: 4 mentions`` -> {"Atlas": 4}."""
-    return {m[0]: int(m[1]) for m in re.findall(r"  • (.+?): (\d+) mentions", text)}
+def known_counts(cortex: CortexMemory, names: list[str]) -> dict[str, int]:
+    """The entity-tier mention counts of the context's "Known entities" (what picks them)."""
+    memory = cortex.entity_memory
+    assert memory is not None
+    counts = memory.mention_counts([memory.graph.resolve(n) or n for n in names])
+    return {memory.graph.name_of(k): c for k, c in counts.items()}
 
 
 def test_the_page_counts_mentions_as_the_context_does(cortex: CortexMemory, tmp_path: Path) -> None:
     report = cortex.build_context_report(TASK)
-    counts = known_counts(report.text)
+    counts = known_counts(cortex, report.entities)
     assert counts["Atlas"] == 4 and "Acme Corp" in counts
     memory = cortex.entity_memory
     assert memory is not None
@@ -71,7 +74,7 @@ def test_the_context_page_draws_what_the_context_used(cortex: CortexMemory, tmp_
     names = {node["name"] for node in data["nodes"]}
     assert names == {memory.graph.name_of(n) for n in report.subgraph}
     assert {node["name"] for node in data["nodes"] if node["focus"]} == set(report.entities)
-    counts = known_counts(report.text)
+    counts = known_counts(cortex, report.entities)
     assert {n["name"]: n["mentions"] for n in data["nodes"] if n["name"] in counts} == counts
     context = data["context"]
     assert context["task"] == TASK

@@ -58,6 +58,8 @@ from .commands import (
 )
 from .mcp_command import EXAMPLES as MCP_EXAMPLES
 from .mcp_command import add_mcp_arguments, cmd_mcp
+from .mcp_memory_command import EXAMPLES as IMPORT_MCP_MEMORY_EXAMPLES
+from .mcp_memory_command import cmd_import_mcp_memory
 
 __all__ = ["COMMANDS", "EXIT_CODES", "build_parser", "default_db_path", "main", "read_records"]
 
@@ -206,7 +208,8 @@ COMMANDS: tuple[Command, ...] = (
         "write the whole database to a JSONL file (lossless)",
         """examples:
   graphmem export backup.jsonl
-  graphmem export - | gzip > backup.jsonl.gz""",
+  graphmem export - | gzip > backup.jsonl.gz
+  graphmem export memory.jsonl --format mcp-memory    # the MCP memory server's file""",
     ),
     Command(
         "export-graph",
@@ -224,6 +227,13 @@ COMMANDS: tuple[Command, ...] = (
         """examples:
   graphmem --db restored.db import backup.jsonl
   gunzip -c backup.jsonl.gz | graphmem --db restored.db import -""",
+    ),
+    Command(
+        "import-mcp-memory",
+        cmd_import_mcp_memory,
+        "add the MCP reference memory server's memory.jsonl (entities, observations, "
+        "relations) to the database",
+        IMPORT_MCP_MEMORY_EXAMPLES,
     ),
     Command(
         "mcp",
@@ -289,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
             "viz",
             "export-graph",
             "stats",
+            "import-mcp-memory",
         }:
             parents.append(user)
         p = sub.add_parser(
@@ -400,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", metavar="B", type=_non_blank)
     p.add_argument("--max-hops", type=_positive, default=3, metavar="N", help="default 3")
     p.add_argument("--limit", type=_positive, default=3, metavar="N", help="paths shown")
+    p.add_argument(
+        "--typed-only",
+        action="store_true",
+        help="only paths over typed relations (default: co-occurrence links when no typed "
+        "path is within --max-hops)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = parsers["viz"]
@@ -423,6 +440,19 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["stats"].add_argument("--json", action="store_true", help="print JSON")
     parsers["export"].add_argument("out", metavar="OUT.jsonl", help="output file, or -")
     parsers["export"].add_argument("--force", action="store_true", help="replace an existing file")
+    parsers["export"].add_argument(
+        "--format",
+        choices=("graphmem", "mcp-memory"),
+        default="graphmem",
+        help="graphmem: every row, lossless (default); mcp-memory: the graph of the MCP "
+        "memory tools as the reference server's memory.jsonl",
+    )
+    parsers["export"].add_argument(
+        "--user",
+        metavar="USER_ID",
+        default=None,
+        help="with --format mcp-memory: whose graph (default: the shared one)",
+    )
     p = parsers["export-graph"]
     p.add_argument("out", metavar="OUT", help="a .graphml or .gexf file")
     p.add_argument("--format", choices=("graphml", "gexf"), help="default: from the suffix of OUT")
@@ -430,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=_non_negative, default=1, metavar="N", help="with --entity")
     p.add_argument("--force", action="store_true", help="replace an existing file")
     parsers["import"].add_argument("file", metavar="IN.jsonl", help="an export, or -")
+    parsers["import-mcp-memory"].add_argument(
+        "file", metavar="memory.jsonl", help="the reference server's file, or -"
+    )
 
     add_mcp_arguments(parsers["mcp"])
 

@@ -391,7 +391,8 @@ def cmd_path(args: argparse.Namespace) -> int:
         em = _entity_memory(storage, args.user)
         a = _require_entity(em.graph, args.a)
         b = _require_entity(em.graph, args.b)
-        paths = em.paths(args.a, args.b, max_hops=args.max_hops)[: args.limit]
+        paths = em.paths(args.a, args.b, max_hops=args.max_hops, typed_only=args.typed_only)
+        paths = paths[: args.limit]
     finally:
         storage.close()
     if args.json:
@@ -574,6 +575,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from ..transfer import export_jsonl
 
+    if getattr(args, "format", "graphmem") == "mcp-memory":
+        from .mcp_memory_command import cmd_export_mcp_memory
+
+        return cmd_export_mcp_memory(args)
+    if getattr(args, "user", None) is not None:
+        raise UsageError("--user applies to --format mcp-memory (an export holds every user)")
+
     out = Path(args.out)
     if args.out != "-":
         check_output(out, _db_path(args), force=args.force, replaceable=None)
@@ -655,7 +663,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("Through typed relations:" if typed_paths else "(no typed path was extracted)")
         _demo_paths(typed_paths)
         print("Mentioned together (co-occurrence):")
-        _demo_paths([p for p in em.paths("Priya Nair", "Aurex Logistics") if len(p) == 1][:1])
+        _demo_paths(_mentioned_together(em, "Priya Nair", "Aurex Logistics")[:1])
 
         heading("4. What changed for Dana Whitfield?")
         _demo_changes(em, "Dana Whitfield")
@@ -678,6 +686,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"  graphmem --db {db} relations 'Harbor Analytics'")
     print(f"  graphmem --db {db} path 'Priya Nair' 'Harbor Analytics'")
     return 0
+
+
+def _mentioned_together(em: EntityMemory, a: str, b: str) -> list[list[Hop]]:
+    """The co-occurrence link of ``a`` and ``b`` as one-hop paths (either direction)."""
+    from ..graph.knowledge_graph import CO_OCCURS, Hop
+
+    forward = em.find(subject=a, predicate=CO_OCCURS, object=b)
+    backward = em.find(subject=b, predicate=CO_OCCURS, object=a)
+    return [[Hop(a, b, e, False)] for e in forward] + [[Hop(a, b, e, True)] for e in backward]
 
 
 def _demo_paths(paths: Sequence[Sequence[Hop]]) -> None:

@@ -18,6 +18,7 @@ __all__ = ["add_mcp_arguments", "cmd_mcp"]
 
 EXAMPLES = """examples:
   graphmem mcp                                   # stdio, for a desktop client
+  graphmem --db memory.db mcp --tools reference  # the reference memory server's tools
   graphmem --db team.db mcp --user alice         # every call reaches alice's memory
   graphmem mcp --transport http --port 8765      # http://127.0.0.1:8765/mcp
   GRAPHMEM_MCP_TOKEN=$(cat token) graphmem mcp --transport http
@@ -31,6 +32,14 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
         choices=("stdio", "http"),
         default="stdio",
         help="stdio (the client starts the server) or streamable HTTP (default: stdio)",
+    )
+    p.add_argument(
+        "--tools",
+        choices=("graphmem", "reference", "all"),
+        default="graphmem",
+        help="graphmem's tools, exactly the MCP reference memory server's nine "
+        "(create_entities ... open_nodes, for a user switching from it), or all of them "
+        "(default: graphmem)",
     )
     p.add_argument(
         "--user",
@@ -99,7 +108,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     storage = _open(path)
     url = f"http://{args.host}:{args.port}"
     try:
-        server = build_server(storage, user=args.user, tokens=tokens, url=url)
+        server = build_server(storage, user=args.user, tokens=tokens, url=url, tools=args.tools)
         warm_up()  # the models load now, not during the first call
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"

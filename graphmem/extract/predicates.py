@@ -12,14 +12,18 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from difflib import get_close_matches
 from functools import lru_cache
 from typing import Any
 
 from .._assets import asset_path
+from ..errors import InvalidArgumentError
 
-__all__ = ["answers", "event_predicates"]
+__all__ = ["answers", "catalogue_predicates", "check_predicate", "event_predicates"]
 
+#: The rules' name for every role predicate: a title, then ``_of`` (``cto_of``, ``head_of_sales_of``).
+ROLE_TEMPLATE = "{role}_of"
 _ROLE = "{role}"
 
 
@@ -81,3 +85,45 @@ def answers(stored: str, asked: str) -> bool:
     if info is None or stored in info.get("implies_except", ()):
         return False
     return asked in info.get("implies", ())
+
+
+@lru_cache(maxsize=1)
+def catalogue_predicates() -> frozenset[str]:
+    """The predicates the bundled rules and the learned model declare (``works_at``,
+    ``left``, ``country`` ...; the role template ``{role}_of`` stands for every
+    ``<title>_of``)."""
+    names: set[str] = set()
+    for asset in ("relation_rules.json", "learned_predicates.json"):
+        declared = json.loads(asset_path("models", asset).read_text(encoding="utf-8"))
+        names.update(declared["predicates"])
+    return frozenset(names)
+
+
+def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_occurs") -> str:
+    """``predicate`` if the relation catalogue knows it: a predicate the rules declare, a role
+    (``<title>_of``), ``co_occurs``, or one of ``stored`` (those of the relations a graph holds,
+    hand-added ones included); else an error naming what is accepted.
+
+    Example:
+        >>> check_predicate("cto_of", [])
+        'cto_of'
+        >>> check_predicate("work_at", ["mentors"])
+        Traceback (most recent call last):
+        ...
+        graphmem.errors.InvalidArgumentError: unknown predicate 'work_at' (did you mean 'works_at'?); accepted: acquired, appears_in, applies_to, born_in, born_on, capital_of, citizen_of, co_occurs, country, created, dated, died_in, died_on, flows_into, followed_by, founded, founded_on, hired, language, left, lives_in, located_in, manages, married, member_of, mentors, met, owned_by, parent_of, part_of, participated_in, partnered_with, performed, published_on, received_award, religion, reports_to, sibling_of, signed_with, studied_at, visited, works_at, and a role as <title>_of (ceo_of, cto_of ...)
+    """
+    declared = catalogue_predicates()
+    if predicate in declared or predicate == co_occurs:
+        return predicate
+    if ROLE_TEMPLATE in declared and predicate.endswith("_of") and len(predicate) > 3:
+        return predicate
+    stored = set(stored)
+    if predicate in stored:
+        return predicate
+    names = sorted((declared - {ROLE_TEMPLATE}) | {co_occurs} | stored)
+    close = get_close_matches(predicate, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    roles = ", and a role as <title>_of (ceo_of, cto_of ...)" if ROLE_TEMPLATE in declared else ""
+    raise InvalidArgumentError(
+        f"unknown predicate {predicate!r}{hint}; accepted: {', '.join(names)}{roles}"
+    )

@@ -29,7 +29,7 @@ import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
-from ..extract.predicates import answers, event_predicates
+from ..extract.predicates import answers, check_predicate, event_predicates
 from ..items import check_event_time, event_stamp, stored_time
 
 __all__ = [
@@ -538,12 +538,15 @@ class KnowledgeGraph:
 
         A predicate matches the relations that state it or imply it (Acme's CTO works at
         Acme: :func:`graphmem.extract.predicates.answers`). An unknown subject or object name
-        gives an empty list.
+        gives an empty list; an unknown predicate is an error naming those accepted
+        (:func:`~graphmem.extract.predicates.check_predicate`).
         """
         if predicate is not None and not isinstance(predicate, str):
             raise InvalidArgumentTypeError(
                 f"predicate must be a str or None, got {type(predicate).__name__}"
             )
+        if predicate is not None:
+            check_predicate(predicate, self.predicates(), CO_OCCURS)
         s_key = self.resolve(subject) if subject is not None else None
         o_key = self.resolve(object) if object is not None else None
         if (subject is not None and s_key is None) or (object is not None and o_key is None):
@@ -564,6 +567,24 @@ class KnowledgeGraph:
         ]
         edges.sort(key=lambda e: (-e.support, e.subject, e.predicate, e.object))
         return self._with_evidence(edges) if evidence else edges
+
+    def strongest_co_occurring(self, key: str, n: int) -> list[str]:
+        """Names of the ``n`` entities most often mentioned with entity ``key`` (by support,
+        then name)."""
+        found: dict[str, int] = {}
+        for u, v, k, data in [
+            *self.graph.out_edges(key, keys=True, data=True),
+            *self.graph.in_edges(key, keys=True, data=True),
+        ]:
+            if k == CO_OCCURS:
+                other = v if u == key else u
+                found[other] = max(found.get(other, 0), int(data["support"]))
+        ranked = sorted(found, key=lambda o: (-found[o], self.name_of(o)))
+        return [self.name_of(o) for o in ranked[:n]]
+
+    def predicates(self) -> set[str]:
+        """The predicates of the relations this graph holds."""
+        return {k for _, _, k in self.graph.edges(keys=True)}
 
     def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
         """Entities within ``depth`` hops (either direction) -> their distance, nearest first."""
@@ -598,28 +619,24 @@ class KnowledgeGraph:
         ]
         return sorted(set(out) | set(inc))
 
-    def paths(self, a: str, b: str, max_hops: int = 3, limit: int = 10) -> list[list[Hop]]:
+    def paths(
+        self, a: str, b: str, max_hops: int = 3, limit: int = 10, *, typed_only: bool = False
+    ) -> list[list[Hop]]:
         """Shortest connections between two entities (edges in either direction), with evidence.
 
         Each path is a list of hops; a hop holds the strongest edge between its two ends.
+        Paths over typed relations come first: co-occurrence links are used only when no
+        typed path is within ``max_hops`` (never with ``typed_only``).
         """
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
             raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
         source, target = self._require(a), self._require(b)
         if source == target:
             return []
-        undirected = nx.Graph(self.graph)
-        try:
-            node_paths = nx.all_shortest_paths(undirected, source, target)
-            found = []
-            for nodes in node_paths:
-                if len(nodes) - 1 > max_hops:
-                    break
-                found.append(nodes)
-                if len(found) >= limit:
-                    break
-        except nx.NetworkXNoPath:
-            return []
+        typed = nx.Graph((u, v) for u, v, k in self.graph.edges(keys=True) if k != CO_OCCURS)
+        found = _shortest(typed, source, target, max_hops, limit)
+        if not found and not typed_only:
+            found = _shortest(nx.Graph(self.graph), source, target, max_hops, limit)
         result: list[list[Hop]] = []
         for nodes in found:
             hops: list[Hop] = []
@@ -712,3 +729,22 @@ class KnowledgeGraph:
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
         view.name_words = {word: set(keys) for word, keys in self.name_words.items()}
         return view
+
+
+def _shortest(
+    undirected: nx.Graph, source: str, target: str, max_hops: int, limit: int
+) -> list[list[str]]:
+    """Up to ``limit`` shortest node paths of at most ``max_hops`` hops ([] when none)."""
+    if source not in undirected or target not in undirected:
+        return []
+    found: list[list[str]] = []
+    try:
+        for nodes in nx.all_shortest_paths(undirected, source, target):
+            if len(nodes) - 1 > max_hops:
+                break
+            found.append(nodes)
+            if len(found) >= limit:
+                break
+    except nx.NetworkXNoPath:
+        return []
+    return found

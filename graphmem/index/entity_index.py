@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
@@ -412,9 +413,11 @@ class EntityIndex:
         obj: str,
         confidence: float = 1.0,
         labels: tuple[str | None, str | None] = (None, None),
+        valid: tuple[datetime | None, datetime | None] = (None, None),
     ) -> Edge:
         """Record ``subject -predicate-> obj`` by hand (rule ``manual``); unknown names become
-        entities (of ``labels``, else :data:`UNKNOWN_LABEL`).
+        entities (of ``labels``, else :data:`UNKNOWN_LABEL`). ``valid``: when it began and
+        ended (UTC; None: since now, and still holds); a relation already known takes them.
 
         A name resolves as in extraction: its own entity, else the one entity it may be a
         short name of. With a label, a short name only resolves to an entity that label may
@@ -425,7 +428,7 @@ class EntityIndex:
             InvalidArgumentError: a label is malformed, or names an entity the name cannot be.
         """
         key_pred = predicate.strip().lower().replace(" ", "_")
-        seen = event_stamp(utc_now())
+        seen = event_stamp(valid[0] if valid[0] is not None else utc_now())
         checked = [None if label is None else check_entity_label(label) for label in labels]
         with self.db.write() as conn, self._lock:
             self._flush_deferred(conn)
@@ -447,9 +450,13 @@ class EntityIndex:
                         last_seen=seen,
                         entity_id=entity_id,
                     )
-                    state.matcher.add(name, label)
+                    state.matcher.add(name.strip(), label)
+                elif seen < state.graph.graph.nodes[key]["first_seen"]:  # known since then
+                    node = state.graph.graph.nodes[key]
+                    node["first_seen"] = seen
+                    self._pending.entity_touches[node["entity_id"]] = node
                 keys.append(key)
-            self._link(
+            data, _ = self._link(
                 conn,
                 state,
                 tenant,
@@ -460,6 +467,10 @@ class EntityIndex:
                 seen,
                 (None, 0, 0, "manual"),
             )
+            if valid[0] is not None:
+                data["valid_from"] = seen
+            if valid[1] is not None:
+                data["valid_to"] = event_stamp(valid[1])
             self._flush(conn)
             self._track_transaction({tenant}, before, after)
             data = state.graph.graph.get_edge_data(keys[0], keys[1], key=key_pred)
@@ -1027,6 +1038,7 @@ class EntityIndex:
         if head_chars:
             mentions = _task_names_kept(mentions, head_chars, state.graph.alias_keys)
         mentions = self._with_author(item, doc, mentions)
+        mentions = self._with_subject(state, item, doc, mentions)
         labels = sorted({ent.label_ for ent in doc.ents})
         if labels:
             self._pending.text_labels[text_id] = ",".join(labels)
@@ -1130,6 +1142,27 @@ class EntityIndex:
         if not key or any(m.key == key for m in mentions):
             return mentions
         return [Mention(author, "PERSON", key, 0, 0, 0, len(doc.text), doc[:]), *mentions]
+
+    @staticmethod
+    def _with_subject(
+        state: _TenantState, item: MemoryItem, doc: Doc, mentions: list[Mention]
+    ) -> list[Mention]:
+        """Link a memory to the entity it is about (``about`` metadata; a new entity gets the
+        label ``about_label``): an MCP observation need not name its entity."""
+        about = item.metadata.get("about")
+        if not isinstance(about, str):
+            return mentions
+        key = canonical_key(about)
+        if not key or any(m.key == key for m in mentions):
+            return mentions
+        known = state.graph.resolve(about)
+        label = item.metadata.get("about_label")
+        if known is not None:
+            label = state.graph.graph.nodes[known]["label"]
+        elif not isinstance(label, str) or not label:
+            label = UNKNOWN_LABEL
+        pos = len(doc.text) + 1  # a zero-width span of its own (the author's is at 0)
+        return [*mentions, Mention(about.strip(), label, key, pos, pos, 0, len(doc.text), doc[:])]
 
     def _given_mentions(self, state: _TenantState, doc: Doc, names: Sequence[str]) -> list[Mention]:
         """Mentions of caller-supplied entity names (Calute's ``entities=`` argument)."""

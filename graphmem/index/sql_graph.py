@@ -86,10 +86,13 @@ class SQLGraph:
         ordered = sorted(found.items(), key=lambda kv: (kv[1], names[kv[0]][0]))
         return {names[i][1]: d for i, d in ordered}
 
-    def paths(self, a: str, b: str, max_hops: int = 3, limit: int = 10) -> list[list[Hop]]:
+    def paths(
+        self, a: str, b: str, max_hops: int = 3, limit: int = 10, *, typed_only: bool = False
+    ) -> list[list[Hop]]:
         """Shortest connections between two entities (edges in either direction), with evidence.
 
         Each path is a list of hops; a hop holds the strongest edge between its two ends.
+        Typed paths come first, as in :meth:`KnowledgeGraph.paths`.
         """
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
             raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
@@ -98,8 +101,12 @@ class SQLGraph:
             if source == target:
                 return []
             id_paths = graph_queries.shortest_paths(
-                conn, self.tenant, source, target, max_hops, limit
+                conn, self.tenant, source, target, max_hops, limit, typed=True
             )
+            if not id_paths and not typed_only:
+                id_paths = graph_queries.shortest_paths(
+                    conn, self.tenant, source, target, max_hops, limit
+                )
             pairs = {(u, v) for p in id_paths for u, v in zip(p, p[1:], strict=False)}
             edges = graph_queries.edges_between(conn, self.tenant, pairs)
             names = graph_queries.entity_names(conn, sorted({n for p in id_paths for n in p}))

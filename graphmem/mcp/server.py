@@ -32,7 +32,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -43,12 +43,21 @@ from pydantic import AnyHttpUrl, Field
 from ..aio import READ_THREADS, AsyncCortexMemory, writer_thread
 from ..compat.storage import SQLiteStorage
 from ..cortex import CortexMemory
-from ..errors import EntityNotFound, GraphmemError
+from ..errors import EntityNotFound, GraphmemError, InvalidArgumentError
 from ..graph.knowledge_graph import Edge, Hop, KnowledgeGraph
 from .defaults import DEFAULT_PORT
+from .shapes import HINTS, EntityOut, ForgetOut, PathsOut, RecallOut, RelationsOut, RememberOut
 from .tokens import TokenMap
 
-__all__ = ["MemoryServer", "build_server"]
+__all__ = ["TOOL_SETS", "MemoryServer", "build_server"]
+
+#: The tool sets ``build_server`` serves (``graphmem mcp --tools``).
+TOOL_SETS = ("graphmem", "reference", "all")
+REFERENCE_INSTRUCTIONS = (
+    "A knowledge graph memory: entities with observations, and relations between them. "
+    "`search_nodes` or `open_nodes` before you answer, `create_entities`, `add_observations` "
+    "and `create_relations` for what you learn."
+)
 
 #: The task a fact is saved under when ``remember`` is given no task.
 FACT_TASK = "Remembered fact"
@@ -76,7 +85,10 @@ class MemoryServer:
             found = self._memories.get(user_id)
             if found is None:
                 facade = CortexMemory(
-                    storage=self.storage, user_id=user_id, long_term_capacity=10**9
+                    storage=self.storage,
+                    user_id=user_id,
+                    long_term_capacity=10**9,
+                    knowledge_scope="team",  # what one agent saved answers another's task
                 )
                 found = AsyncCortexMemory(facade, writer=self._writer, readers=self._readers)
                 self._memories[user_id] = found
@@ -180,6 +192,7 @@ def build_server(
     user: str | None = None,
     tokens: TokenMap | None = None,
     url: str = f"http://127.0.0.1:{DEFAULT_PORT}",
+    tools: str = "graphmem",
 ) -> MCPServer:
     """The MCP server of ``storage`` (None: an in-memory database).
 
@@ -190,7 +203,11 @@ def build_server(
         tokens: bearer tokens the HTTP transport requires, each bound to a user; None: no
             token needed.
         url: where the HTTP transport listens (named in the OAuth metadata of token errors).
+        tools: ``"graphmem"`` (graphmem's tools), ``"reference"`` (exactly the MCP reference
+            memory server's, :mod:`graphmem.mcp.reference_tools`) or ``"all"`` (both).
     """
+    if tools not in TOOL_SETS:
+        raise InvalidArgumentError(f"tools must be one of {', '.join(TOOL_SETS)}, got {tools!r}")
     memories = MemoryServer(storage if storage is not None else SQLiteStorage(), user=user)
     auth = (
         AuthSettings(
@@ -201,7 +218,9 @@ def build_server(
     )
     server: MCPServer = MCPServer(
         "graphmem",
-        instructions=(
+        instructions=REFERENCE_INSTRUCTIONS
+        if tools == "reference"
+        else (
             "Long-term memory with a knowledge graph. `remember` what you learn or did "
             "(returns an id), `recall` or get the `context` for a task before you work, ask "
             "`entity`, `relations` and `path` about people, organisations and places, and "
@@ -212,7 +231,7 @@ def build_server(
         log_level="WARNING",
     )
 
-    @server.tool()
+    @server.tool(annotations=HINTS["remember"])
     @_tool_errors
     async def remember(
         content: Annotated[str, Field(description="what to remember: a result or a fact")],
@@ -233,7 +252,7 @@ def build_server(
             Field(description="your key for it: remembering again with it changes nothing"),
         ] = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> RememberOut:
         """Save a task result or a fact; its people, organisations and places join the graph.
         Returns its id, which `forget` takes."""
         memory = memories.memory(memories.tenant(user_id))
@@ -251,14 +270,14 @@ def build_server(
         )
         return {"id": saved}
 
-    @server.tool()
+    @server.tool(annotations=HINTS["recall"])
     @_tool_errors
     async def recall(
         query: Annotated[str, Field(description="what to look for, in plain words")],
         limit: Limit = 10,
         agent_role: Annotated[str | None, Field(description="only this agent's memories")] = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> RecallOut:
         """Search memory: the best matching memories first, each with its score and why it
         matched (words, and the entities that led to it)."""
         memory = memories.memory(memories.tenant(user_id))
@@ -278,11 +297,17 @@ def build_server(
             ]
         }
 
-    @server.tool()
+    @server.tool(annotations=HINTS["context"])
     @_tool_errors
     async def context(
         task: Annotated[str, Field(description="the task about to be done")],
-        agent_role: str | None = None,
+        agent_role: Annotated[
+            str | None,
+            Field(
+                description="who asks: their own recent memories; knowledge comes from every "
+                "agent's memories"
+            ),
+        ] = None,
         additional_context: str | None = None,
         max_items: Limit = 10,
         user_id: UserId = None,
@@ -292,19 +317,19 @@ def build_server(
         memory = memories.memory(memories.tenant(user_id))
         return await memory.build_context_for_task(task, agent_role, additional_context, max_items)
 
-    @server.tool()
+    @server.tool(annotations=HINTS["entity"])
     @_tool_errors
     async def entity(
         name: Annotated[str, Field(description="a name, alias or short name")],
         limit: Limit = 20,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> EntityOut:
         """An entity: its label, mentions, aliases, typed relations with evidence, and the
         entities it is mentioned with."""
         memory = memories.memory(memories.tenant(user_id))
-        return await memory.read(_graph_query(lambda kg: _entity(kg, name, limit)))
+        return cast(EntityOut, await memory.read(_graph_query(lambda kg: _entity(kg, name, limit))))
 
-    @server.tool()
+    @server.tool(annotations=HINTS["relations"])
     @_tool_errors
     async def relations(
         subject: str | None = None,
@@ -321,7 +346,7 @@ def build_server(
         ] = False,
         limit: Limit = 50,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> RelationsOut:
         """Relations matching a pattern ("who works_at Acme": predicate=works_at,
         object=Acme), strongest first, each with when it held and its evidence."""
         memory = memories.memory(memories.tenant(user_id))
@@ -338,9 +363,10 @@ def build_server(
             )
             return _select_edges(edges, predicate, include_co_occurs)[:limit]
 
-        return {"relations": [e.to_dict() for e in await memory.read(_graph_query(find))]}
+        found = await memory.read(_graph_query(find))
+        return cast(RelationsOut, {"relations": [e.to_dict() for e in found]})
 
-    @server.tool()
+    @server.tool(annotations=HINTS["path"])
     @_tool_errors
     async def path(
         a: Annotated[str, Field(description="one entity")],
@@ -348,7 +374,7 @@ def build_server(
         max_hops: Annotated[int, Field(ge=1, le=6)] = 3,
         limit: Limit = 5,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> PathsOut:
         """How entity a connects to entity b: the shortest paths, each hop a relation with
         its evidence (no paths: not connected within max_hops)."""
         memory = memories.memory(memories.tenant(user_id))
@@ -357,9 +383,9 @@ def build_server(
             return kg.paths(a, b, max_hops=max_hops)[:limit]
 
         found = await memory.read(_graph_query(paths))
-        return {"paths": [[_hop(h) for h in hops] for hops in found]}
+        return cast(PathsOut, {"paths": [[_hop(h) for h in hops] for hops in found]})
 
-    @server.tool()
+    @server.tool(annotations=HINTS["forget"])
     @_tool_errors
     async def forget(
         id: Annotated[  # noqa: A002 - the id remember and recall give
@@ -372,7 +398,7 @@ def build_server(
             str | None, Field(description="all saved before this ISO 8601 time")
         ] = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> ForgetOut:
         """Forget one memory by id, or every memory matching all the filters given (at least
         one); the graph drops what only they said. Returns how many were removed."""
         memory = memories.memory(memories.tenant(user_id))
@@ -408,6 +434,13 @@ def build_server(
             raise ResourceError(str(exc)) from exc
         return _entity_page(found)
 
+    if tools != "graphmem":
+        from .reference_tools import add_reference_tools
+
+        add_reference_tools(server, memories)
+    if tools == "reference":
+        for name in HINTS:
+            server.remove_tool(name)
     return server
 
 

@@ -32,7 +32,14 @@ from ..extract.normalize import canonical_key
 from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..index.reanalysis import DEFAULT_BATCH_SIZE, reanalyse
-from ..items import MemoryItem, check_content, check_count, check_optional_id, stored_time
+from ..items import (
+    MemoryItem,
+    check_content,
+    check_count,
+    check_event_time,
+    check_optional_id,
+    stored_time,
+)
 from ..store import graph_rows
 from ._sql import SQLMemory
 
@@ -158,11 +165,16 @@ class EntityMemory(SQLMemory):
         confidence: float = 1.0,
         subject_label: str | None = None,
         object_label: str | None = None,
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
     ) -> Edge:
         """Record a relation by hand (rule ``manual``); both entities are created if new.
 
         With ``subject_label`` / ``object_label``, a new entity gets that label and a name is
         only resolved to an entity it may be one with (the rule of :meth:`merge_entities`).
+        ``valid_from`` / ``valid_to`` (a datetime or ISO 8601; default: from now, still
+        holding) date it, so :meth:`as_of` of the past sees it: "Dana works_at Acme from
+        2021 to 2023".
 
         Example:
             >>> memory = EntityMemory()
@@ -175,6 +187,13 @@ class EntityMemory(SQLMemory):
         """
         for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
             check_content(value, name)
+        began = check_event_time(valid_from, "valid_from")
+        ended = check_event_time(valid_to, "valid_to")
+        if began is not None and ended is not None and ended <= began:
+            raise InvalidArgumentError(
+                f"valid_to ({ended.isoformat()}) must be later than valid_from "
+                f"({began.isoformat()})"
+            )
         return self.space.entity_index.add_relation(
             self._graph_tenant,
             subject,
@@ -182,6 +201,7 @@ class EntityMemory(SQLMemory):
             obj,
             confidence,
             labels=(subject_label, object_label),
+            valid=(began, ended),
         )
 
     def merge_entities(self, keep: str, merge: str) -> int:
@@ -355,9 +375,14 @@ class EntityMemory(SQLMemory):
         )
 
     @_reading_graph
-    def paths(self, a: str, b: str, max_hops: int = 3) -> list[list[Hop]]:
-        """How ``a`` connects to ``b``: shortest paths, each hop with its evidence."""
-        return self.space.entity_index.queries(self._graph_tenant).paths(a, b, max_hops=max_hops)
+    def paths(
+        self, a: str, b: str, max_hops: int = 3, *, typed_only: bool = False
+    ) -> list[list[Hop]]:
+        """How ``a`` connects to ``b``: shortest paths, each hop with its evidence; paths
+        over typed relations first, co-occurrence only when there is none within
+        ``max_hops`` (never with ``typed_only``)."""
+        queries = self.space.entity_index.queries(self._graph_tenant)
+        return queries.paths(a, b, max_hops=max_hops, typed_only=typed_only)
 
     @_reading_graph
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
@@ -416,7 +441,7 @@ class EntityMemory(SQLMemory):
 
     def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
         """Entity key -> its ``per_entity`` strongest typed relations (either end; current
-        ones before ended ones, then by support, then newest first), each with its validity
+        ones before ended ones, then by confidence, then support, then newest first), each with its validity
         (``Edge.validity``), for the keys that have any. Read from the tables: the graph's
         edges need not be loaded.
 
@@ -506,7 +531,7 @@ class EntityMemory(SQLMemory):
         Example:
             >>> memory = EntityMemory()
             >>> _ = memory.add_relation("Alice Johnson", "mentors", "Bob Stone")
-            >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(predicate="mentors")
+            >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(subject="Alice Johnson")
             (True, [])
         """
         for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):

@@ -52,13 +52,24 @@ DUMP_TABLES: dict[str, Table] = {
     "relations": schema.relations,
     "relation_evidence": schema.relation_evidence,
     "merges": schema.merges,
+    "mcp_entities": schema.mcp_entities,
+    "mcp_observations": schema.mcp_observations,
+    "mcp_relations": schema.mcp_relations,
 }
 
 #: ``graphmem_meta`` keys that describe the database file itself, not its content: the
 #: schema version travels in the export header, and the graph generation is bumped on import.
 INTERNAL_META_KEYS = frozenset({"schema_version", "graph_generation"})
 
-_CONTENT_TABLES = ("memories", "entities", "relations", "merges", "kv")
+_CONTENT_TABLES = (
+    "memories",
+    "entities",
+    "relations",
+    "merges",
+    "kv",
+    "mcp_entities",
+    "mcp_relations",
+)
 
 
 def _primary_key(table: Table) -> list[Any]:

@@ -36,8 +36,10 @@ def distances(
     start_id: int,
     depth: int,
     predicate: str | None = None,
+    typed: bool = False,
 ) -> dict[int, int]:
-    """Entity id -> hops from ``start_id`` (itself at 0), following relations either way.
+    """Entity id -> hops from ``start_id`` (itself at 0), following relations either way
+    (``typed``: typed relations only, no ``co_occurs``).
 
     One recursive query: the walk keeps ``(entity, hops)`` pairs without duplicates and
     stops at ``depth``; the distance is the smallest number of hops.
@@ -56,29 +58,38 @@ def distances(
     )
     if predicate is not None:
         step = step.where(_R.c.predicate == predicate)
+    if typed:
+        step = step.where(schema.TYPED_RELATION)
     walk = seed.union(step)
     stmt = select(walk.c.node, func.min(walk.c.dist)).group_by(walk.c.node)
     return {int(node): int(dist) for node, dist in conn.execute(stmt)}
 
 
 def shortest_paths(
-    conn: Connection, tenant: str, source_id: int, target_id: int, max_hops: int, limit: int
+    conn: Connection,
+    tenant: str,
+    source_id: int,
+    target_id: int,
+    max_hops: int,
+    limit: int,
+    typed: bool = False,
 ) -> list[list[int]]:
-    """Up to ``limit`` shortest paths (entity ids, ends included) of at most ``max_hops``.
+    """Up to ``limit`` shortest paths (entity ids, ends included) of at most ``max_hops``
+    (``typed``: over typed relations only).
 
     Distances from both ends (two recursive queries) pick the entities on a shortest path;
     the paths are enumerated over the relations among those entities only.
     """
-    from_source = distances(conn, tenant, source_id, max_hops)
+    from_source = distances(conn, tenant, source_id, max_hops, typed=typed)
     if target_id not in from_source:
         return []
     length = from_source[target_id]
-    from_target = distances(conn, tenant, target_id, length)
+    from_target = distances(conn, tenant, target_id, length, typed=typed)
     on_path = {
         n for n, d in from_source.items() if n in from_target and d + from_target[n] == length
     }
     forward: dict[int, set[int]] = {}
-    for subject, obj in _pairs_among(conn, tenant, on_path):
+    for subject, obj in _pairs_among(conn, tenant, on_path, typed):
         for u, v in ((subject, obj), (obj, subject)):
             if from_source[v] == from_source[u] + 1:
                 forward.setdefault(u, set()).add(v)
@@ -100,17 +111,19 @@ def shortest_paths(
     return found
 
 
-def _pairs_among(conn: Connection, tenant: str, ids: set[int]) -> list[tuple[int, int]]:
-    """(subject, object) of the relations whose two ends are both in ``ids``."""
+def _pairs_among(
+    conn: Connection, tenant: str, ids: set[int], typed: bool = False
+) -> list[tuple[int, int]]:
+    """(subject, object) of the relations (typed ones, with ``typed``) whose two ends are
+    both in ``ids``."""
     pairs: set[tuple[int, int]] = set()
     ordered = sorted(ids)
     for start in range(0, len(ordered), 500):
         chunk = ordered[start : start + 500]
-        rows = conn.execute(
-            select(_R.c.subject_id, _R.c.object_id).where(
-                _R.c.tenant == tenant, _R.c.subject_id.in_(chunk)
-            )
+        stmt = select(_R.c.subject_id, _R.c.object_id).where(
+            _R.c.tenant == tenant, _R.c.subject_id.in_(chunk)
         )
+        rows = conn.execute(stmt.where(schema.TYPED_RELATION) if typed else stmt)
         pairs.update((int(s), int(o)) for s, o in rows if int(o) in ids)
     return sorted(pairs)
 

@@ -1017,7 +1017,7 @@ def typed_relations_of(
 ) -> list[tuple[int, RelationRow]]:
     """Each entity's ``per_entity`` strongest typed relations (no ``co_occurs``), with it at
     either end, as ``(entity id, relation)``: current ones before ended ones, then by
-    support, then the newest first. What a context says about the entities its task names,
+    confidence, then support, then the newest first. What a context says about the entities its task names,
     read without loading the tenant's graph (a relation between two of them comes once
     for each)."""
     ids = sorted(set(entity_ids))
@@ -1046,6 +1046,7 @@ def typed_relations_of(
 
 _STRONGEST_FIRST = (
     case((relations.c.valid_to.is_(None), 0), else_=1),
+    relations.c.confidence.desc(),
     relations.c.support.desc(),
     func.coalesce(relations.c.valid_from, "").desc(),
     relations.c.id.desc(),

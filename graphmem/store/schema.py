@@ -33,6 +33,9 @@ __all__ = [
     "entities",
     "kv",
     "memories",
+    "mcp_entities",
+    "mcp_observations",
+    "mcp_relations",
     "mentions",
     "merges",
     "meta",
@@ -287,4 +290,43 @@ kv = Table(
     metadata_obj,
     Column("key", String(512), primary_key=True),
     Column("value", Text, nullable=False),
+)
+
+# The graph of the MCP reference memory server's tools (``graphmem mcp --tools reference``),
+# exactly as clients named and typed it: entities, their observations in order (each also a
+# stored memory, ``memory_seq``, which search and the knowledge graph read) and relations of
+# any type, between names that need not be entities. Ids give the order the client made them in.
+mcp_entities = Table(
+    "mcp_entities",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False, default=""),
+    Column("name", Text, nullable=False),
+    Column("entity_type", Text, nullable=False),
+    UniqueConstraint("tenant", "name", name="uq_mcp_entities_name"),
+    sqlite_autoincrement=True,
+)
+
+mcp_observations = Table(
+    "mcp_observations",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("entity_id", Integer, ForeignKey("mcp_entities.id", ondelete="CASCADE"), nullable=False),
+    Column("memory_seq", Integer, ForeignKey("memories.seq", ondelete="CASCADE"), nullable=False),
+    Column("content", Text, nullable=False),
+    Index("ix_mcp_observations_entity", "entity_id"),
+    Index("ix_mcp_observations_memory", "memory_seq"),
+    sqlite_autoincrement=True,
+)
+
+mcp_relations = Table(
+    "mcp_relations",
+    metadata_obj,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant", String(256), nullable=False, default=""),
+    Column("source", Text, nullable=False),
+    Column("target", Text, nullable=False),
+    Column("relation_type", Text, nullable=False),
+    UniqueConstraint("tenant", "source", "target", "relation_type", name="uq_mcp_relations"),
+    sqlite_autoincrement=True,
 )
