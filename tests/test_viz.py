@@ -255,6 +255,7 @@ class TestPageFile:
             edges_drawn=10 + 7,
             nodes_omitted=33,
             edges_omitted=23,
+            nodes_held=12,
         )
         assert report.path.is_file()
 
@@ -288,7 +289,10 @@ class TestPageFile:
     def test_summary_states_what_was_left_out(self, tmp_path: Path) -> None:
         text = render_graph(hub_graph(), tmp_path / "g.html", max_nodes=12).path.read_text()
         assert page_data(text)["summary"]["text"] == (
-            "Showing 12 of 45 entities; 33 omitted (least connected). Relations: 17 of 40 drawn."
+            "Showing 12 of 45 entities (the most connected) and 17 relations among them; "
+            "33 left out, 12 of them held on the page: double-click an entity to draw its "
+            "neighbours. To draw more: a larger max_nodes (--max-nodes), or one entity's page "
+            "(--entity)."
         )
 
     def test_long_and_odd_attributes_are_tamed(self, tmp_path: Path) -> None:
@@ -300,7 +304,8 @@ class TestPageFile:
         assert len(node["label"]) == 32 and node["label"].endswith("…")
         assert node["group_label"] == "UNLABELLED"
         assert node["tooltip"]["sections"][0]["items"] == ["Solo"]
-        assert data["edges"][0]["label"] == ""
+        (edge,) = data["edges"]
+        assert edge["relations"][0]["predicate"] == "" and edge["relations"][0]["support"] == 1
 
 
 # --- the page in a real browser, offline ------------------------------------------------
@@ -420,7 +425,7 @@ class TestPageInBrowser:
     def test_draws_every_node_and_edge(self, browser: Any, tmp_path: Path) -> None:
         report = render_graph(work_graph(), tmp_path / "g.html")
         stats = open_page(browser, report.path)
-        assert (stats["nodes"], stats["edges"]) == (15, 20)
+        assert (stats["nodes"], stats["edges"], stats["edgesOnPage"]) == (15, 12, 20)
         assert (report.nodes_drawn, report.edges_drawn) == (15, 20)
         positions = browser.execute_script("return Object.keys(graphmemNetwork.getPositions())")
         assert len(positions) == 15
@@ -505,7 +510,8 @@ class TestPageInBrowser:
         assert hubs | {"Lonely 0"} <= labels
         assert not any(label.startswith("Lonely") for label in labels - {"Lonely 0"})
         summary = browser.find_element("id", "graphmem-summary").text
-        assert summary.startswith("Showing 12 of 45 entities; 33 omitted (least connected).")
+        assert summary.startswith("Showing 12 of 45 entities (the most connected)")
+        assert "33 left out, 12 of them held on the page" in summary
 
 
 def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:
@@ -538,6 +544,21 @@ def edge_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
         ids,
     )
     return records
+
+
+def predicates(edges: list[dict[str, Any]]) -> list[str]:
+    """The predicates of the relations these edges hold, in order."""
+    return [relation["predicate"] for edge in edges for relation in edge["relations"]]
+
+
+def drawn_edge(driver: Any, edge_id: int | str) -> dict[str, Any]:
+    """What vis-network is told to draw for an edge (its label, colour, dashes)."""
+    record: dict[str, Any] = driver.execute_script(
+        "var e = graphmemEdges.get(arguments[0]);"
+        "return {label: e.label, dashes: e.dashes, color: e.color, width: e.width};",
+        edge_id,
+    )
+    return record
 
 
 def node_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
@@ -588,6 +609,19 @@ def panel_text(driver: Any) -> str:
             return str(text)
         time.sleep(0.05)
     pytest.fail("the side panel did not open")
+
+
+def panel_heading(driver: Any, wanted: str) -> str:
+    """The side panel's heading once it reads ``wanted`` (a click is handled a moment after
+    it lands), or as it stands after 5 s."""
+    deadline = time.monotonic() + 5
+    heading = ""
+    while time.monotonic() < deadline:
+        heading = str(driver.find_element("id", "gm-panel-heading").text)
+        if heading == wanted:
+            break
+        time.sleep(0.05)
+    return heading
 
 
 def timeline_graph() -> nx.MultiDiGraph:
@@ -662,7 +696,8 @@ class TestControlsInBrowser:
         assert len(shown) == 20 and sum(not e["typed"] for e in shown) == 8
         assert drawn_hidden(browser)["edges"] == []
         co_occurs = [e for e in shown if not e["typed"]]
-        assert all(e["label"] == "" and e["dashes"] is True for e in co_occurs)
+        assert all(drawn_edge(browser, e["id"])["label"] == "" for e in co_occurs)
+        assert all(e["dashes"] is True for e in co_occurs)
         assert all(e["color"]["opacity"] < 0.5 for e in co_occurs)  # faint
         browser.find_element("id", "gm-show-cooccurs").click()
         assert len(view(browser)["edges"]) == 12
@@ -678,7 +713,7 @@ class TestControlsInBrowser:
             "EVENT",
         }
         # Only acme -located_in-> berlin is left among the typed relations.
-        assert [e["predicate"] for e in edge_records(browser, shown["edges"])] == ["located_in"]
+        assert predicates(edge_records(browser, shown["edges"])) == ["located_in"]
         assert len(drawn_hidden(browser)["nodes"]) == 6
         summary = browser.find_element("id", "graphmem-summary").text
         assert summary.endswith("Shown: 9 entities, 1 typed relations.")
@@ -689,8 +724,8 @@ class TestControlsInBrowser:
         browser.find_element(
             "css selector", "input.gm-predicate-filter[data-predicate='works_at']"
         ).click()
-        predicates = [e["predicate"] for e in edge_records(browser, view(browser)["edges"])]
-        assert len(predicates) == 6 and "works_at" not in predicates
+        shown = predicates(edge_records(browser, view(browser)["edges"]))
+        assert len(shown) == 6 and "works_at" not in shown
         browser.find_element("id", "gm-predicates-none").click()
         assert view(browser)["edges"] == []
         assert len(view(browser)["nodes"]) == 15  # entities stay; only relations go
@@ -704,13 +739,15 @@ class TestControlsInBrowser:
         status = Select(browser.find_element("id", "gm-status"))
         status.select_by_value("ended")
         ended = edge_records(browser, view(browser)["edges"])
-        assert [(e["predicate"], e["valid_to"]) for e in ended] == [
+        assert [(r["predicate"], r["valid_to"]) for e in ended for r in e["relations"]] == [
             ("works_at", "2025-04-21T10:00:00")
         ]
-        assert ended[0]["label"] == "works_at (ended)"
+        assert drawn_edge(browser, ended[0]["id"])["label"] == "works_at (ended)"
         status.select_by_value("current")
         current = edge_records(browser, view(browser)["edges"])
-        assert [(e["predicate"], e["valid_to"]) for e in current] == [("works_at", None)]
+        assert [(r["predicate"], r["valid_to"]) for e in current for r in e["relations"]] == [
+            ("works_at", None)
+        ]
 
     @pytest.mark.parametrize(
         ("day", "names", "relations"),
@@ -787,8 +824,8 @@ class TestControlsInBrowser:
         ):
             assert fragment in text
         click_canvas(browser, *node_dom_position(browser, samir))
+        assert panel_heading(browser, "Samir Haddad") == "Samir Haddad"
         text = " ".join(panel_text(browser).split())
-        assert browser.find_element("id", "gm-panel-heading").text == "Samir Haddad"
         assert "PERSON Mentions4First seen2025-03-03Typed relations2" in text
         assert "Samir Haddad started at Lumen Robotics." not in text  # no node evidence given
 
