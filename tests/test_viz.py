@@ -382,14 +382,19 @@ def requested_urls(driver: Any) -> list[str]:
 
 def hover_node(driver: Any, node_id: int) -> str:
     """Move the real mouse onto a node and return the tooltip's text once it shows."""
-    from selenium.webdriver.common.action_chains import ActionChains
-
-    canvas = driver.find_element("css selector", "#graphmem-network canvas")
     x, y = driver.execute_script(
         "var p = graphmemNetwork.canvasToDOM(graphmemNetwork.getPosition(arguments[0]));"
         "return [p.x, p.y];",
         node_id,
     )
+    return hover_at(driver, x, y)
+
+
+def hover_at(driver: Any, x: float, y: float) -> str:
+    """Move the real mouse to (x, y) of the network's DOM; return the tooltip's text."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    canvas = driver.find_element("css selector", "#graphmem-network canvas")
     size = canvas.size
     actions = ActionChains(driver)
     actions.move_to_element_with_offset(canvas, 0, 0).perform()  # leave any earlier hover
@@ -405,15 +410,15 @@ def hover_node(driver: Any, node_id: int) -> str:
         if text:
             return str(text)
         time.sleep(0.05)
-    pytest.fail(f"no tooltip appeared over node {node_id}")
+    pytest.fail(f"no tooltip appeared at {x:.0f}, {y:.0f}")
 
 
 def node_id_by_name(driver: Any, name: str) -> int:
     """Return the page's id of the node whose tooltip heading (its full name) is ``name``."""
     ids = driver.execute_script(
         "var wanted = arguments[0];"
-        "return graphmemNodes.getIds({filter: function (n) {"
-        "  return n.title.querySelector('.gm-tip-heading').textContent === wanted; }});",
+        "return graphmemData.nodes.filter(function (n) { return n.name === wanted; })"
+        ".map(function (n) { return n.id; });",
         name,
     )
     assert len(ids) == 1, f"expected one node named {name!r}, got {ids}"
@@ -462,11 +467,13 @@ class TestPageInBrowser:
         assert "PERSON · 14 mentions" in tooltip
         assert "M. Garcia" in tooltip
         assert "Maria Garcia presented the Atlas roadmap to the Acme board." in tooltip
-        edge_tip = browser.execute_script(
-            "return graphmemEdges.get({filter: function (e) { return e.label === 'works_at'; }})"
-            ".map(function (e) { return e.title.textContent; });"
+        (mx, my), (ax, ay) = (
+            node_dom_position(browser, node_id_by_name(browser, name))
+            for name in ("Maria Garcia", "Acme Corp")
         )
-        assert any("Maria joined Acme Corp as head of data in March." in tip for tip in edge_tip)
+        edge_tip = hover_at(browser, mx + (ax - mx) / 2.5, my + (ay - my) / 2.5)
+        assert "Maria Garcia → Acme Corp" in edge_tip and "works_at · support 6" in edge_tip
+        assert "Maria joined Acme Corp as head of data in March." in edge_tip
 
     @pytest.mark.parametrize("with_csp", [True, False], ids=["with-csp", "escaping-alone"])
     def test_hostile_memory_runs_nothing_and_reads_literally(
@@ -823,6 +830,7 @@ class TestControlsInBrowser:
             "2025-03-03 09:12 · memory mem-kestrel-1 · rule svo:join",
         ):
             assert fragment in text
+        browser.find_element("id", "gm-panel-close").click()  # it may cover the node
         click_canvas(browser, *node_dom_position(browser, samir))
         assert panel_heading(browser, "Samir Haddad") == "Samir Haddad"
         text = " ".join(panel_text(browser).split())

@@ -21,6 +21,7 @@
 
   var data = JSON.parse(document.getElementById("graphmem-data").textContent);
   var DAY_MS = 86400000;
+  var TOOLTIP_RELATIONS = 6; // relations an edge's tooltip lists (its panel lists them all)
   var FONT_FACE = data.options.nodes.font.face;
 
   function byId(id) {
@@ -71,8 +72,40 @@
         copy[key] = item[key];
       }
     });
-    copy.title = tooltipElement(item.tooltip);
+    // A placeholder until the pointer first rests on it (see titleOnHover): thousands of
+    // tooltips built up front would cost the page its load time.
+    copy.title = " ";
     return copy;
+  }
+
+  function edgeTooltip(edge) {
+    var from = nodeById[edge.from];
+    var to = nodeById[edge.to];
+    var lines = edge.relations.slice(0, TOOLTIP_RELATIONS).map(function (relation) {
+      return (relation.typed ? relation.predicate : "co-occurs") +
+        (relation.ended ? " (ended)" : "") + " · support " + relation.support +
+        (relation.validity ? " · " + relation.validity : "");
+    });
+    if (edge.relations.length > TOOLTIP_RELATIONS) {
+      lines.push("and " + (edge.relations.length - TOOLTIP_RELATIONS) + " more: click for all");
+    }
+    var sentences = [];
+    edge.relations.forEach(function (relation) {
+      relation.evidence.forEach(function (record) {
+        if (sentences.length < 3 && sentences.indexOf(record.sentence) < 0) {
+          sentences.push(record.sentence);
+        }
+      });
+    });
+    var count = edge.relations.length;
+    return tooltipElement({
+      heading: from.name + (data.options.edges.arrows.to.enabled ? " → " : " — ") + to.name,
+      subtitle: count + (count === 1 ? " relation" : " relations") + " · support " + edge.support,
+      sections: [
+        { heading: "Relations", items: lines },
+        { heading: "Evidence", items: sentences },
+      ],
+    });
   }
 
   var nodeById = {};
@@ -129,7 +162,7 @@
 
   // --- the controls' state --------------------------------------------------------------
   var state = {
-    coOccurs: false,
+    coOccurs: data.mode === "ego", // an ego page draws every entity joined to the ego
     allRelations: false, // relations that are not core (among neighbours; not the strongest)
     communities: false,
     status: "all",
@@ -282,16 +315,22 @@
   }
 
   // --- drawing ----------------------------------------------------------------------------
-  var nodes = new vis.DataSet(data.nodes.map(function (n) {
-    return drawable(n, NODE_KEYS);
-  }));
-  var edges = new vis.DataSet(data.edges.map(function (e) {
+  // Held entities, and the edges that touch them, join the data sets when first drawn.
+  function drawableEdge(e) {
     var drawn = drawable(e, EDGE_KEYS);
     if (!e.typed) {
       drawn.length = 260; // loose springs: co-occurrence groups, typed relations draw
     }
     return drawn;
+  }
+  var nodes = new vis.DataSet(data.nodes.filter(function (n) {
+    return !n.held;
+  }).map(function (n) {
+    return drawable(n, NODE_KEYS);
   }));
+  var edges = new vis.DataSet(data.edges.filter(function (e) {
+    return !e.held;
+  }).map(drawableEdge));
   var container = byId("graphmem-network");
   var network = new vis.Network(container, {}, data.options);
   var view = computeView();
@@ -358,10 +397,14 @@
     });
     var nodeUpdates = [];
     data.nodes.forEach(function (node) {
-      if (nodeShown[node.id] && node.held && !placed[node.id]) {
-        placeNear(node.id);
+      if (node.held && !placed[node.id]) {
+        if (!nodeShown[node.id]) {
+          return; // not in the data set yet
+        }
+        nodes.add(Object.assign(drawable(node, NODE_KEYS), placeNear(node.id),
+          { hidden: false, physics: false }));
       }
-      nodeUpdates.push({ id: node.id, hidden: !nodeShown[node.id] });
+      changed(nodeUpdates, drawnNodes, { id: node.id, hidden: !nodeShown[node.id] });
     });
     nodes.update(nodeUpdates);
     var groupIds = {};
@@ -381,11 +424,19 @@
     view.edges.forEach(function (id) {
       edgeShown[id] = true;
     });
-    edges.update(data.edges.map(function (edge) {
+    var edgeUpdates = [];
+    data.edges.forEach(function (edge) {
+      if (edge.held && !drawnEdges[edge.id]) {
+        if (!edgeShown[edge.id]) {
+          return; // not in the data set yet
+        }
+        edges.add(Object.assign(drawableEdge(edge), { physics: false }));
+      }
       var text = edgeShown[edge.id] ? edgeLabel(view.passing[edge.id]) : "";
-      return { id: edge.id, hidden: !edgeShown[edge.id],
-        label: labels || hoveredEdge === edge.id ? text : "" };
-    }));
+      changed(edgeUpdates, drawnEdges, { id: edge.id, hidden: !edgeShown[edge.id],
+        label: labels || hoveredEdge === edge.id ? text : "" });
+    });
+    edges.update(edgeUpdates);
     edges.remove(edges.getIds({ filter: function (e) {
       return typeof e.id === "string";
     } }));
@@ -398,34 +449,43 @@
     showSummary();
   }
 
+  /* Queue `update` unless the data set already holds it (updates cost a redraw each). */
+  var drawnNodes = {};
+  var drawnEdges = {};
+  function changed(updates, drawn, update) {
+    var last = drawn[update.id];
+    if (!last || last.hidden !== update.hidden || last.label !== update.label) {
+      drawn[update.id] = update;
+      updates.push(update);
+    }
+  }
+
   /* A held node is drawn next to the first drawn neighbour that revealed it, on a ring. */
   function placeNear(id) {
     var anchor = null;
     edgesOf[id].some(function (edgeId) {
       var edge = edgeById[edgeId];
       var other = edge.from === id ? edge.to : edge.from;
-      if (state.expanded[other] || (!nodeById[other].held || placed[other])) {
+      if (!nodeById[other].held || placed[other]) {
         anchor = other;
         return true;
       }
       return false;
     });
     placed[id] = true;
-    if (anchor === null) {
-      return;
-    }
-    var centre = network.getPosition(anchor);
-    var count = (placed[anchor + ":ring"] || 0) + 1;
-    placed[anchor + ":ring"] = count;
-    var angle = count * 2.399963; // the golden angle: rings without collisions
+    var centre = anchor === null ? { x: 0, y: 0 } : network.getPosition(anchor);
+    var count = (rings[anchor] || 0) + 1;
+    rings[anchor] = count;
+    var angle = count * 2.399963; // the golden angle: a spiral without collisions
     var radius = 110 + 22 * Math.sqrt(count);
-    nodes.update({ id: id, x: centre.x + radius * Math.cos(angle),
-      y: centre.y + radius * Math.sin(angle) });
+    return { x: centre.x + radius * Math.cos(angle), y: centre.y + radius * Math.sin(angle) };
   }
+  var rings = {}; // node id -> how many held nodes were placed around it
 
   // --- labels that do not collide ---------------------------------------------------------
   var measure = document.createElement("canvas").getContext("2d");
   var labelShown = {};
+  var labelScale = 1; // the zoom the label font sizes were set for
   function labelText(id) {
     return typeof id === "string" ? communityById[id].label : nodeById[id].label;
   }
@@ -455,10 +515,13 @@
     }
     var scale = network.getScale();
     var px = data.labels.nodePx;
-    network.setOptions({
-      nodes: { font: { size: px / scale } },
-      edges: { font: { size: data.labels.edgePx / scale } },
-    });
+    if (scale !== labelScale) {
+      labelScale = scale; // a new font size makes vis-network measure every label again
+      network.setOptions({
+        nodes: { font: { size: px / scale } },
+        edges: { font: { size: data.labels.edgePx / scale } },
+      });
+    }
     measure.font = px + "px " + FONT_FACE;
     var ids = view.nodes.concat(view.groups.map(function (group) {
       return group.id;
@@ -622,6 +685,7 @@
   });
   byId("gm-cooccurs-count").textContent = "(" + data.coOccurs + ")";
   coToggle.disabled = data.coOccurs === 0;
+  coToggle.checked = state.coOccurs;
 
   var allRelationsText = data.mode === "ego" ? "Relations among neighbours" :
     "All relations, not only each entity's " + data.strongestPerEntity + " strongest";
@@ -951,8 +1015,30 @@
       expand(params.nodes[0]);
     }
   });
+  /* Build an item's tooltip the first time the pointer rests on it (vis-network reads the
+   * title when its tooltip delay has passed, after this event). */
+  var titled = {};
+  function titleOnHover(set, kind, id, build) {
+    if (!titled[kind + id]) {
+      titled[kind + id] = true;
+      set.update({ id: id, title: build() });
+    }
+  }
+  network.on("hoverNode", function (params) {
+    var id = params.node;
+    if (typeof id === "number") {
+      titleOnHover(nodes, "node:", id, function () {
+        return tooltipElement(nodeById[id].tooltip);
+      });
+    }
+  });
   network.on("hoverEdge", function (params) {
     hoveredEdge = params.edge;
+    if (edgeById[params.edge]) {
+      titleOnHover(edges, "edge:", params.edge, function () {
+        return edgeTooltip(edgeById[params.edge]);
+      });
+    }
     if (!edgeLabelsShown() && view.passing[params.edge]) {
       edges.update({ id: params.edge, label: edgeLabel(view.passing[params.edge]) });
     }

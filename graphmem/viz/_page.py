@@ -75,7 +75,15 @@ from graphmem.graph.knowledge_graph import CO_OCCURS, validity_text
 
 from ._source import EntityTier, Source, drawable_graph, knowledge_graph_of
 from ._subgraphs import count_value, focus_nodes
-from ._views import STRONGEST_PER_ENTITY, Link, PagePlan, communities, core_relations, plan_nodes
+from ._views import (
+    STRONGEST_PER_ENTITY,
+    Link,
+    PagePlan,
+    communities,
+    core_relations,
+    links_on_page,
+    plan_nodes,
+)
 
 if TYPE_CHECKING:
     from graphmem.retrieval.context import ContextReport
@@ -121,8 +129,8 @@ _NORMAL_COLOUR = {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"
 #: fit without overlapping, the largest entities first. Edge labels show on hover, and
 #: always when at most ``_EDGE_LABELS_MAX`` edges are drawn.
 _NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 30
-#: Relations listed in an edge's tooltip (the panel lists them all), names in a community's.
-_TOOLTIP_RELATIONS, _COMMUNITY_NAMES = 6, 8
+#: Names listed in a community's tooltip.
+_COMMUNITY_NAMES = 8
 #: Co-occurrence, when shown: faint, dashed and unlabelled (the legend says what it is).
 _CO_OCCURS_COLOUR = {
     "color": "#c3c9d0",
@@ -364,7 +372,7 @@ def _render(
         "context": context,
         "nodes": nodes,
         "edges": edges,
-        "options": _vis_options(drawn, directed=graph.is_directed()),
+        "options": _vis_options(drawn, directed=graph.is_directed(), edge_count=len(edges)),
     }
     page = _page_html(_text(title, _HEADING_CHARS) or "graphmem", page_data)
     report.path.parent.mkdir(parents=True, exist_ok=True)
@@ -418,10 +426,15 @@ def _build_network(
             hop=None if plan.hops is None else plan.hops.get(node),
             degree=sum(1 for other in undirected[node] if other != node),
         )
-    arrow = "→" if graph.is_directed() else "—"
+    groups = _relation_groups(graph, kept, index)
+    candidates = [
+        Link(source, target, typed, sum(count_value(a.get("support"), default=1) for _, a in rows))
+        for (typed, source, target), rows in groups
+    ]
     links: list[Link] = []
     parallel: defaultdict[tuple[int, int], int] = defaultdict(int)
-    for number, ((typed, source, target), rows) in enumerate(_relation_groups(graph, kept, index)):
+    for number, position in enumerate(links_on_page(candidates, plan)):
+        (typed, source, target), rows = groups[position]
         relations = sorted(
             (_relation_record(key, attrs) for key, attrs in rows),
             key=lambda r: (-r["support"], r["predicate"]),
@@ -452,10 +465,9 @@ def _build_network(
             held=source in held or target in held,
             hidden=True,
             relations=relations,
-            tooltip=_edge_tooltip(f"{names[source]} {arrow} {names[target]}", relations, support),
         )
         parallel[pair] += 1
-        links.append(Link(source, target, typed, support))
+        links.append(candidates[position])
     return network, links
 
 
@@ -542,25 +554,6 @@ def _relation_record(key: Any, attrs: dict[str, Any]) -> dict[str, Any]:
         "last_seen": _stamp(attrs.get("last_seen")),
         "validity": _validity(predicate, attrs) if typed else "",
         "evidence": _evidence(attrs.get("evidence")),
-    }
-
-
-def _edge_tooltip(heading: str, relations: list[dict[str, Any]], support: int) -> dict[str, Any]:
-    lines = []
-    for relation in relations[:_TOOLTIP_RELATIONS]:
-        when = f" · {relation['validity']}" if relation["validity"] else ""
-        ended = " (ended)" if relation["ended"] else ""
-        lines.append(f"{relation['predicate']}{ended} · support {relation['support']}{when}")
-    if len(relations) > _TOOLTIP_RELATIONS:
-        lines.append(f"and {len(relations) - _TOOLTIP_RELATIONS} more: click for all")
-    sentences = [record["sentence"] for relation in relations for record in relation["evidence"]]
-    return {
-        "heading": _text(heading, _HEADING_CHARS),
-        "subtitle": f"{_plural(len(relations), 'relation')} · support {support}",
-        "sections": [
-            {"heading": "Relations", "items": lines},
-            {"heading": "Evidence", "items": _unique(sentences)[:_EVIDENCE_COUNT]},
-        ],
     }
 
 
@@ -656,14 +649,15 @@ def _stabilisation_iterations(node_count: int) -> int:
     return max(60, min(600, 30_000 // max(node_count, 1)))
 
 
-def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
+def _vis_options(node_count: int, *, directed: bool, edge_count: int = 0) -> dict[str, Any]:
     """Return vis-network options: a settled, readable layout that stops moving once drawn."""
+    improved = node_count <= 150 and edge_count <= 600
     font = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, Arial, sans-serif"
     return {
         "autoResize": True,
         # A fixed seed gives the same layout for the same graph; the improved (Kamada-Kawai)
-        # initial layout is too slow past a couple of hundred nodes.
-        "layout": {"randomSeed": 7, "improvedLayout": node_count <= 150},
+        # initial layout is too slow past a couple of hundred nodes or many edges.
+        "layout": {"randomSeed": 7, "improvedLayout": improved},
         "nodes": {
             "shape": "dot",
             "font": {

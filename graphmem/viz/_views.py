@@ -30,10 +30,21 @@ from graphmem.errors import InvalidArgumentError
 
 from ._subgraphs import check_budget, most_connected, require_nodes, select_visible_nodes
 
-__all__ = ["STRONGEST_PER_ENTITY", "PagePlan", "Link", "communities", "core_relations", "plan_nodes"]
+__all__ = [
+    "CO_OCCURS_PER_ENTITY",
+    "STRONGEST_PER_ENTITY",
+    "Link",
+    "PagePlan",
+    "communities",
+    "core_relations",
+    "links_on_page",
+    "plan_nodes",
+]
 
 #: On an overview with many relations, each entity's strongest relations drawn by default.
 STRONGEST_PER_ENTITY = 2
+#: Co-occurrence links the page holds per entity (its strongest).
+CO_OCCURS_PER_ENTITY = 3
 #: A community is drawn as one node only when it has at least this many members.
 MIN_COMMUNITY = 2
 
@@ -103,6 +114,32 @@ def _by_hop(
     for hop in sorted(by_hop):
         chosen.extend(most_connected(graph, by_hop[hop], limit - len(chosen)))
     return chosen
+
+
+def links_on_page(links: Sequence[Link], plan: PagePlan) -> list[int]:
+    """Return the indexes of ``links`` the page holds: every typed link that touches a drawn
+    entity, and each entity's :data:`CO_OCCURS_PER_ENTITY` strongest co-occurrence links
+    (co-occurrence is most of a big graph and the faintest evidence of all).
+
+    Example:
+        >>> plan = PagePlan(["a", "b"], ["c", "d"])
+        >>> links_on_page([Link("a", "c", True, 1), Link("c", "d", True, 1)], plan)
+        [0]
+    """
+    held = set(plan.held)
+    candidates = [
+        i for i, link in enumerate(links) if link.source not in held or link.target not in held
+    ]
+    by_node: defaultdict[Hashable, list[int]] = defaultdict(list)
+    for i in candidates:
+        if not links[i].typed:
+            by_node[links[i].source].append(i)
+            by_node[links[i].target].append(i)
+    strongest: set[int] = set()
+    for ids in by_node.values():
+        ids.sort(key=lambda i: (-links[i].support, i))
+        strongest.update(ids[:CO_OCCURS_PER_ENTITY])
+    return [i for i in candidates if links[i].typed or i in strongest]
 
 
 def core_relations(links: Sequence[Link], plan: PagePlan) -> set[int]:
