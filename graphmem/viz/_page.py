@@ -364,7 +364,11 @@ def _render(
         "coOccurs": sum(1 for edge in edges if not edge["typed"] and not edge["held"]),
         "strongestPerEntity": STRONGEST_PER_ENTITY,
         "communities": _community_records(shown, links, plan),
-        "labels": {"nodePx": _NODE_LABEL_PX, "edgePx": _EDGE_LABEL_PX, "edgesMax": _EDGE_LABELS_MAX},
+        "labels": {
+            "nodePx": _NODE_LABEL_PX,
+            "edgePx": _EDGE_LABEL_PX,
+            "edgesMax": _EDGE_LABELS_MAX,
+        },
         "looks": {"normal": _NORMAL_COLOUR, "ended": _ENDED_COLOUR},
         "mentionsCounted": _text(counted, 120) if isinstance(counted, str) else None,
         "sizes": [{"mentions": n, "size": node_size(n)} for n in _SIZE_EXAMPLES],
@@ -739,7 +743,9 @@ def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
             f", {report.nodes_held:,} of them held on the page: double-click an entity to draw "
             "its neighbours"
         )
-    return text + ". To draw more: a larger max_nodes (--max-nodes), or one entity's page (--entity)."
+    return (
+        text + ". To draw more: a larger max_nodes (--max-nodes), or one entity's page (--entity)."
+    )
 
 
 # --- the page ---------------------------------------------------------------------------

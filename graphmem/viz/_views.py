@@ -154,7 +154,9 @@ def core_relations(links: Sequence[Link], plan: PagePlan) -> set[int]:
         [0]
     """
     held = set(plan.held)
-    drawn = [i for i, link in enumerate(links) if link.source not in held and link.target not in held]
+    drawn = [
+        i for i, link in enumerate(links) if link.source not in held and link.target not in held
+    ]
     if plan.hops is not None:
         hops = plan.hops
         return {i for i in drawn if hops[links[i].source] != hops[links[i].target]}
@@ -194,5 +196,7 @@ def communities(nodes: Iterable[Hashable], links: Iterable[Link]) -> list[list[H
         else:
             weighted.add_edge(link.source, link.target, weight=link.support)
     found = nx.community.louvain_communities(weighted, weight="weight", seed=7)
-    groups = [sorted(group, key=order.__getitem__) for group in found if len(group) >= MIN_COMMUNITY]
+    groups = [
+        sorted(group, key=order.__getitem__) for group in found if len(group) >= MIN_COMMUNITY
+    ]
     return sorted(groups, key=lambda group: (-len(group), order[group[0]]))
