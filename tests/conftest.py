@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _viz_pages import browser as browser  # the session's headless Chromium (viz tests)
 
 
 @pytest.fixture

@@ -418,14 +418,19 @@ class TestAnswers:
             r'<script type="application/json" id="graphmem-data">(.*?)</script>', page.read_text()
         )
         assert found
-        edges = {e["tooltip"]["heading"]: e for e in json.loads(found.group(1))["edges"]}
-        ended = edges["Samir Haddad —works_at→ Kestrel Automation"]
-        current = edges["Samir Haddad —works_at→ Lumen Robotics"]
-        assert ended["label"] == "works_at (ended)" and ended["dashes"] == [2, 6]
-        assert ended["tooltip"]["subtitle"] == "support 1 · 2025-03-03 to 2025-04-21"
-        assert current["label"] == "works_at" and current["dashes"] is False
-        assert current["tooltip"]["subtitle"] == "support 1 · since 2025-06-02"
-        assert "color" in ended and "color" not in current
+        data = json.loads(found.group(1))
+        names = {node["id"]: node["name"] for node in data["nodes"]}
+        edges = {(names[e["from"]], names[e["to"]]): e for e in data["edges"] if e["typed"]}
+        # One edge per pair and direction, holding each of the pair's relations.
+        kestrel = edges[("Samir Haddad", "Kestrel Automation")]
+        lumen = edges[("Samir Haddad", "Lumen Robotics")]
+        ended = {r["predicate"]: r for r in kestrel["relations"]}["works_at"]
+        (current,) = lumen["relations"]
+        assert ended["ended"] and ended["validity"] == "2025-03-03 to 2025-04-21"
+        assert current["predicate"] == "works_at" and not current["ended"]
+        assert current["validity"] == "since 2025-06-02"
+        assert kestrel["ended"] is all(r["ended"] for r in kestrel["relations"])
+        assert lumen["dashes"] is False and not lumen["ended"]
 
 
 # ------------------------------------------------------------------------- the command line

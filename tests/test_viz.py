@@ -5,16 +5,30 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import time
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import pytest
+from _viz_pages import (
+    click_canvas,
+    drawn_edge,
+    drawn_hidden,
+    edge_records,
+    hover_at,
+    hover_node,
+    node_dom_position,
+    node_id_by_name,
+    node_records,
+    open_page,
+    panel_heading,
+    panel_text,
+    predicates,
+    requested_urls,
+    view,
+)
 
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.viz import (
@@ -25,9 +39,6 @@ from graphmem.viz import (
     render_graph,
     select_visible_nodes,
 )
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 PAYLOADS = (
     '<img src=x onerror="window.pwned=1">',
@@ -255,6 +266,7 @@ class TestPageFile:
             edges_drawn=10 + 7,
             nodes_omitted=33,
             edges_omitted=23,
+            nodes_held=12,
         )
         assert report.path.is_file()
 
@@ -288,7 +300,10 @@ class TestPageFile:
     def test_summary_states_what_was_left_out(self, tmp_path: Path) -> None:
         text = render_graph(hub_graph(), tmp_path / "g.html", max_nodes=12).path.read_text()
         assert page_data(text)["summary"]["text"] == (
-            "Showing 12 of 45 entities; 33 omitted (least connected). Relations: 17 of 40 drawn."
+            "Showing 12 of 45 entities (the most connected) and 17 relations among them; "
+            "33 left out, 12 of them held on the page: double-click an entity to draw its "
+            "neighbours. To draw more: a larger max_nodes (--max-nodes), or one entity's page "
+            "(--entity)."
         )
 
     def test_long_and_odd_attributes_are_tamed(self, tmp_path: Path) -> None:
@@ -300,119 +315,11 @@ class TestPageFile:
         assert len(node["label"]) == 32 and node["label"].endswith("…")
         assert node["group_label"] == "UNLABELLED"
         assert node["tooltip"]["sections"][0]["items"] == ["Solo"]
-        assert data["edges"][0]["label"] == ""
+        (edge,) = data["edges"]
+        assert edge["relations"][0]["predicate"] == "" and edge["relations"][0]["support"] == 1
 
 
 # --- the page in a real browser, offline ------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the session, with every network request made impossible."""
-    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
-    if missing:
-        pytest.fail(
-            f"browser tests need {' and '.join(missing)}; install them with "
-            "`apt-get install -y chromium chromium-driver` (.ci/run does)",
-            pytrace=False,
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="graphmem-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1280,900",
-        # Anything that still tried the network would hit a closed local port.
-        "--proxy-server=127.0.0.1:9",
-        "--proxy-bypass-list=<-loopback>",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        driver.execute_cdp_cmd("Network.enable", {})
-        driver.execute_cdp_cmd(
-            "Network.emulateNetworkConditions",
-            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
-        )
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def open_page(driver: Any, path: Path) -> dict[str, Any]:
-    """Load ``path`` from disk, wait for the network to settle and return its stats."""
-    driver.get_log("performance")  # drop earlier pages' entries
-    driver.get(path.as_uri())
-    deadline = time.monotonic() + 20
-    while not driver.execute_script("return window.graphmemReady === true"):
-        if time.monotonic() > deadline:
-            messages = [entry["message"] for entry in driver.get_log("browser")]
-            pytest.fail(f"page never reported ready; first browser messages: {messages[:3]}")
-        time.sleep(0.05)
-    stats: dict[str, Any] = driver.execute_script("return window.graphmemStats")
-    return stats
-
-
-def requested_urls(driver: Any) -> list[str]:
-    urls = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-    return urls
-
-
-def hover_node(driver: Any, node_id: int) -> str:
-    """Move the real mouse onto a node and return the tooltip's text once it shows."""
-    from selenium.webdriver.common.action_chains import ActionChains
-
-    canvas = driver.find_element("css selector", "#graphmem-network canvas")
-    x, y = driver.execute_script(
-        "var p = graphmemNetwork.canvasToDOM(graphmemNetwork.getPosition(arguments[0]));"
-        "return [p.x, p.y];",
-        node_id,
-    )
-    size = canvas.size
-    actions = ActionChains(driver)
-    actions.move_to_element_with_offset(canvas, 0, 0).perform()  # leave any earlier hover
-    actions.move_to_element_with_offset(
-        canvas, round(x - size["width"] / 2), round(y - size["height"] / 2)
-    ).perform()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        text = driver.execute_script(
-            "var tip = document.querySelector('div.vis-tooltip');"
-            "return tip && tip.style.visibility === 'visible' ? tip.textContent : null;"
-        )
-        if text:
-            return str(text)
-        time.sleep(0.05)
-    pytest.fail(f"no tooltip appeared over node {node_id}")
-
-
-def node_id_by_name(driver: Any, name: str) -> int:
-    """Return the page's id of the node whose tooltip heading (its full name) is ``name``."""
-    ids = driver.execute_script(
-        "var wanted = arguments[0];"
-        "return graphmemNodes.getIds({filter: function (n) {"
-        "  return n.title.querySelector('.gm-tip-heading').textContent === wanted; }});",
-        name,
-    )
-    assert len(ids) == 1, f"expected one node named {name!r}, got {ids}"
-    return int(ids[0])
 
 
 @pytest.mark.browser
@@ -420,7 +327,7 @@ class TestPageInBrowser:
     def test_draws_every_node_and_edge(self, browser: Any, tmp_path: Path) -> None:
         report = render_graph(work_graph(), tmp_path / "g.html")
         stats = open_page(browser, report.path)
-        assert (stats["nodes"], stats["edges"]) == (15, 20)
+        assert (stats["nodes"], stats["edges"], stats["edgesOnPage"]) == (15, 12, 20)
         assert (report.nodes_drawn, report.edges_drawn) == (15, 20)
         positions = browser.execute_script("return Object.keys(graphmemNetwork.getPositions())")
         assert len(positions) == 15
@@ -457,11 +364,13 @@ class TestPageInBrowser:
         assert "PERSON · 14 mentions" in tooltip
         assert "M. Garcia" in tooltip
         assert "Maria Garcia presented the Atlas roadmap to the Acme board." in tooltip
-        edge_tip = browser.execute_script(
-            "return graphmemEdges.get({filter: function (e) { return e.label === 'works_at'; }})"
-            ".map(function (e) { return e.title.textContent; });"
+        (mx, my), (ax, ay) = (
+            node_dom_position(browser, node_id_by_name(browser, name))
+            for name in ("Maria Garcia", "Acme Corp")
         )
-        assert any("Maria joined Acme Corp as head of data in March." in tip for tip in edge_tip)
+        edge_tip = hover_at(browser, mx + (ax - mx) / 2.5, my + (ay - my) / 2.5)
+        assert "Maria Garcia → Acme Corp" in edge_tip and "works_at · support 6" in edge_tip
+        assert "Maria joined Acme Corp as head of data in March." in edge_tip
 
     @pytest.mark.parametrize("with_csp", [True, False], ids=["with-csp", "escaping-alone"])
     def test_hostile_memory_runs_nothing_and_reads_literally(
@@ -505,7 +414,8 @@ class TestPageInBrowser:
         assert hubs | {"Lonely 0"} <= labels
         assert not any(label.startswith("Lonely") for label in labels - {"Lonely 0"})
         summary = browser.find_element("id", "graphmem-summary").text
-        assert summary.startswith("Showing 12 of 45 entities; 33 omitted (least connected).")
+        assert summary.startswith("Showing 12 of 45 entities (the most connected)")
+        assert "33 left out, 12 of them held on the page" in summary
 
 
 def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:
@@ -522,72 +432,6 @@ def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:
 
 
 # --- the page's controls, driven in the browser ------------------------------------------
-
-
-def view(driver: Any) -> dict[str, list[int]]:
-    """What the page draws now: the ids of the shown nodes and edges."""
-    shown: dict[str, list[int]] = driver.execute_script("return graphmemView()")
-    return shown
-
-
-def edge_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
-    """The page's data of these edges (as embedded in the page)."""
-    records: list[dict[str, Any]] = driver.execute_script(
-        "var ids = arguments[0];"
-        "return graphmemData.edges.filter(function (e) { return ids.indexOf(e.id) >= 0; });",
-        ids,
-    )
-    return records
-
-
-def node_records(driver: Any, ids: list[int]) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = driver.execute_script(
-        "var ids = arguments[0];"
-        "return graphmemData.nodes.filter(function (n) { return ids.indexOf(n.id) >= 0; });",
-        ids,
-    )
-    return records
-
-
-def drawn_hidden(driver: Any) -> dict[str, list[int]]:
-    """The ids vis-network itself is told to hide (the data sets, not the page's record)."""
-    hidden: dict[str, list[int]] = driver.execute_script(
-        "function ids(set) { return set.getIds({filter: function (i) { return i.hidden; }}); }"
-        "return {nodes: ids(graphmemNodes), edges: ids(graphmemEdges)};"
-    )
-    return hidden
-
-
-def click_canvas(driver: Any, x: float, y: float) -> None:
-    """A real mouse click at page-canvas coordinates (x, y) of the network's DOM."""
-    from selenium.webdriver.common.action_chains import ActionChains
-
-    canvas = driver.find_element("css selector", "#graphmem-network canvas")
-    size = canvas.size
-    ActionChains(driver).move_to_element_with_offset(
-        canvas, round(x - size["width"] / 2), round(y - size["height"] / 2)
-    ).click().perform()
-
-
-def node_dom_position(driver: Any, node_id: int) -> tuple[float, float]:
-    x, y = driver.execute_script(
-        "var p = graphmemNetwork.canvasToDOM(graphmemNetwork.getPosition(arguments[0]));"
-        "return [p.x, p.y];",
-        node_id,
-    )
-    return float(x), float(y)
-
-
-def panel_text(driver: Any) -> str:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        text = driver.execute_script(
-            "var p = document.getElementById('gm-panel'); return p.hidden ? null : p.textContent;"
-        )
-        if text:
-            return str(text)
-        time.sleep(0.05)
-    pytest.fail("the side panel did not open")
 
 
 def timeline_graph() -> nx.MultiDiGraph:
@@ -662,7 +506,8 @@ class TestControlsInBrowser:
         assert len(shown) == 20 and sum(not e["typed"] for e in shown) == 8
         assert drawn_hidden(browser)["edges"] == []
         co_occurs = [e for e in shown if not e["typed"]]
-        assert all(e["label"] == "" and e["dashes"] is True for e in co_occurs)
+        assert all(drawn_edge(browser, e["id"])["label"] == "" for e in co_occurs)
+        assert all(e["dashes"] is True for e in co_occurs)
         assert all(e["color"]["opacity"] < 0.5 for e in co_occurs)  # faint
         browser.find_element("id", "gm-show-cooccurs").click()
         assert len(view(browser)["edges"]) == 12
@@ -678,7 +523,7 @@ class TestControlsInBrowser:
             "EVENT",
         }
         # Only acme -located_in-> berlin is left among the typed relations.
-        assert [e["predicate"] for e in edge_records(browser, shown["edges"])] == ["located_in"]
+        assert predicates(edge_records(browser, shown["edges"])) == ["located_in"]
         assert len(drawn_hidden(browser)["nodes"]) == 6
         summary = browser.find_element("id", "graphmem-summary").text
         assert summary.endswith("Shown: 9 entities, 1 typed relations.")
@@ -689,8 +534,8 @@ class TestControlsInBrowser:
         browser.find_element(
             "css selector", "input.gm-predicate-filter[data-predicate='works_at']"
         ).click()
-        predicates = [e["predicate"] for e in edge_records(browser, view(browser)["edges"])]
-        assert len(predicates) == 6 and "works_at" not in predicates
+        shown = predicates(edge_records(browser, view(browser)["edges"]))
+        assert len(shown) == 6 and "works_at" not in shown
         browser.find_element("id", "gm-predicates-none").click()
         assert view(browser)["edges"] == []
         assert len(view(browser)["nodes"]) == 15  # entities stay; only relations go
@@ -704,13 +549,15 @@ class TestControlsInBrowser:
         status = Select(browser.find_element("id", "gm-status"))
         status.select_by_value("ended")
         ended = edge_records(browser, view(browser)["edges"])
-        assert [(e["predicate"], e["valid_to"]) for e in ended] == [
+        assert [(r["predicate"], r["valid_to"]) for e in ended for r in e["relations"]] == [
             ("works_at", "2025-04-21T10:00:00")
         ]
-        assert ended[0]["label"] == "works_at (ended)"
+        assert drawn_edge(browser, ended[0]["id"])["label"] == "works_at (ended)"
         status.select_by_value("current")
         current = edge_records(browser, view(browser)["edges"])
-        assert [(e["predicate"], e["valid_to"]) for e in current] == [("works_at", None)]
+        assert [(r["predicate"], r["valid_to"]) for e in current for r in e["relations"]] == [
+            ("works_at", None)
+        ]
 
     @pytest.mark.parametrize(
         ("day", "names", "relations"),
@@ -786,9 +633,10 @@ class TestControlsInBrowser:
             "2025-03-03 09:12 · memory mem-kestrel-1 · rule svo:join",
         ):
             assert fragment in text
+        browser.find_element("id", "gm-panel-close").click()  # it may cover the node
         click_canvas(browser, *node_dom_position(browser, samir))
+        assert panel_heading(browser, "Samir Haddad") == "Samir Haddad"
         text = " ".join(panel_text(browser).split())
-        assert browser.find_element("id", "gm-panel-heading").text == "Samir Haddad"
         assert "PERSON Mentions4First seen2025-03-03Typed relations2" in text
         assert "Samir Haddad started at Lumen Robotics." not in text  # no node evidence given
 

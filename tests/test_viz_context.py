@@ -83,7 +83,8 @@ def test_the_context_page_draws_what_the_context_used(cortex: CortexMemory, tmp_
     knowledge = context["sections"][titles.index("Relevant knowledge:")]["entries"]
     assert knowledge[0]["tier"] == "long_term" and knowledge[0]["score"] > 0
     assert any("atlas" in [t.lower() for t in entry["matched"]] for entry in knowledge)
-    assert any(e["evidence"] for e in data["edges"])  # relations carry their sentences
+    # relations carry their sentences
+    assert any(r["evidence"] for e in data["edges"] for r in e["relations"])
     assert data["summary"]["nodesTotal"] == drawn.nodes_drawn == len(report.subgraph)
 
 

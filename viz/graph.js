@@ -4,17 +4,25 @@
  * textContent (tooltips and the side panel are DOM elements, never HTML strings), so markup in
  * a memory is shown as text and never parsed.
  *
- * What is drawn is one function of the controls (applyFilters): a relation is shown when its
- * kind (typed, or co-occurrence behind its toggle), predicate, status (current or ended) and
- * dates (the "as of" day) pass and both its entities are shown; an entity is shown when its
- * type passes and, with a day chosen, it was first seen by then. The layout is computed once
- * (stabilisation) and then frozen, so filtering never moves anything.
+ * One edge is drawn per pair of entities, direction and kind (typed, or co-occurrence); it
+ * holds every relation between them. What is drawn is one function of the controls
+ * (computeView): a relation passes when its predicate, status (current or ended) and dates
+ * (the "as of" day) pass; an edge is drawn when some of its relations pass with the support
+ * asked for, its kind is shown, it is core (drawn by default: the ego's relations, or each
+ * entity's strongest) or all relations are asked for or one of its entities was expanded, and
+ * both its entities are drawn. An entity is drawn when its type, neighbour count and first
+ * day pass and it is not held (held entities wait on the page until a neighbour is expanded);
+ * with communities on, a community's members are drawn as one node until it is clicked.
+ * Labels keep one size on screen and show where they fit, the largest entities first. The
+ * layout is computed once (stabilisation) and then frozen, so filtering never moves anything.
  */
 (function () {
   "use strict";
 
   var data = JSON.parse(document.getElementById("graphmem-data").textContent);
   var DAY_MS = 86400000;
+  var TOOLTIP_RELATIONS = 6; // relations an edge's tooltip lists (its panel lists them all)
+  var FONT_FACE = data.options.nodes.font.face;
 
   function byId(id) {
     return document.getElementById(id);
@@ -52,9 +60,10 @@
   }
 
   // Only what vis-network draws goes into its data sets; the full records stay in `data`.
-  var NODE_KEYS = ["id", "label", "color", "size", "borderWidth", "shape", "font"];
+  var NODE_KEYS = ["id", "label", "color", "size", "borderWidth", "shape", "font", "hidden",
+    "physics"];
   var EDGE_KEYS = ["id", "from", "to", "label", "width", "dashes", "color", "font", "arrows",
-    "smooth", "selfReference"];
+    "smooth", "selfReference", "hidden", "physics"];
 
   function drawable(item, keys) {
     var copy = {};
@@ -63,17 +72,63 @@
         copy[key] = item[key];
       }
     });
-    copy.title = tooltipElement(item.tooltip);
+    // A placeholder until the pointer first rests on it (see titleOnHover): thousands of
+    // tooltips built up front would cost the page its load time.
+    copy.title = " ";
     return copy;
   }
 
+  function edgeTooltip(edge) {
+    var from = nodeById[edge.from];
+    var to = nodeById[edge.to];
+    var lines = edge.relations.slice(0, TOOLTIP_RELATIONS).map(function (relation) {
+      return (relation.typed ? relation.predicate : "co-occurs") +
+        (relation.ended ? " (ended)" : "") + " · support " + relation.support +
+        (relation.validity ? " · " + relation.validity : "");
+    });
+    if (edge.relations.length > TOOLTIP_RELATIONS) {
+      lines.push("and " + (edge.relations.length - TOOLTIP_RELATIONS) + " more: click for all");
+    }
+    var sentences = [];
+    edge.relations.forEach(function (relation) {
+      relation.evidence.forEach(function (record) {
+        if (sentences.length < 3 && sentences.indexOf(record.sentence) < 0) {
+          sentences.push(record.sentence);
+        }
+      });
+    });
+    var count = edge.relations.length;
+    return tooltipElement({
+      heading: from.name + (data.options.edges.arrows.to.enabled ? " → " : " — ") + to.name,
+      subtitle: count + (count === 1 ? " relation" : " relations") + " · support " + edge.support,
+      sections: [
+        { heading: "Relations", items: lines },
+        { heading: "Evidence", items: sentences },
+      ],
+    });
+  }
+
   var nodeById = {};
+  var edgesOf = {}; // node id -> ids of the edges that touch it
   data.nodes.forEach(function (node) {
     nodeById[node.id] = node;
+    edgesOf[node.id] = [];
   });
   var edgeById = {};
   data.edges.forEach(function (edge) {
     edgeById[edge.id] = edge;
+    edgesOf[edge.from].push(edge.id);
+    if (edge.to !== edge.from) {
+      edgesOf[edge.to].push(edge.id);
+    }
+  });
+  var communityOf = {}; // node id -> its community record
+  var communityById = {};
+  data.communities.forEach(function (community) {
+    communityById[community.id] = community;
+    community.members.forEach(function (id) {
+      communityOf[id] = community;
+    });
   });
 
   // --- time: every day between the first and the last date the graph holds -------------
@@ -92,21 +147,34 @@
     days.push(day(node.first_seen));
   });
   data.edges.forEach(function (edge) {
-    days.push(day(edge.valid_from), day(edge.first_seen), day(edge.valid_to));
+    edge.relations.forEach(function (relation) {
+      days.push(day(relation.valid_from), day(relation.first_seen), day(relation.valid_to));
+    });
   });
   days = days.filter(function (text) {
     return text && /^\d{4}-\d{2}-\d{2}$/.test(text);
   }).map(dayNumber).filter(isFinite);
   var firstDay = days.length ? Math.min.apply(null, days) : null;
   var lastDay = days.length ? Math.max.apply(null, days) : null;
+  var maxDegree = data.nodes.reduce(function (most, node) {
+    return Math.max(most, node.degree);
+  }, 0);
 
   // --- the controls' state --------------------------------------------------------------
   var state = {
-    coOccurs: false,
+    coOccurs: data.mode === "ego", // an ego page draws every entity joined to the ego
+    allRelations: false, // relations that are not core (among neighbours; not the strongest)
+    communities: false,
     status: "all",
     types: {},
     predicates: {},
+    minSupport: 1,
+    degreeMin: 0,
+    degreeMax: maxDegree,
     asOf: null, // "YYYY-MM-DD": the graph as it stood at the end of that day
+    expanded: {}, // node id -> true: all its relations and held neighbours drawn
+    found: {}, // held node id -> true: drawn because a search named it
+    openCommunities: {}, // community id -> true: drawn as its members
   };
   data.legend.forEach(function (entry) {
     state.types[entry.label] = true;
@@ -119,122 +187,446 @@
     return !stamp || stamp <= limit;
   }
 
-  function edgeShown(edge, shownNodes) {
-    if (!shownNodes[edge.from] || !shownNodes[edge.to]) {
+  function relationShown(relation) {
+    if (relation.typed && state.predicates[relation.predicate] !== true) {
       return false;
     }
-    if (!edge.typed) {
-      return state.coOccurs && statusAndTime(edge);
-    }
-    return state.predicates[edge.predicate] === true && statusAndTime(edge);
-  }
-
-  function statusAndTime(edge) {
-    if (state.status === "current" && edge.ended) {
+    if (state.status === "current" && relation.ended) {
       return false;
     }
-    if (state.status === "ended" && !edge.ended) {
+    if (state.status === "ended" && !relation.ended) {
       return false;
     }
     if (state.asOf === null) {
       return true;
     }
     var limit = state.asOf + "T23:59:59.999999";
-    if (!began(edge.valid_from || edge.first_seen, limit)) {
+    if (!began(relation.valid_from || relation.first_seen, limit)) {
       return false;
     }
-    return !edge.valid_to || limit < edge.valid_to;
+    return !relation.valid_to || limit < relation.valid_to;
   }
 
-  function nodeShown(node) {
+  function nodePasses(node) {
     if (state.types[node.group_label] !== true) {
+      return false;
+    }
+    if (node.degree < state.degreeMin || node.degree > state.degreeMax) {
       return false;
     }
     return state.asOf === null || began(node.first_seen, state.asOf + "T23:59:59.999999");
   }
 
+  function revealedNodes() {
+    var revealed = {};
+    Object.keys(state.found).forEach(function (id) {
+      revealed[id] = true;
+    });
+    Object.keys(state.expanded).forEach(function (id) {
+      edgesOf[id].forEach(function (edgeId) {
+        var edge = edgeById[edgeId];
+        revealed[edge.from] = true;
+        revealed[edge.to] = true;
+      });
+    });
+    return revealed;
+  }
+
+  /* What the controls draw now: node and edge ids, each edge's passing relations, and the
+   * communities drawn as one node with the links between them. */
+  function computeView() {
+    var revealed = revealedNodes();
+    var shown = {};
+    data.nodes.forEach(function (node) {
+      if ((!node.held || revealed[node.id]) && nodePasses(node)) {
+        shown[node.id] = true;
+      }
+    });
+    var edgeIds = [];
+    var passing = {};
+    var waiting = 0; // edges that only the "all relations" toggle keeps back
+    data.edges.forEach(function (edge) {
+      if (!shown[edge.from] || !shown[edge.to] || (!edge.typed && !state.coOccurs)) {
+        return;
+      }
+      var relations = edge.relations.filter(relationShown);
+      var support = relations.reduce(function (sum, r) {
+        return sum + r.support;
+      }, 0);
+      if (!relations.length || support < state.minSupport) {
+        return;
+      }
+      if (!edge.core && !state.allRelations && !state.expanded[edge.from] &&
+          !state.expanded[edge.to]) {
+        waiting += 1;
+        return;
+      }
+      edgeIds.push(edge.id);
+      passing[edge.id] = relations;
+    });
+    var result = { nodes: [], edges: [], groups: [], links: [], passing: passing, waiting: waiting };
+    var representative = {};
+    if (state.communities) {
+      data.communities.forEach(function (community) {
+        if (state.openCommunities[community.id]) {
+          return;
+        }
+        var members = community.members.filter(function (id) {
+          return shown[id];
+        });
+        if (members.length < 2) {
+          return;
+        }
+        members.forEach(function (id) {
+          representative[id] = community.id;
+        });
+        result.groups.push({ id: community.id, members: members });
+      });
+    }
+    Object.keys(shown).forEach(function (id) {
+      if (representative[id] === undefined) {
+        result.nodes.push(Number(id));
+      }
+    });
+    var links = {};
+    edgeIds.forEach(function (id) {
+      var edge = edgeById[id];
+      var from = representative[edge.from];
+      var to = representative[edge.to];
+      if (from === undefined && to === undefined) {
+        result.edges.push(id);
+        return;
+      }
+      from = from === undefined ? edge.from : from;
+      to = to === undefined ? edge.to : to;
+      if (from === to) {
+        return;
+      }
+      var key = String(from) < String(to) ? from + "|" + to : to + "|" + from;
+      var link = links[key] || (links[key] = { id: "link|" + key, from: from, to: to,
+        relations: 0, width: 0 });
+      link.relations += passing[id].length;
+      link.width = Math.max(link.width, edge.width);
+    });
+    Object.keys(links).sort().forEach(function (key) {
+      result.links.push(links[key]);
+    });
+    return result;
+  }
+
   // --- drawing ----------------------------------------------------------------------------
-  var nodes = new vis.DataSet(data.nodes.map(function (n) {
-    return drawable(n, NODE_KEYS);
-  }));
-  var edges = new vis.DataSet(data.edges.map(function (e) {
+  // Held entities, and the edges that touch them, join the data sets when first drawn.
+  function drawableEdge(e) {
     var drawn = drawable(e, EDGE_KEYS);
-    drawn.hidden = !e.typed; // co-occurrence starts hidden (it still shapes the layout)
     if (!e.typed) {
       drawn.length = 260; // loose springs: co-occurrence groups, typed relations draw
     }
     return drawn;
+  }
+  var nodes = new vis.DataSet(data.nodes.filter(function (n) {
+    return !n.held;
+  }).map(function (n) {
+    return drawable(n, NODE_KEYS);
   }));
+  var edges = new vis.DataSet(data.edges.filter(function (e) {
+    return !e.held;
+  }).map(drawableEdge));
   var container = byId("graphmem-network");
   var network = new vis.Network(container, {}, data.options);
-  var view = { nodes: [], edges: [] };
+  var view = computeView();
+  var hoveredEdge = null;
+  var layoutDone = false;
+  var placed = {}; // held node id -> true once it has a position next to what revealed it
+
+  function edgeLabel(relations) {
+    var predicates = [];
+    relations.forEach(function (relation) {
+      if (relation.typed && predicates.indexOf(relation.predicate) < 0) {
+        predicates.push(relation.predicate);
+      }
+    });
+    if (!predicates.length) {
+      return "";
+    }
+    var text = predicates.length <= 2 ? predicates.join(", ") : relations.length + " relations";
+    var ended = relations.every(function (relation) {
+      return relation.ended;
+    });
+    return ended ? text + " (ended)" : text;
+  }
+
+  function edgeLabelsShown() {
+    return view.edges.length + view.links.length <= data.labels.edgesMax;
+  }
+
+  function groupRecord(group) {
+    var community = communityById[group.id];
+    var positions = network.getPositions(group.members);
+    var x = 0;
+    var y = 0;
+    group.members.forEach(function (id) {
+      x += positions[id].x / group.members.length;
+      y += positions[id].y / group.members.length;
+    });
+    var first = nodeById[community.members[0]];
+    return {
+      id: group.id,
+      label: community.label,
+      x: x,
+      y: y,
+      physics: false,
+      size: Math.min(14 + 3 * Math.sqrt(group.members.length) * 2, 48),
+      borderWidth: 3,
+      shapeProperties: { borderDashes: [4, 3] },
+      color: { background: "#ffffff", border: first.color.background,
+        highlight: { background: "#f7f8fa", border: "#1f2933" },
+        hover: { background: "#f7f8fa", border: "#1f2933" } },
+      title: tooltipElement({
+        heading: community.label,
+        subtitle: group.members.length + " entities · click to draw them",
+        sections: [{ heading: "Largest", items: community.names }],
+      }),
+    };
+  }
 
   function applyFilters() {
-    var shownNodes = {};
+    view = computeView();
+    var nodeShown = {};
+    view.nodes.forEach(function (id) {
+      nodeShown[id] = true;
+    });
     var nodeUpdates = [];
     data.nodes.forEach(function (node) {
-      var shown = nodeShown(node);
-      if (shown) {
-        shownNodes[node.id] = true;
+      if (node.held && !placed[node.id]) {
+        if (!nodeShown[node.id]) {
+          return; // not in the data set yet
+        }
+        nodes.add(Object.assign(drawable(node, NODE_KEYS), placeNear(node.id),
+          { hidden: false, physics: false }));
       }
-      nodeUpdates.push({ id: node.id, hidden: !shown });
-    });
-    var edgeUpdates = [];
-    var shownEdges = [];
-    data.edges.forEach(function (edge) {
-      var shown = edgeShown(edge, shownNodes);
-      if (shown) {
-        shownEdges.push(edge.id);
-      }
-      edgeUpdates.push({ id: edge.id, hidden: !shown });
+      changed(nodeUpdates, drawnNodes, { id: node.id, hidden: !nodeShown[node.id] });
     });
     nodes.update(nodeUpdates);
+    var groupIds = {};
+    view.groups.forEach(function (group) {
+      groupIds[group.id] = true;
+    });
+    nodes.remove(nodes.getIds({ filter: function (n) {
+      return typeof n.id === "string" && !groupIds[n.id];
+    } }));
+    view.groups.forEach(function (group) {
+      delete labelShown[group.id]; // drawn again with its label: placeLabels decides
+    });
+    nodes.update(view.groups.map(groupRecord));
+
+    var labels = edgeLabelsShown();
+    var edgeShown = {};
+    view.edges.forEach(function (id) {
+      edgeShown[id] = true;
+    });
+    var edgeUpdates = [];
+    data.edges.forEach(function (edge) {
+      if (edge.held && !drawnEdges[edge.id]) {
+        if (!edgeShown[edge.id]) {
+          return; // not in the data set yet
+        }
+        edges.add(Object.assign(drawableEdge(edge), { physics: false }));
+      }
+      var text = edgeShown[edge.id] ? edgeLabel(view.passing[edge.id]) : "";
+      changed(edgeUpdates, drawnEdges, { id: edge.id, hidden: !edgeShown[edge.id],
+        label: labels || hoveredEdge === edge.id ? text : "" });
+    });
     edges.update(edgeUpdates);
-    view = {
-      nodes: Object.keys(shownNodes).map(Number),
-      edges: shownEdges,
-    };
+    edges.remove(edges.getIds({ filter: function (e) {
+      return typeof e.id === "string";
+    } }));
+    edges.add(view.links.map(function (link) {
+      return { id: link.id, from: link.from, to: link.to, width: link.width, physics: false,
+        color: data.looks.normal, dashes: [6, 4], label: labels ? link.relations + " relations" : "",
+        title: tooltipElement({ heading: link.relations + " relations", subtitle: "", sections: [] }) };
+    }));
+    placeLabels();
     showSummary();
   }
 
+  /* Queue `update` unless the data set already holds it (updates cost a redraw each). */
+  var drawnNodes = {};
+  var drawnEdges = {};
+  function changed(updates, drawn, update) {
+    var last = drawn[update.id];
+    if (!last || last.hidden !== update.hidden || last.label !== update.label) {
+      drawn[update.id] = update;
+      updates.push(update);
+    }
+  }
+
+  /* A held node is drawn next to the first drawn neighbour that revealed it, on a ring. */
+  function placeNear(id) {
+    var anchor = null;
+    edgesOf[id].some(function (edgeId) {
+      var edge = edgeById[edgeId];
+      var other = edge.from === id ? edge.to : edge.from;
+      if (!nodeById[other].held || placed[other]) {
+        anchor = other;
+        return true;
+      }
+      return false;
+    });
+    placed[id] = true;
+    var centre = anchor === null ? { x: 0, y: 0 } : network.getPosition(anchor);
+    var count = (rings[anchor] || 0) + 1;
+    rings[anchor] = count;
+    var angle = count * 2.399963; // the golden angle: a spiral without collisions
+    var radius = 110 + 22 * Math.sqrt(count);
+    return { x: centre.x + radius * Math.cos(angle), y: centre.y + radius * Math.sin(angle) };
+  }
+  var rings = {}; // node id -> how many held nodes were placed around it
+
+  // --- labels that do not collide ---------------------------------------------------------
+  var measure = document.createElement("canvas").getContext("2d");
+  var labelShown = {};
+  var labelScale = 1; // the zoom the label font sizes were set for
+  function labelText(id) {
+    return typeof id === "string" ? communityById[id].label : nodeById[id].label;
+  }
+  function labelRank(id) {
+    if (typeof id === "string") {
+      return [0, -communityById[id].members.length];
+    }
+    var node = nodeById[id];
+    return [node.focus ? -1 : 1, -node.size, -node.degree, id];
+  }
+  function byRank(a, b) {
+    var ra = labelRank(a);
+    var rb = labelRank(b);
+    for (var i = 0; i < Math.min(ra.length, rb.length); i += 1) {
+      if (ra[i] !== rb[i]) {
+        return ra[i] < rb[i] ? -1 : 1;
+      }
+    }
+    return 0;
+  }
+
+  /* Keep labels data.labels.nodePx high on screen and show each one that fits beside the
+   * ones already placed (focus first, then communities, then the largest entities). */
+  function placeLabels() {
+    if (!window.graphmemReady && !layoutDone) {
+      return; // nothing has a position yet
+    }
+    var scale = network.getScale();
+    var px = data.labels.nodePx;
+    if (scale !== labelScale) {
+      labelScale = scale; // a new font size makes vis-network measure every label again
+      network.setOptions({
+        nodes: { font: { size: px / scale } },
+        edges: { font: { size: data.labels.edgePx / scale } },
+      });
+    }
+    measure.font = px + "px " + FONT_FACE;
+    var ids = view.nodes.concat(view.groups.map(function (group) {
+      return group.id;
+    })).sort(byRank);
+    var positions = network.getPositions(ids);
+    var boxes = [];
+    var updates = [];
+    ids.forEach(function (id) {
+      var text = labelText(id);
+      var centre = network.canvasToDOM(positions[id]);
+      var radius = (nodes.get(id).size || 10) * scale;
+      var half = measure.measureText(text).width / 2 + 4; // + the white stroke
+      // vis-network hangs a dot's label under it: 0.5 font + 4 canvas units down.
+      var top = centre.y + radius;
+      var box = { left: centre.x - half, right: centre.x + half, top: top,
+        bottom: top + 4 * scale + 1.9 * px };
+      var fits = text && boxes.every(function (other) {
+        return box.right <= other.left || other.right <= box.left ||
+          box.bottom <= other.top || other.bottom <= box.top;
+      });
+      if (fits) {
+        boxes.push(box);
+      }
+      if (labelShown[id] !== fits) {
+        labelShown[id] = fits;
+        updates.push({ id: id, label: fits ? text : "" });
+      }
+    });
+    nodes.update(updates);
+    window.graphmemLabelsShown = boxes.length;
+  }
+  var labelTimer = null;
+  function placeLabelsSoon() {
+    clearTimeout(labelTimer);
+    labelTimer = setTimeout(placeLabels, 80);
+  }
+
   function showSummary() {
-    var typed = view.edges.filter(function (id) {
-      return edgeById[id].typed;
-    }).length;
-    var text = data.summary.text + " Shown: " + view.nodes.length + " entities, " +
-      typed + " typed relations";
+    var typed = 0;
+    var coOccurring = 0;
+    view.edges.forEach(function (id) {
+      if (edgeById[id].typed) {
+        typed += view.passing[id].length;
+      } else {
+        coOccurring += 1;
+      }
+    });
+    var count = view.nodes.length + view.groups.reduce(function (sum, group) {
+      return sum + group.members.length;
+    }, 0);
+    var text = data.summary.text + " Shown: " + count + " entities";
+    if (view.groups.length) {
+      text += " (" + view.groups.length + " communities drawn as one node each: click one to draw it)";
+    }
+    text += ", " + typed + " typed relations";
     if (state.coOccurs) {
-      text += ", " + (view.edges.length - typed) + " co-occurrence links";
+      text += ", " + coOccurring + " co-occurrence links";
     }
     if (state.asOf !== null) {
       text += ", as of " + state.asOf;
     }
+    if (view.waiting) {
+      text += "; " + view.waiting + " more edges behind “" + allRelationsText + "”";
+    }
     byId("graphmem-summary").textContent = text + ".";
   }
 
-  // --- the legend: types as filters, sizes and widths as the current zoom draws them ------
-  var legendList = byId("graphmem-legend-labels");
-  data.legend.forEach(function (entry) {
-    var row = element("li", "gm-legend-row");
-    row.setAttribute("data-label", entry.label);
-    var label = element("label", "gm-legend-toggle");
-    var box = element("input");
-    box.type = "checkbox";
-    box.checked = true;
-    box.className = "gm-type-filter";
-    box.setAttribute("data-label", entry.label);
-    box.addEventListener("change", function () {
-      state.types[entry.label] = box.checked;
-      applyFilters();
+  // --- filter lists: one checkbox per entity type and per predicate -----------------------
+  /* One row per entry: a checkbox (class boxClass, attribute `data-<name>`), an optional
+   * swatch, the entry's text and its count; `onChange(value, checked)` on each change. */
+  function checkboxList(list, entries, spec) {
+    entries.forEach(function (entry) {
+      var value = entry[spec.name];
+      var row = element("li", spec.rowClass);
+      row.setAttribute("data-" + spec.name, value);
+      var label = element("label", spec.labelClass);
+      var box = element("input");
+      box.type = "checkbox";
+      box.checked = true;
+      box.className = spec.boxClass;
+      box.setAttribute("data-" + spec.name, value);
+      box.addEventListener("change", function () {
+        spec.onChange(value, box.checked);
+      });
+      label.appendChild(box);
+      if (entry.color) {
+        var swatch = element("span", "gm-swatch");
+        swatch.style.backgroundColor = entry.color; // graphmem's palette, never memory text
+        label.appendChild(swatch);
+      }
+      label.appendChild(element("span", spec.textClass, value));
+      label.appendChild(element("span", spec.countClass, entry.count));
+      row.appendChild(label);
+      list.appendChild(row);
     });
-    var swatch = element("span", "gm-swatch");
-    swatch.style.backgroundColor = entry.color; // from graphmem's palette, never from memory text
-    label.appendChild(box);
-    label.appendChild(swatch);
-    label.appendChild(element("span", "gm-legend-label", entry.label));
-    label.appendChild(element("span", "gm-legend-count", entry.count));
-    row.appendChild(label);
-    legendList.appendChild(row);
+  }
+
+  var legendList = byId("graphmem-legend-labels");
+  checkboxList(legendList, data.legend, {
+    name: "label", rowClass: "gm-legend-row", labelClass: "gm-legend-toggle",
+    boxClass: "gm-type-filter", textClass: "gm-legend-label", countClass: "gm-legend-count",
+    onChange: function (value, checked) {
+      state.types[value] = checked;
+      applyFilters();
+    },
   });
   if (data.mentionsCounted) {
     byId("gm-mentions-counted").textContent = "(" + data.mentionsCounted + ")";
@@ -273,16 +665,68 @@
       line.style.height = Math.max(Number(line.getAttribute("data-width")) * scale, 0.5) + "px";
     });
   }
-  network.on("zoom", scaleLegend);
+  network.on("zoom", function () {
+    scaleLegend();
+    placeLabelsSoon();
+  });
+  network.on("dragEnd", placeLabelsSoon);
 
   // --- the toolbar ----------------------------------------------------------------------
-  var coToggle = byId("gm-show-cooccurs");
+  function toggle(id, onChange) {
+    var box = byId(id);
+    box.addEventListener("change", function () {
+      onChange(box.checked);
+      applyFilters();
+    });
+    return box;
+  }
+  var coToggle = toggle("gm-show-cooccurs", function (checked) {
+    state.coOccurs = checked;
+  });
   byId("gm-cooccurs-count").textContent = "(" + data.coOccurs + ")";
   coToggle.disabled = data.coOccurs === 0;
-  coToggle.addEventListener("change", function () {
-    state.coOccurs = coToggle.checked;
-    applyFilters();
+  coToggle.checked = state.coOccurs;
+
+  var allRelationsText = data.mode === "ego" ? "Relations among neighbours" :
+    "All relations, not only each entity's " + data.strongestPerEntity + " strongest";
+  byId("gm-all-relations-label").textContent = allRelationsText;
+  var waitingAtStart = data.edges.filter(function (edge) {
+    return !edge.core && !edge.held;
+  }).length;
+  byId("gm-all-relations-count").textContent = "(" + waitingAtStart + ")";
+  var allToggle = toggle("gm-all-relations", function (checked) {
+    state.allRelations = checked;
   });
+  allToggle.disabled = waitingAtStart === 0;
+
+  var communityToggle = toggle("gm-communities", function (checked) {
+    state.communities = checked;
+    state.openCommunities = {};
+  });
+  byId("gm-communities-count").textContent = "(" + data.communities.length + ")";
+  communityToggle.disabled = data.communities.length === 0;
+
+  function numberInput(id, initial, onValue) {
+    var input = byId(id);
+    input.value = String(initial);
+    input.addEventListener("input", function () {
+      var value = Number(input.value);
+      if (input.value !== "" && isFinite(value)) {
+        onValue(value);
+        applyFilters();
+      }
+    });
+    return input;
+  }
+  numberInput("gm-min-support", 1, function (value) {
+    state.minSupport = value;
+  });
+  numberInput("gm-degree-min", 0, function (value) {
+    state.degreeMin = value;
+  });
+  numberInput("gm-degree-max", maxDegree, function (value) {
+    state.degreeMax = value;
+  }).max = String(maxDegree);
 
   var statusSelect = byId("gm-status");
   statusSelect.addEventListener("change", function () {
@@ -292,23 +736,12 @@
 
   var predicateList = byId("gm-predicate-list");
   byId("gm-predicates-count").textContent = "(" + data.predicates.length + ")";
-  data.predicates.forEach(function (entry) {
-    var row = element("li");
-    var label = element("label");
-    var box = element("input");
-    box.type = "checkbox";
-    box.checked = true;
-    box.className = "gm-predicate-filter";
-    box.setAttribute("data-predicate", entry.predicate);
-    box.addEventListener("change", function () {
-      state.predicates[entry.predicate] = box.checked;
+  checkboxList(predicateList, data.predicates, {
+    name: "predicate", boxClass: "gm-predicate-filter", countClass: "gm-muted",
+    onChange: function (value, checked) {
+      state.predicates[value] = checked;
       applyFilters();
-    });
-    label.appendChild(box);
-    label.appendChild(element("span", null, entry.predicate));
-    label.appendChild(element("span", "gm-muted", entry.count));
-    row.appendChild(label);
-    predicateList.appendChild(row);
+    },
   });
   function setAllPredicates(checked) {
     predicateList.querySelectorAll("input").forEach(function (box) {
@@ -343,6 +776,24 @@
   asOfOn.addEventListener("change", readAsOf);
   asOfRange.addEventListener("input", readAsOf);
 
+  // --- expanding: a node's held neighbours and all its relations, from the page's data ----
+  function heldNeighbours(id) {
+    var found = {};
+    edgesOf[id].forEach(function (edgeId) {
+      var edge = edgeById[edgeId];
+      var other = edge.from === id ? edge.to : edge.from;
+      if (nodeById[other].held && !found[other]) {
+        found[other] = true;
+      }
+    });
+    return Object.keys(found).length;
+  }
+  function expand(id) {
+    state.expanded[id] = true;
+    applyFilters();
+    showNode(nodeById[id]);
+  }
+
   // --- search: the named entity is focused, selected and explained -----------------------
   var names = byId("gm-names");
   data.nodes.slice().sort(function (a, b) {
@@ -373,20 +824,33 @@
     return exact || partial;
   }
   var search = byId("gm-search");
+  function isDrawn(id) {
+    return view.nodes.indexOf(id) >= 0;
+  }
   function runSearch() {
     var node = findNode(search.value);
     search.classList.toggle("gm-not-found", node === null && search.value.trim() !== "");
     if (node === null) {
       return;
     }
-    if (!nodeShown(node)) {
-      // A filtered-out entity is shown again rather than focused invisibly.
+    if (!isDrawn(node.id)) {
+      // A filtered-out, held or grouped entity is drawn rather than focused invisibly.
       state.types[node.group_label] = true;
       legendList.querySelectorAll("input").forEach(function (box) {
         if (box.getAttribute("data-label") === node.group_label) {
           box.checked = true;
         }
       });
+      if (node.held) {
+        state.found[node.id] = true;
+      }
+      if (communityOf[node.id]) {
+        state.openCommunities[communityOf[node.id].id] = true;
+      }
+      state.degreeMin = Math.min(state.degreeMin, node.degree);
+      state.degreeMax = Math.max(state.degreeMax, node.degree);
+      byId("gm-degree-min").value = String(state.degreeMin);
+      byId("gm-degree-max").value = String(state.degreeMax);
       if (state.asOf !== null) {
         asOfOn.checked = false;
         readAsOf();
@@ -403,6 +867,7 @@
       animation: false,
     });
     scaleLegend();
+    placeLabels();
     window.graphmemFocused = node.id;
   }
   search.addEventListener("change", runSearch);
@@ -421,11 +886,7 @@
     list.appendChild(element("dt", null, term));
     list.appendChild(element("dd", null, value));
   }
-  function fillEvidence(records) {
-    var list = byId("gm-panel-evidence");
-    list.textContent = "";
-    byId("gm-panel-evidence-heading").textContent =
-      records.length ? "Evidence (newest first)" : "No evidence sentences";
+  function evidenceList(list, records) {
     records.forEach(function (record) {
       var item = element("li", "gm-evidence");
       item.appendChild(element("q", "gm-evidence-sentence", record.sentence));
@@ -445,12 +906,24 @@
       list.appendChild(item);
     });
   }
+  function fillEvidence(records) {
+    var list = byId("gm-panel-evidence");
+    list.textContent = "";
+    byId("gm-panel-evidence-heading").hidden = false;
+    byId("gm-panel-evidence-heading").textContent =
+      records.length ? "Evidence (newest first)" : "No evidence sentences";
+    evidenceList(list, records);
+  }
   function openPanel(kind, id, heading, subtitle) {
     panel.hidden = false;
     panel.setAttribute("data-kind", kind);
     panel.setAttribute("data-id", String(id));
     byId("gm-panel-heading").textContent = heading;
     byId("gm-panel-subtitle").textContent = subtitle;
+    byId("gm-panel-relations").textContent = "";
+    byId("gm-panel-evidence").textContent = "";
+    byId("gm-panel-evidence-heading").hidden = true;
+    byId("gm-panel-expand").hidden = true;
     var facts = byId("gm-panel-facts");
     facts.textContent = "";
     return facts;
@@ -464,36 +937,116 @@
     }).join(", "));
     fact(facts, "First seen", node.first_seen && node.first_seen.slice(0, 10));
     fact(facts, "Last seen", node.last_seen && node.last_seen.slice(0, 10));
-    fact(facts, "Typed relations", network.getConnectedEdges(node.id).filter(function (id) {
-      return edgeById[id].typed;
-    }).length);
+    fact(facts, "Typed relations", edgesOf[node.id].reduce(function (sum, id) {
+      return sum + (edgeById[id].typed ? edgeById[id].relations.length : 0);
+    }, 0));
+    fact(facts, "Neighbours", node.degree);
+    if (!state.expanded[node.id]) {
+      var held = heldNeighbours(node.id);
+      var button = byId("gm-panel-expand");
+      button.hidden = false;
+      button.textContent = held ? "Expand: draw " + held + " more neighbours and all its relations" :
+        "Expand: draw all its relations";
+    }
     fillEvidence(node.evidence);
+  }
+  function relationRow(relation) {
+    var row = element("li", "gm-relation");
+    row.appendChild(element("div", "gm-relation-heading", relation.typed ?
+      relation.predicate + (relation.ended ? " (ended)" : "") : "co-occurs"));
+    var facts = element("dl", "gm-panel-facts");
+    fact(facts, "Support", relation.support);
+    fact(facts, "Confidence", relation.confidence);
+    fact(facts, "Valid from", relation.valid_from && relation.valid_from.slice(0, 10));
+    fact(facts, "Valid to", relation.valid_to ? relation.valid_to.slice(0, 10) :
+      relation.typed ? "still holds" : null);
+    fact(facts, "First seen", relation.first_seen && relation.first_seen.slice(0, 10));
+    fact(facts, "Last seen", relation.last_seen && relation.last_seen.slice(0, 10));
+    row.appendChild(facts);
+    var list = element("ol", "gm-panel-evidence");
+    evidenceList(list, relation.evidence);
+    if (!relation.evidence.length) {
+      row.appendChild(element("div", "gm-evidence-meta", "No evidence sentences"));
+    }
+    row.appendChild(list);
+    return row;
   }
   function showEdge(edge) {
     var from = nodeById[edge.from];
     var to = nodeById[edge.to];
-    var heading = from.name + " " + (edge.typed ? edge.predicate : "co-occurs with") + " " + to.name;
-    var status = edge.typed ? (edge.ended ? "ended" : "current") : "mentioned together";
-    var facts = openPanel("edge", edge.id, heading, status + (edge.validity ? " · " + edge.validity : ""));
-    fact(facts, "Predicate", edge.predicate);
-    fact(facts, "Support", edge.support);
-    fact(facts, "Confidence", edge.confidence);
-    fact(facts, "Valid from", edge.valid_from && edge.valid_from.slice(0, 10));
-    fact(facts, "Valid to", edge.valid_to ? edge.valid_to.slice(0, 10) : edge.typed ? "still holds" : null);
-    fact(facts, "First seen", edge.first_seen && edge.first_seen.slice(0, 10));
-    fact(facts, "Last seen", edge.last_seen && edge.last_seen.slice(0, 10));
-    fillEvidence(edge.evidence);
+    var heading;
+    var subtitle;
+    if (edge.relations.length === 1) {
+      var only = edge.relations[0];
+      heading = from.name + " " + (edge.typed ? only.predicate : "co-occurs with") + " " + to.name;
+      subtitle = (edge.typed ? (only.ended ? "ended" : "current") : "mentioned together") +
+        (only.validity ? " · " + only.validity : "");
+    } else {
+      heading = from.name + (edge.typed ? " → " : " co-occurs with ") + to.name;
+      subtitle = edge.relations.length + " relations · support " + edge.support;
+    }
+    openPanel("edge", edge.id, heading, subtitle);
+    var list = byId("gm-panel-relations");
+    edge.relations.forEach(function (relation) {
+      list.appendChild(relationRow(relation));
+    });
   }
   byId("gm-panel-close").addEventListener("click", function () {
     panel.hidden = true;
   });
+  byId("gm-panel-expand").addEventListener("click", function () {
+    expand(Number(panel.getAttribute("data-id")));
+  });
   network.on("click", function (params) {
-    if (params.nodes.length) {
-      showNode(nodeById[params.nodes[0]]);
-    } else if (params.edges.length) {
+    var id = params.nodes.length ? params.nodes[0] : null;
+    if (typeof id === "string") {
+      state.openCommunities[id] = true; // a community: draw its members
+      applyFilters();
+    } else if (id !== null) {
+      showNode(nodeById[id]);
+    } else if (params.edges.length && edgeById[params.edges[0]]) {
       showEdge(edgeById[params.edges[0]]);
     } else {
       panel.hidden = true;
+    }
+  });
+  network.on("doubleClick", function (params) {
+    if (params.nodes.length && typeof params.nodes[0] === "number") {
+      expand(params.nodes[0]);
+    }
+  });
+  /* Build an item's tooltip the first time the pointer rests on it (vis-network reads the
+   * title when its tooltip delay has passed, after this event). */
+  var titled = {};
+  function titleOnHover(set, kind, id, build) {
+    if (!titled[kind + id]) {
+      titled[kind + id] = true;
+      set.update({ id: id, title: build() });
+    }
+  }
+  network.on("hoverNode", function (params) {
+    var id = params.node;
+    if (typeof id === "number") {
+      titleOnHover(nodes, "node:", id, function () {
+        return tooltipElement(nodeById[id].tooltip);
+      });
+    }
+  });
+  network.on("hoverEdge", function (params) {
+    hoveredEdge = params.edge;
+    if (edgeById[params.edge]) {
+      titleOnHover(edges, "edge:", params.edge, function () {
+        return edgeTooltip(edgeById[params.edge]);
+      });
+    }
+    if (!edgeLabelsShown() && view.passing[params.edge]) {
+      edges.update({ id: params.edge, label: edgeLabel(view.passing[params.edge]) });
+    }
+  });
+  network.on("blurEdge", function (params) {
+    hoveredEdge = null;
+    if (!edgeLabelsShown() && edgeById[params.edge]) {
+      edges.update({ id: params.edge, label: "" });
     }
   });
 
@@ -538,12 +1091,17 @@
     // Freeze the settled layout: nodes stay where stabilisation put them (still draggable).
     network.setOptions({ physics: { enabled: false } });
     network.fit({ animation: false });
+    layoutDone = true;
     scaleLegend();
+    applyFilters();
     window.graphmemStats = {
-      nodes: nodes.length,
-      edges: edges.length,
+      nodes: view.nodes.length,
+      edges: view.edges.length,
+      nodesOnPage: data.nodes.length,
+      edgesOnPage: data.edges.length,
       nodesTotal: data.summary.nodesTotal,
       nodesOmitted: data.summary.nodesOmitted,
+      nodesHeld: data.summary.nodesHeld,
       edgesTotal: data.summary.edgesTotal,
       labels: data.legend.map(function (entry) {
         return entry.label;
@@ -561,10 +1119,19 @@
   window.graphmemEdges = edges;
   window.graphmemData = data;
   window.graphmemView = function () {
-    return { nodes: view.nodes.slice(), edges: view.edges.slice() };
+    return {
+      nodes: view.nodes.slice(),
+      edges: view.edges.slice(),
+      groups: view.groups.map(function (group) {
+        return { id: group.id, members: group.members.slice() };
+      }),
+      links: view.links.map(function (link) {
+        return { id: link.id, from: link.from, to: link.to, relations: link.relations };
+      }),
+    };
   };
   applyFilters();
-  if (nodes.length === 0) {
+  if (data.nodes.length === 0) {
     markReady(0);
   } else {
     // Listen before the data arrives, so a fast stabilisation cannot finish unobserved.

@@ -439,14 +439,16 @@ def cmd_viz(args: argparse.Namespace) -> int:
         return _wrote_page(args, out, report)
     storage = _open_existing(args)
     focus: list[str] = []
+    ego: str | None = None
     try:
         em = _entity_memory(storage, args.user)
         kg = em.graph
         part: nx.MultiDiGraph | None = None
         if args.entity:
             info = _require_entity(kg, args.entity)
-            part = kg.subgraph([info.name], depth=args.depth)
-            focus = [info.key]
+            # One hop more than drawn: the page holds it for expanding on a click.
+            part = kg.subgraph([info.name], depth=args.depth + 1)
+            ego = info.key
             title = f"{info.name}: {args.depth}-hop neighbourhood"
         elif args.path:
             a, b = (_require_entity(kg, name) for name in args.path)
@@ -467,7 +469,13 @@ def cmd_viz(args: argparse.Namespace) -> int:
         storage.close()
     with replacing(out) as partial:
         report = viz.render_graph(
-            graph, partial, title=title, max_nodes=args.max_nodes, focus=focus
+            graph,
+            partial,
+            title=title,
+            max_nodes=args.max_nodes,
+            focus=focus,
+            ego=ego,
+            depth=args.depth,
         )
     return _wrote_page(args, out, report)
 

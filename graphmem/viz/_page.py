@@ -74,7 +74,16 @@ from graphmem.extract.predicates import event_predicates
 from graphmem.graph.knowledge_graph import CO_OCCURS, validity_text
 
 from ._source import EntityTier, Source, drawable_graph, knowledge_graph_of
-from ._subgraphs import count_value, focus_nodes, select_visible_nodes
+from ._subgraphs import count_value, focus_nodes
+from ._views import (
+    STRONGEST_PER_ENTITY,
+    Link,
+    PagePlan,
+    communities,
+    core_relations,
+    links_on_page,
+    plan_nodes,
+)
 
 if TYPE_CHECKING:
     from graphmem.retrieval.context import ContextReport
@@ -114,6 +123,14 @@ _ID_CHARS, _STAMP_CHARS = 80, 40
 _ENDED_COLOUR = {"color": "#cbd2d9", "highlight": "#7b8794", "hover": "#7b8794", "opacity": 0.85}
 _ENDED_FONT = "#9aa5b1"
 _ENDED_DASHES = [2, 6]
+#: A current typed relation (vis-network's default, given so the page can restore it).
+_NORMAL_COLOUR = {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"}
+#: Labels keep this size on screen (in pixels) at every zoom; the page shows the labels that
+#: fit without overlapping, the largest entities first. Edge labels show on hover, and
+#: always when at most ``_EDGE_LABELS_MAX`` edges are drawn.
+_NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 30
+#: Names listed in a community's tooltip.
+_COMMUNITY_NAMES = 8
 #: Co-occurrence, when shown: faint, dashed and unlabelled (the legend says what it is).
 _CO_OCCURS_COLOUR = {
     "color": "#c3c9d0",
@@ -153,6 +170,7 @@ class VizReport:
     edges_drawn: int
     nodes_omitted: int
     edges_omitted: int = 0
+    nodes_held: int = 0
 
 
 def node_size(mentions: int) -> float:
@@ -182,6 +200,8 @@ def render_graph(
     title: str = "graphmem",
     max_nodes: int = 300,
     focus: Hashable | Iterable[Hashable] | None = None,
+    ego: Hashable | None = None,
+    depth: int = 1,
 ) -> VizReport:
     """Write ``graph`` as one self-contained, offline HTML page at ``path``.
 
@@ -193,15 +213,20 @@ def render_graph(
             ``drawable_graph(memory, memory.graph.subgraph(names))``).
         path: the HTML file to write; missing parent folders are created.
         title: shown in the page header and the browser tab (escaped).
-        max_nodes: the node budget; above it the least connected nodes are left out.
+        max_nodes: the node budget; above it the least connected nodes are left out (up to
+            as many again are held on the page, drawn when a neighbour is expanded).
         focus: a node id, or several, always drawn (first) and outlined.
+        ego: draw this entity's page: the entities within ``depth`` hops of it (the next
+            hop held for expanding) and, by default, only the ego's relations (further out:
+            those from one hop to the next); relations among the others behind a toggle.
+        depth: hops drawn around ``ego``.
 
     Returns:
-        A :class:`VizReport` with the counts drawn and omitted.
+        A :class:`VizReport` with the counts drawn, held and omitted.
 
     Raises:
-        EntityNotFound: a focus node is not in the graph.
-        InvalidArgumentError: ``max_nodes`` is below 1.
+        EntityNotFound: a focus node or the ego is not in the graph.
+        InvalidArgumentError: ``max_nodes`` or ``depth`` is below 1.
 
     Example:
         >>> import tempfile
@@ -211,7 +236,8 @@ def render_graph(
         >>> (report.nodes_drawn, report.edges_drawn, report.nodes_omitted, report.edges_omitted)
         (2, 2, 1, 1)
     """
-    return _render(drawable_graph(graph), Path(path), title, max_nodes, focus, context=None)
+    drawn = drawable_graph(graph)
+    return _render(drawn, Path(path), title, max_nodes, focus, context=None, ego=ego, depth=depth)
 
 
 def render_context(
@@ -286,28 +312,45 @@ def _render(
     focus: Hashable | Iterable[Hashable] | None,
     *,
     context: dict[str, Any] | None,
+    ego: Hashable | None = None,
+    depth: int = 1,
 ) -> VizReport:
     focused = focus_nodes(graph, focus)
-    kept = select_visible_nodes(graph, max_nodes=max_nodes, focus=focused)
-    network = _build_network(graph, kept, set(focused))
+    if ego is not None:
+        focused = [ego, *(node for node in focused if node != ego)]
+    plan = plan_nodes(graph, max_nodes=max_nodes, focus=focused, ego=ego, depth=depth)
+    network, links = _build_network(graph, plan, set(focused))
     nodes, edges, *_ = network.get_network_data()
+    core = core_relations(links, plan)
+    for number, edge in enumerate(edges):
+        edge["core"] = number in core
+        edge["physics"] = number in core  # the layout follows what is drawn by default
 
+    drawn = len(plan.drawn)
+    on_page = {number for number, link in enumerate(links) if not edges[number]["held"]}
+    relations_drawn = sum(len(edges[number]["relations"]) for number in on_page)
     total_nodes, total_edges = graph.number_of_nodes(), graph.number_of_edges()
     report = VizReport(
         path=path,
-        nodes_drawn=len(nodes),
-        edges_drawn=len(edges),
-        nodes_omitted=total_nodes - len(nodes),
-        edges_omitted=total_edges - len(edges),
+        nodes_drawn=drawn,
+        edges_drawn=relations_drawn,
+        nodes_omitted=total_nodes - drawn,
+        edges_omitted=total_edges - relations_drawn,
+        nodes_held=len(plan.held),
     )
+    shown = nodes[:drawn]
     legend_counts = Counter(node["group_label"] for node in nodes)
-    predicate_counts = Counter(edge["predicate"] for edge in edges if edge["typed"])
+    predicate_counts = Counter(
+        relation["predicate"] for edge in edges if edge["typed"] for relation in edge["relations"]
+    )
     counted = graph.graph.get("mentions_counted")
     page_data = {
+        "mode": "ego" if ego is not None else "overview",
         "summary": {
-            "text": _summary_text(report, total_nodes, total_edges),
+            "text": _summary_text(report, total_nodes, ego=ego is not None),
             "nodesTotal": total_nodes,
             "nodesOmitted": report.nodes_omitted,
+            "nodesHeld": report.nodes_held,
             "edgesTotal": total_edges,
         },
         "legend": [
@@ -318,14 +361,22 @@ def _render(
             {"predicate": predicate, "count": count}
             for predicate, count in sorted(predicate_counts.items(), key=lambda i: (-i[1], i[0]))
         ],
-        "coOccurs": sum(1 for edge in edges if not edge["typed"]),
+        "coOccurs": sum(1 for edge in edges if not edge["typed"] and not edge["held"]),
+        "strongestPerEntity": STRONGEST_PER_ENTITY,
+        "communities": _community_records(shown, links, plan),
+        "labels": {
+            "nodePx": _NODE_LABEL_PX,
+            "edgePx": _EDGE_LABEL_PX,
+            "edgesMax": _EDGE_LABELS_MAX,
+        },
+        "looks": {"normal": _NORMAL_COLOUR, "ended": _ENDED_COLOUR},
         "mentionsCounted": _text(counted, 120) if isinstance(counted, str) else None,
         "sizes": [{"mentions": n, "size": node_size(n)} for n in _SIZE_EXAMPLES],
         "widths": [{"support": n, "width": edge_width(n)} for n in _WIDTH_EXAMPLES],
         "context": context,
         "nodes": nodes,
         "edges": edges,
-        "options": _vis_options(len(nodes), directed=graph.is_directed()),
+        "options": _vis_options(drawn, directed=graph.is_directed(), edge_count=len(edges)),
     }
     page = _page_html(_text(title, _HEADING_CHARS) or "graphmem", page_data)
     report.path.parent.mkdir(parents=True, exist_ok=True)
@@ -333,120 +384,181 @@ def _render(
     return report
 
 
+def _community_records(
+    nodes: list[dict[str, Any]], links: list[Link], plan: PagePlan
+) -> list[dict[str, Any]]:
+    """The drawn entities' communities: ids, member ids (largest first) and a name made of
+    the largest members' names."""
+    index = {node: number for number, node in enumerate(plan.drawn)}
+    drawn_links = [link for link in links if link.source in index and link.target in index]
+    records = []
+    for number, group in enumerate(communities(plan.drawn, drawn_links)):
+        members = sorted((index[node] for node in group), key=lambda i: (-nodes[i]["size"], i))
+        first = nodes[members[0]]["label"]
+        records.append(
+            {
+                "id": f"community-{number}",
+                "members": members,
+                "label": _text(f"{first} +{len(members) - 1}", _NAME_LABEL_CHARS + 6),
+                "names": [nodes[i]["name"] for i in members[:_COMMUNITY_NAMES]],
+            }
+        )
+    return records
+
+
 # --- building the page data -------------------------------------------------------------
 
 
-def _build_network(graph: nx.Graph, kept: list[Hashable], focus: set[Hashable]) -> Network:
-    """Return a pyvis network of the ``kept`` nodes, numbered in order, and their edges."""
+def _build_network(
+    graph: nx.Graph, plan: PagePlan, focus: set[Hashable]
+) -> tuple[Network, list[Link]]:
+    """Return a pyvis network of the plan's nodes (drawn first, then held), numbered in
+    order, with one edge per pair, direction and kind, and the plan's view of each edge."""
     network = Network(directed=graph.is_directed())
+    kept = [*plan.drawn, *plan.held]
+    held = set(plan.held)
     index = {node: number for number, node in enumerate(kept)}
     names = {node: _display_name(node, graph.nodes[node]) for node in kept}
+    undirected = graph.to_undirected(as_view=True) if graph.is_directed() else graph
     for node in kept:
-        attrs = graph.nodes[node]
-        label = _entity_label(attrs)
-        colour = _label_colour(label)
-        border = "#1f2933" if node in focus else _darken(colour)
-        mentions = count_value(attrs.get("mentions"), default=-1)  # -1: missing or not a number
-        subtitle = label
-        if mentions >= 0:
-            subtitle += f" · {_plural(mentions, 'mention')}"
-        if node in focus:
-            subtitle += " · focus"
         network.add_node(
             index[node],
-            label=_text(names[node], _NAME_LABEL_CHARS) or "?",
-            color={
-                "background": colour,
-                "border": border,
-                "highlight": {"background": colour, "border": "#1f2933"},
-                "hover": {"background": colour, "border": "#1f2933"},
-            },
-            size=node_size(mentions),
-            borderWidth=3.5 if node in focus else 1.5,
-            group_label=label,
-            name=_text(names[node], _HEADING_CHARS),
-            mentions=mentions if mentions >= 0 else None,
-            focus=node in focus,
-            aliases=_unique(_texts(attrs.get("aliases"), _ALIAS_COUNT, _ALIAS_CHARS)),
-            first_seen=_stamp(attrs.get("first_seen")),
-            last_seen=_stamp(attrs.get("last_seen")),
-            evidence=_evidence(attrs.get("evidence")),
-            tooltip={
-                "heading": _text(names[node], _HEADING_CHARS),
-                "subtitle": subtitle,
-                "sections": [
-                    {
-                        "heading": "Aliases",
-                        "items": _unique(_texts(attrs.get("aliases"), _ALIAS_COUNT, _ALIAS_CHARS)),
-                    },
-                    {
-                        "heading": "Recent evidence",
-                        "items": _texts(attrs.get("evidence"), _EVIDENCE_COUNT, _EVIDENCE_CHARS),
-                    },
-                ],
-            },
+            **_node_record(graph.nodes[node], names[node], focus=node in focus),
+            held=node in held,
+            hidden=node in held,
+            physics=node not in held,
+            hop=None if plan.hops is None else plan.hops.get(node),
+            degree=sum(1 for other in undirected[node] if other != node),
         )
-
-    shown = graph.subgraph(kept)
-    if graph.is_multigraph():
-        edge_rows = shown.edges(keys=True, data=True)
-    else:
-        edge_rows = (
-            (source, target, None, attrs) for source, target, attrs in shown.edges(data=True)
-        )
-    arrow = "→" if graph.is_directed() else "—"
+    groups = _relation_groups(graph, kept, index)
+    candidates = [
+        Link(source, target, typed, sum(count_value(a.get("support"), default=1) for _, a in rows))
+        for (typed, source, target), rows in groups
+    ]
+    links: list[Link] = []
     parallel: defaultdict[tuple[int, int], int] = defaultdict(int)
-    for number, (source, target, key, attrs) in enumerate(edge_rows):
-        predicate_value = attrs.get("predicate") or (key if isinstance(key, str) else "")
-        predicate = _text(predicate_value, _PREDICATE_CHARS)
-        support = count_value(attrs.get("support"), default=1)
-        pair = (min(index[source], index[target]), max(index[source], index[target]))
-        typed = predicate != CO_OCCURS
-        when = _validity(predicate, attrs) if typed else ""
-        ended = typed and bool(attrs.get("valid_to"))
+    for number, position in enumerate(links_on_page(candidates, plan)):
+        (typed, source, target), rows = groups[position]
+        relations = sorted(
+            (_relation_record(key, attrs) for key, attrs in rows),
+            key=lambda r: (-r["support"], r["predicate"]),
+        )
+        support = sum(relation["support"] for relation in relations)
+        ended = typed and all(relation["ended"] for relation in relations)
         if ended:
             look: dict[str, Any] = {"color": _ENDED_COLOUR, "font": {"color": _ENDED_FONT}}
         elif not typed:
             look = {"color": _CO_OCCURS_COLOUR}
         else:
-            look = {}
+            look = {"color": _NORMAL_COLOUR}
+        pair = (min(index[source], index[target]), max(index[source], index[target]))
         network.add_edge(
             index[source],
             index[target],
             id=number,
-            label=(f"{predicate} (ended)" if ended else predicate) if typed else "",
+            label="",
             width=edge_width(support),
             dashes=_ENDED_DASHES if ended else not typed,
             **look,
             **_parallel_edge_shape(
                 parallel[pair], reversed_=index[source] > index[target], loop=source == target
             ),
-            predicate=predicate,
             typed=typed,
             ended=ended,
             support=support,
-            confidence=_confidence(attrs.get("confidence")),
-            valid_from=_stamp(attrs.get("valid_from")),
-            valid_to=_stamp(attrs.get("valid_to")),
-            first_seen=_stamp(attrs.get("first_seen")),
-            last_seen=_stamp(attrs.get("last_seen")),
-            validity=when,
-            evidence=_evidence(attrs.get("evidence")),
-            tooltip={
-                "heading": _text(
-                    f"{names[source]} —{predicate}{arrow} {names[target]}", _HEADING_CHARS
-                ),
-                "subtitle": f"support {support}" + (f" · {when}" if when else ""),
-                "sections": [
-                    {
-                        "heading": "Evidence",
-                        "items": _texts(attrs.get("evidence"), _EVIDENCE_COUNT, _EVIDENCE_CHARS),
-                    },
-                ],
-            },
+            held=source in held or target in held,
+            hidden=True,
+            relations=relations,
         )
         parallel[pair] += 1
-    return network
+        links.append(candidates[position])
+    return network, links
+
+
+def _node_record(attrs: dict[str, Any], name: str, *, focus: bool) -> dict[str, Any]:
+    """An entity's drawing options and the page's record of it."""
+    label = _entity_label(attrs)
+    colour = _label_colour(label)
+    border = "#1f2933" if focus else _darken(colour)
+    mentions = count_value(attrs.get("mentions"), default=-1)  # -1: missing or not a number
+    subtitle = label
+    if mentions >= 0:
+        subtitle += f" · {_plural(mentions, 'mention')}"
+    if focus:
+        subtitle += " · focus"
+    aliases = _unique(_texts(attrs.get("aliases"), _ALIAS_COUNT, _ALIAS_CHARS))
+    return {
+        "label": _text(name, _NAME_LABEL_CHARS) or "?",
+        "color": {
+            "background": colour,
+            "border": border,
+            "highlight": {"background": colour, "border": "#1f2933"},
+            "hover": {"background": colour, "border": "#1f2933"},
+        },
+        "size": node_size(mentions),
+        "borderWidth": 3.5 if focus else 1.5,
+        "group_label": label,
+        "name": _text(name, _HEADING_CHARS),
+        "mentions": mentions if mentions >= 0 else None,
+        "focus": focus,
+        "aliases": aliases,
+        "first_seen": _stamp(attrs.get("first_seen")),
+        "last_seen": _stamp(attrs.get("last_seen")),
+        "evidence": _evidence(attrs.get("evidence")),
+        "tooltip": {
+            "heading": _text(name, _HEADING_CHARS),
+            "subtitle": subtitle,
+            "sections": [
+                {"heading": "Aliases", "items": aliases},
+                {
+                    "heading": "Recent evidence",
+                    "items": _texts(attrs.get("evidence"), _EVIDENCE_COUNT, _EVIDENCE_CHARS),
+                },
+            ],
+        },
+    }
+
+
+def _relation_groups(
+    graph: nx.Graph, kept: list[Hashable], index: dict[Hashable, int]
+) -> list[tuple[tuple[bool, Hashable, Hashable], list[tuple[Any, dict[str, Any]]]]]:
+    """The relations among ``kept``, grouped into one drawn edge each: typed relations by
+    pair and direction, co-occurrence by pair (either direction), in first-seen order."""
+    shown = graph.subgraph(kept)
+    if graph.is_multigraph():
+        rows = shown.edges(keys=True, data=True)
+    else:
+        rows = ((source, target, None, attrs) for source, target, attrs in shown.edges(data=True))
+    groups: dict[tuple[bool, Hashable, Hashable], list[tuple[Any, dict[str, Any]]]] = {}
+    for source, target, key, attrs in rows:
+        typed = _predicate(key, attrs) != CO_OCCURS
+        if not typed and index[source] > index[target]:
+            source, target = target, source
+        groups.setdefault((typed, source, target), []).append((key, attrs))
+    return list(groups.items())
+
+
+def _predicate(key: Any, attrs: dict[str, Any]) -> str:
+    return _text(attrs.get("predicate") or (key if isinstance(key, str) else ""), _PREDICATE_CHARS)
+
+
+def _relation_record(key: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+    """One relation of a drawn edge, as the panel lists it."""
+    predicate = _predicate(key, attrs)
+    typed = predicate != CO_OCCURS
+    return {
+        "predicate": predicate,
+        "typed": typed,
+        "ended": typed and bool(attrs.get("valid_to")),
+        "support": count_value(attrs.get("support"), default=1),
+        "confidence": _confidence(attrs.get("confidence")),
+        "valid_from": _stamp(attrs.get("valid_from")),
+        "valid_to": _stamp(attrs.get("valid_to")),
+        "first_seen": _stamp(attrs.get("first_seen")),
+        "last_seen": _stamp(attrs.get("last_seen")),
+        "validity": _validity(predicate, attrs) if typed else "",
+        "evidence": _evidence(attrs.get("evidence")),
+    }
 
 
 def _evidence(value: object) -> list[dict[str, Any]]:
@@ -541,18 +653,19 @@ def _stabilisation_iterations(node_count: int) -> int:
     return max(60, min(600, 30_000 // max(node_count, 1)))
 
 
-def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
+def _vis_options(node_count: int, *, directed: bool, edge_count: int = 0) -> dict[str, Any]:
     """Return vis-network options: a settled, readable layout that stops moving once drawn."""
+    improved = node_count <= 150 and edge_count <= 600
     font = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, Arial, sans-serif"
     return {
         "autoResize": True,
         # A fixed seed gives the same layout for the same graph; the improved (Kamada-Kawai)
-        # initial layout is too slow past a couple of hundred nodes.
-        "layout": {"randomSeed": 7, "improvedLayout": node_count <= 150},
+        # initial layout is too slow past a couple of hundred nodes or many edges.
+        "layout": {"randomSeed": 7, "improvedLayout": improved},
         "nodes": {
             "shape": "dot",
             "font": {
-                "size": 20,
+                "size": _NODE_LABEL_PX,  # kept on screen at every zoom by the page
                 "face": font,
                 "color": "#1f2933",
                 "strokeWidth": 4,
@@ -561,9 +674,9 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
         },
         "edges": {
             "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}},
-            "color": {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"},
+            "color": _NORMAL_COLOUR,
             "font": {
-                "size": 15,
+                "size": _EDGE_LABEL_PX,
                 "face": font,
                 "color": "#52606d",
                 "strokeWidth": 3,
@@ -606,16 +719,33 @@ def _vis_options(node_count: int, *, directed: bool) -> dict[str, Any]:
     }
 
 
-def _summary_text(report: VizReport, total_nodes: int, total_edges: int) -> str:
-    """Return the header line, e.g. ``Showing 300 of 1,240 entities; 940 omitted (...)``."""
-    if report.nodes_omitted:
-        return (
-            f"Showing {report.nodes_drawn:,} of {total_nodes:,} entities; "
-            f"{report.nodes_omitted:,} omitted (least connected). "
-            f"Relations: {report.edges_drawn:,} of {total_edges:,} drawn."
+def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
+    """Return the header line: what is drawn, what was left out and how to see it.
+
+    Example:
+        >>> report = VizReport(Path("g.html"), 150, 300, nodes_omitted=439, nodes_held=150)
+        >>> print(_summary_text(report, 589, ego=False))  # doctest: +NORMALIZE_WHITESPACE
+        Showing 150 of 589 entities (the most connected) and 300 relations among them;
+        439 left out, 150 of them held on the page: double-click an entity to draw its
+        neighbours. To draw more: a larger max_nodes (--max-nodes), or one entity's page
+        (--entity).
+    """
+    relations = _plural(report.edges_drawn, "relation")
+    if not report.nodes_omitted:
+        return f"{_plural(report.nodes_drawn, 'entity', 'entities')}, {relations}."
+    text = (
+        f"Showing {report.nodes_drawn:,} of {total_nodes:,} entities "
+        f"({'the neighbourhood' if ego else 'the most connected'}) and {relations} among them; "
+        f"{report.nodes_omitted:,} left out"
+    )
+    if report.nodes_held:
+        text += (
+            f", {report.nodes_held:,} of them held on the page: double-click an entity to draw "
+            "its neighbours"
         )
-    entities = _plural(report.nodes_drawn, "entity", "entities")
-    return f"{entities}, {_plural(report.edges_drawn, 'relation')}."
+    return (
+        text + ". To draw more: a larger max_nodes (--max-nodes), or one entity's page (--entity)."
+    )
 
 
 # --- the page ---------------------------------------------------------------------------

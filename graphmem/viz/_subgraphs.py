@@ -17,7 +17,9 @@ import networkx as nx
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 
 __all__ = [
+    "check_budget",
     "focus_nodes",
+    "most_connected",
     "neighbourhood_subgraph",
     "path_subgraph",
     "require_nodes",
@@ -44,23 +46,38 @@ def select_visible_nodes(
         >>> select_visible_nodes(graph, max_nodes=2, focus="c")
         ['c', 'hub']
     """
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise InvalidArgumentError(f"max_nodes must be an integer of at least 1, got {max_nodes!r}")
+    check_budget(max_nodes)
     chosen = focus_nodes(graph, focus)[:max_nodes]
     already = set(chosen)
-    rest = (node for node in graph if node not in already)
-    chosen.extend(
-        heapq.nsmallest(
-            max_nodes - len(chosen),
-            rest,
-            key=lambda node: (
-                -graph.degree(node),
-                -count_value(graph.nodes[node].get("mentions"), default=0),
-                str(node),
-            ),
-        )
-    )
+    rest = [node for node in graph if node not in already]
+    chosen.extend(most_connected(graph, rest, max_nodes - len(chosen)))
     return chosen
+
+
+def check_budget(max_nodes: object) -> None:
+    """Raise :class:`~graphmem.errors.InvalidArgumentError` unless ``max_nodes`` is an
+    integer of at least 1."""
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise InvalidArgumentError(f"max_nodes must be an integer of at least 1, got {max_nodes!r}")
+
+
+def most_connected(graph: nx.Graph, nodes: Iterable[Hashable], limit: int) -> list[Hashable]:
+    """Return up to ``limit`` of ``nodes``, most connected first (the ranking of
+    :func:`select_visible_nodes`).
+
+    Example:
+        >>> most_connected(nx.MultiDiGraph([("hub", "a"), ("hub", "b")]), ["a", "hub"], 1)
+        ['hub']
+    """
+    return heapq.nsmallest(
+        max(limit, 0),
+        nodes,
+        key=lambda node: (
+            -graph.degree(node),
+            -count_value(graph.nodes[node].get("mentions"), default=0),
+            str(node),
+        ),
+    )
 
 
 def neighbourhood_subgraph(graph: GraphT, node: Hashable, depth: int = 1) -> GraphT:
