@@ -399,10 +399,14 @@ def _split_at_commas(span: Span) -> list[Span]:
         if t.text == ","
         or (
             span.label_ not in _UNSPLIT_LABELS
-            and t.lower_ in _PLACE_PREPOSITIONS
             and t.i > span.start
             and t.i + 1 < span.end
             and span.doc[t.i + 1].is_title
+            and (
+                t.lower_ in _PLACE_PREPOSITIONS
+                # a person's name never goes on with "of": "Owain Prosser of Kittering Power"
+                or (t.lower_ == "of" and person_shaped(span.doc[span.start : t.i]))
+            )
         )
     ]
     if not cuts:

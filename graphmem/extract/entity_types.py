@@ -259,7 +259,8 @@ def name_gender(word: str) -> str | None:
 def _not_surnames() -> frozenset[str]:
     """Words that end names of organisations, places, sites, teams and business terms, never
     a person's: organisation head nouns, the place, site, team and project nouns of the
-    relation rules' vocabularies, and ``models/business_terms.txt``."""
+    relation rules' vocabularies, the nouns describing anything but a person
+    (``descriptors``) that are no common surname, and ``models/business_terms.txt``."""
     from .entities import business_terms, organisation_heads
 
     rules = json.loads(asset_path("models", "relation_rules.json").read_text(encoding="utf-8"))
@@ -267,6 +268,11 @@ def _not_surnames() -> frozenset[str]:
     words = set(organisation_heads()) | set(business_terms())
     for name in ("place_nouns", "site_nouns", "team_nouns", "project_nouns", "org_nouns"):
         words.update(w.lower() for w in vocabularies.get(name, ()) if " " not in w)
+    words.update(
+        n
+        for n, label in _descriptors().items()
+        if label != "PERSON" and " " not in n and n not in _surnames()  # "Brand" may be one
+    )
     return frozenset(words)
 
 
@@ -386,7 +392,8 @@ def is_first_name(word: str) -> bool:
 
 def person_shaped(span: Span) -> bool:
     """Whether ``span`` is shaped like a person's name: two to four capitalised words (name
-    particles such as "de", "van" between them), the first a common given name, the last no
+    particles such as "de", "van" between them), the first a common given name (or, of two
+    words, no English word before a common surname: "Owain Prosser"), the last no
     organisation, place or business noun, and the whole no place the gazetteer knows.
 
     Examples:
@@ -399,7 +406,15 @@ def person_shaped(span: Span) -> bool:
     if not 2 <= len(words) <= 4 or len(words) != len(span):
         return False
     first, last = words[0], words[-1]
-    if not (first.is_title and last.text[:1].isupper()) or not is_first_name(first.text):
+    if not (first.is_title and last.text[:1].isupper()):
+        return False
+    if not is_first_name(first.text) and not (
+        # an unlisted given name before a common surname ("Owain Prosser")
+        len(words) == 2
+        and last.lower_ in _surnames()
+        and not is_common_word(first)
+        and not is_common_noun(last)
+    ):
         return False
     if any(not (t.is_title or t.lower_ in NAME_PARTICLES) for t in words[1:]):
         return False

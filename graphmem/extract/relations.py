@@ -973,6 +973,10 @@ class _Ends:
                 return self._antecedent(earlier, label, described, owner, reach - position)
             if not candidates:
                 continue
+            if position > 0:  # beyond its own sentence, "she" is no Gareth
+                candidates = _of_gender(candidates, pronoun)
+                if not candidates:
+                    continue
             one = _one_entity(candidates)
             if one is None:  # several: the pronoun's gender may tell them apart, else none
                 return _one_entity(_of_gender(candidates, pronoun))
@@ -1002,8 +1006,9 @@ def _one_entity(spans: Sequence[Span]) -> Span | None:
 
 def _of_gender(spans: Sequence[Span], pronoun: Token) -> list[Span]:
     """The spans whose given name may be of ``pronoun``'s gender ("she" is no Tomasz); all of
-    them for a pronoun without one. Used to choose among several people, never to turn a
-    lone one down (the lists know no unisex names' other uses)."""
+    them for a pronoun without one. Used to choose among several people, and to turn down a
+    lone one only beyond the pronoun's own sentence, where the syntax says less (the lists
+    know no unisex names' other uses: "Jin Park moved to Oracle, where he works")."""
     gender = _PRONOUN_GENDERS.get(pronoun.lower_)
     if gender is None:
         return list(spans)
