@@ -246,6 +246,10 @@ def test_one_tenant_only_and_bad_arguments() -> None:
     assert alice.reanalyse() == 1
     assert shared.reanalyse(user_id="") == 2
     assert shared.reanalyse() == 3
+    assert shared.reanalyse(user_id="nobody") == 0  # a user with nothing stored
+    with storage.database.read() as conn:
+        assert reanalysis_rows.read_plan(conn) is None
+        assert "nobody" not in (reanalysis_rows.read_versions(conn) or {})["tenants"]
     with pytest.raises(InvalidArgumentError, match="does not match"):
         alice.reanalyse(user_id="bob")
     with pytest.raises(InvalidArgumentError, match="batch_size"):

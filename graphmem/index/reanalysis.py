@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
+from ..items import check_capacity
 from ..store import reanalysis_rows as rows
 from ..store.database import Database, MemoryRow
 from ..store.graph_rows import RELABELLED_KEY, read_setting, set_entity_label
@@ -67,8 +68,7 @@ def reanalyse(
     """Index the stored texts of ``tenant`` (None: of every tenant) again (see the module
     docstring); a re-analysis left unfinished is completed first. Returns how many texts
     were indexed again."""
-    if batch_size < 1:
-        raise InvalidArgumentError(f"batch_size must be at least 1, got {batch_size}")
+    check_capacity(batch_size, "batch_size")
     db = writer.db
     done = 0
     with db.read() as conn:
@@ -80,9 +80,10 @@ def reanalyse(
             db.bump_generation(conn)  # one plan at a time (it serialises graph writers)
             plan = rows.read_plan(conn)  # another process's, made meanwhile
             if plan is None or plan["scope"] not in (None, tenant):
-                tenants = rows.analysed_tenants(conn) if tenant is None else [tenant]
+                tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
                 plan = {"scope": tenant, "tenants": tenants, "current": None}
-                rows.write_plan(conn, plan)
+                if tenants:  # (a user with nothing analysed: nothing to do)
+                    rows.write_plan(conn, plan)
         done += _run(writer, plan, batch_size, progress)
     return done
 
