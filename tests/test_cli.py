@@ -692,7 +692,9 @@ def test_declare_then_ingest_then_relabel(tmp_path: Path) -> None:
     assert {r["name"]: r["label"] for r in rows}["Atlas"] == "PROJECT"
     result = run("--db", db, "relabel", "Berlin", "LOC")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Berlin: GPE -> LOC"
+    first, hint = result.stdout.strip().splitlines()
+    assert first == "Berlin: GPE -> LOC"
+    assert "`graphmem reanalyse` reads the stored ones again" in hint
     listed = json.loads(run("--db", db, "declare", "--json").stdout)
     assert listed == [{"label": "PROJECT", "pattern": "Atlas", "id": "declared"}]
     assert_one_line_error(run("--db", db, "relabel", "Berlin", "DATE"), "DATE is a value label")

@@ -215,6 +215,8 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "path --max-hops": lambda v: ["path", "Alice Stone", "Oslo", "--max-hops", v],
     "relabel": lambda v: ["relabel", "Alice Stone", v],
     "stats --user": lambda v: ["stats", "--user", v],
+    "reanalyse --user": lambda v: ["reanalyse", "--user", v, "--no-progress"],
+    "reanalyse --batch-size": lambda v: ["reanalyse", "--batch-size", v, "--no-progress"],
     "ingest --format": lambda v: ["ingest", "-", "--format", v],
     "ingest --time-field": lambda v: ["ingest", "-", "--format", "jsonl", "--time-field", v],
 }

@@ -246,6 +246,10 @@ def test_one_tenant_only_and_bad_arguments() -> None:
     assert alice.reanalyse() == 1
     assert shared.reanalyse(user_id="") == 2
     assert shared.reanalyse() == 3
+    assert shared.reanalyse(user_id="nobody") == 0  # a user with nothing stored
+    with storage.database.read() as conn:
+        assert reanalysis_rows.read_plan(conn) is None
+        assert "nobody" not in (reanalysis_rows.read_versions(conn) or {})["tenants"]
     with pytest.raises(InvalidArgumentError, match="does not match"):
         alice.reanalyse(user_id="bob")
     with pytest.raises(InvalidArgumentError, match="batch_size"):
@@ -461,3 +465,34 @@ def test_reanalyse_on_both_backends(storage_url: str, monkeypatch: pytest.Monkey
     users.unmerge(merge_id)
     assert users.get_entity("Robert Stone").name == "Robert Stone"  # type: ignore[union-attr]
     later.close()
+
+
+# ---------------------------------------------------------------------- the command
+def test_cli_declare_hints_and_reanalyse_applies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphmem.cli import main
+
+    db = str(tmp_path / "c.db")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Mira Solano joined Kestrel in May.\n", encoding="utf-8")
+    types = tmp_path / "types.jsonl"
+    types.write_text('{"label": "ORG", "pattern": "Kestrel"}\n', encoding="utf-8")
+    assert main(["--db", db, "ingest", str(notes), "--no-progress"]) == 0
+    assert main(["--db", db, "declare", str(types)]) == 0
+    assert "`graphmem reanalyse` reads the stored ones again" in capsys.readouterr().out
+    assert main(["--db", db, "reanalyse", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Reanalysed 1 texts (of every user)" in out and "(1 typed)" in out
+    assert main(["--db", db, "relations", "Mira Solano"]) == 0
+    assert "Mira Solano --works_at--> Kestrel" in capsys.readouterr().out
+    _set_versions(Path(db), {"default": "0.old", "tenants": {}})
+    with warnings.catch_warnings():  # whatever filters the run was given
+        warnings.simplefilter("always", ReanalysisWarning)
+        assert main(["--db", db, "entities"]) == 0
+    warning = capsys.readouterr().err
+    assert warning.startswith("graphmem: warning: ") and "graphmem reanalyse" in warning
+    assert len(warning.strip().splitlines()) == 1
+    assert main(["--db", db, "reanalyse", "--user", "", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "(of the shared memories)" in captured.out and captured.err == ""

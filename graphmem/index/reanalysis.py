@@ -21,13 +21,16 @@ Example:
     >>> from graphmem.space import MemorySpace
     >>> from graphmem.memories import EntityMemory
     >>> memory = EntityMemory(storage=MemorySpace())
-    >>> _ = memory.save("Priya Nair reviewed Atlas with Tom Becker.")
-    >>> memory.declare_entities([{"label": "PROJECT", "pattern": "Tom Becker"}])
+    >>> _ = memory.save("Bob Stone joined Kestrel. Robert Stone signed the renewal.")
+    >>> merge_id = memory.merge_entities("Bob Stone", "Robert Stone")
+    >>> memory.declare_entities([{"label": "ORG", "pattern": "Kestrel"}])
     1
-    >>> memory.get_entity("Tom Becker").label
-    'PROJECT'
-    >>> memory.reanalyse()
+    >>> reanalyse(memory.space.writer)
     1
+    >>> memory.get_entity("Robert Stone").name, memory.find(predicate="works_at")[0].object
+    ('Bob Stone', 'Kestrel')
+    >>> memory.unmerge(merge_id); memory.get_entity("Robert Stone").name
+    'Robert Stone'
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
+from ..items import check_capacity
 from ..store import reanalysis_rows as rows
 from ..store.database import Database, MemoryRow
 from ..store.graph_rows import RELABELLED_KEY, read_setting, set_entity_label
@@ -64,8 +68,7 @@ def reanalyse(
     """Index the stored texts of ``tenant`` (None: of every tenant) again (see the module
     docstring); a re-analysis left unfinished is completed first. Returns how many texts
     were indexed again."""
-    if batch_size < 1:
-        raise InvalidArgumentError(f"batch_size must be at least 1, got {batch_size}")
+    check_capacity(batch_size, "batch_size")
     db = writer.db
     done = 0
     with db.read() as conn:
@@ -74,9 +77,13 @@ def reanalyse(
         done += _run(writer, plan, batch_size, progress)
     if plan is None or plan["scope"] not in (None, tenant):
         with db.write() as conn:
-            tenants = rows.analysed_tenants(conn) if tenant is None else [tenant]
-            plan = {"scope": tenant, "tenants": tenants, "current": None}
-            rows.write_plan(conn, plan)
+            db.bump_generation(conn)  # one plan at a time (it serialises graph writers)
+            plan = rows.read_plan(conn)  # another process's, made meanwhile
+            if plan is None or plan["scope"] not in (None, tenant):
+                tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
+                plan = {"scope": tenant, "tenants": tenants, "current": None}
+                if tenants:  # (a user with nothing analysed: nothing to do)
+                    rows.write_plan(conn, plan)
         done += _run(writer, plan, batch_size, progress)
     return done
 
@@ -255,8 +262,7 @@ def check_store(db: Database) -> str | None:
             ]
     if versions is None and not stale:
         with db.write() as conn:
-            if rows.read_versions(conn) is None and not rows.has_graph_rows(conn):
-                rows.write_versions(conn, {"default": version, "tenants": {}})
+            rows.record_first_version(conn, {"default": version, "tenants": {}})
     where = db.describe()
     if plan is not None:
         message = (

@@ -284,7 +284,7 @@ class EntityMemory(SQLMemory):
 
         Raises:
             InvalidArgumentError: ``user_id`` is not this memory's user, or ``batch_size``
-                is below 1.
+                is below 1 (or too large to store).
 
         Example:
             >>> memory = EntityMemory()
@@ -303,10 +303,6 @@ class EntityMemory(SQLMemory):
                     f"user_id {uid!r} does not match this memory's user {self._tenant!r}"
                 )
             uid = self._tenant
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
-            raise InvalidArgumentTypeError(
-                f"batch_size must be an int, got {type(batch_size).__name__}"
-            )
         return reanalyse(self.space.writer, uid, batch_size=batch_size, progress=progress)
 
     def undeclare_entities(self, label: str, pattern: str | list[Any] | None = None) -> int:

@@ -168,12 +168,16 @@ _ADD_RESULT_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN result_id VARCHAR(64)",
     "ALTER TABLE memories ADD COLUMN dedupe_key VARCHAR(512)",
 )
-_ADD_ANALYSIS_COLUMNS = (
-    "ALTER TABLE texts ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0",
-    "ALTER TABLE texts ADD COLUMN given_entities TEXT",
-    "ALTER TABLE texts ADD COLUMN listed_in TEXT",
-)
-_ADD_MERGE_ORIGIN = ("ALTER TABLE merges ADD COLUMN by_hand INTEGER",)
+#: Schema 5's new columns, by table and name (added where missing: schema 1's upgrade makes
+#: ``texts`` anew with them).
+_SCHEMA_5_COLUMNS = {
+    "texts": {
+        "analysis": "ALTER TABLE texts ADD COLUMN analysis INTEGER NOT NULL DEFAULT 0",
+        "given_entities": "ALTER TABLE texts ADD COLUMN given_entities TEXT",
+        "listed_in": "ALTER TABLE texts ADD COLUMN listed_in TEXT",
+    },
+    "merges": {"by_hand": "ALTER TABLE merges ADD COLUMN by_hand INTEGER"},
+}
 #: The evidence rules that say nothing about typed relations having been looked for.
 _UNTYPED_RULES = ("co_sentence", "co_memory", "manual")
 #: The tier whose items are not indexed (Calute's short-term memory).
@@ -262,9 +266,9 @@ def upgrade(conn: Connection) -> bool:
         _v1_to_v2(conn)  # makes the changed tables anew: schema 5's columns included
     elif version == 2:
         _run(conn, _ADD_RESULT_COLUMNS)
-    if version in (2, 3, 4):
-        _run(conn, _ADD_ANALYSIS_COLUMNS)
-    _run(conn, _ADD_MERGE_ORIGIN)
+    for name, columns in _SCHEMA_5_COLUMNS.items():
+        present = {c["name"] for c in inspect(conn).get_columns(name)}
+        _run(conn, (sql for column, sql in columns.items() if column not in present))
     if version < 4 and conn.dialect.name == "sqlite":
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
     _add_missing_columns(conn)
