@@ -128,7 +128,7 @@ _NORMAL_COLOUR = {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"
 #: Labels keep this size on screen (in pixels) at every zoom; the page shows the labels that
 #: fit without overlapping, the largest entities first. Edge labels show on hover, and
 #: always when at most ``_EDGE_LABELS_MAX`` edges are drawn.
-_NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 30
+_NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 15
 #: Names listed in a community's tooltip.
 _COMMUNITY_NAMES = 8
 #: Co-occurrence, when shown: faint, dashed and unlabelled (the legend says what it is).

@@ -119,7 +119,8 @@ def _by_hop(
 def links_on_page(links: Sequence[Link], plan: PagePlan) -> list[int]:
     """Return the indexes of ``links`` the page holds: every typed link that touches a drawn
     entity, and each entity's :data:`CO_OCCURS_PER_ENTITY` strongest co-occurrence links
-    (co-occurrence is most of a big graph and the faintest evidence of all).
+    (co-occurrence is most of a big graph and the faintest evidence of all), and on an ego
+    page every co-occurrence link from one hop to the next (the ego's own).
 
     Example:
         >>> plan = PagePlan(["a", "b"], ["c", "d"])
@@ -139,7 +140,17 @@ def links_on_page(links: Sequence[Link], plan: PagePlan) -> list[int]:
     for ids in by_node.values():
         ids.sort(key=lambda i: (-links[i].support, i))
         strongest.update(ids[:CO_OCCURS_PER_ENTITY])
-    return [i for i in candidates if links[i].typed or i in strongest]
+    hops, drawn = plan.hops, set(plan.drawn)
+
+    def outward(link: Link) -> bool:
+        return (
+            hops is not None
+            and link.source in drawn
+            and link.target in drawn
+            and hops[link.source] != hops[link.target]
+        )
+
+    return [i for i in candidates if links[i].typed or i in strongest or outward(links[i])]
 
 
 def core_relations(links: Sequence[Link], plan: PagePlan) -> set[int]:
