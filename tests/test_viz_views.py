@@ -115,9 +115,9 @@ class TestPlan:
 
     def test_an_overview_holds_the_next_most_connected(self) -> None:
         graph = ego_graph()
-        plan = plan_nodes(graph, max_nodes=3)
-        assert plan.drawn == ["ego", "near 0", "near 1"]
-        assert len(plan.held) == 3 and not set(plan.held) & set(plan.drawn)
+        plan = plan_nodes(graph, max_nodes=4)
+        assert plan.drawn == ["ego", "near 0", "near 1", "near 2"]
+        assert plan.held == ["near 3", "near 4"]  # half as many as drawn
 
     @pytest.mark.parametrize("depth", [0, -1, 1.5, True])
     def test_rejects_a_bad_depth(self, depth: Any) -> None:
@@ -426,6 +426,7 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.browser
+@pytest.mark.timeout(1800)  # building the store takes minutes on a busy machine
 @pytest.mark.parametrize("page", ["overview", "ego"])
 def test_the_big_stores_pages_are_readable(
     browser: Any, big_store: Path, tmp_path: Path, page: str
