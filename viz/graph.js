@@ -692,7 +692,7 @@
     "All relations, not only each entity's " + data.strongestPerEntity + " strongest";
   byId("gm-all-relations-label").textContent = allRelationsText;
   var waitingAtStart = data.edges.filter(function (edge) {
-    return !edge.core && !edge.held;
+    return !edge.core && !edge.held && edge.typed; // co-occurrence waits on its own toggle
   }).length;
   byId("gm-all-relations-count").textContent = "(" + waitingAtStart + ")";
   var allToggle = toggle("gm-all-relations", function (checked) {
