@@ -266,7 +266,7 @@ class TestPageFile:
             edges_drawn=10 + 7,
             nodes_omitted=33,
             edges_omitted=23,
-            nodes_held=12,
+            nodes_held=6,
         )
         assert report.path.is_file()
 
@@ -301,7 +301,7 @@ class TestPageFile:
         text = render_graph(hub_graph(), tmp_path / "g.html", max_nodes=12).path.read_text()
         assert page_data(text)["summary"]["text"] == (
             "Showing 12 of 45 entities (the most connected) and 17 relations among them; "
-            "33 left out, 12 of them held on the page: double-click an entity to draw its "
+            "33 left out, 6 of them held on the page: double-click an entity to draw its "
             "neighbours. To draw more: a larger max_nodes (--max-nodes), or one entity's page "
             "(--entity)."
         )
@@ -415,7 +415,7 @@ class TestPageInBrowser:
         assert not any(label.startswith("Lonely") for label in labels - {"Lonely 0"})
         summary = browser.find_element("id", "graphmem-summary").text
         assert summary.startswith("Showing 12 of 45 entities (the most connected)")
-        assert "33 left out, 12 of them held on the page" in summary
+        assert "33 left out, 6 of them held on the page" in summary
 
 
 def test_a_knowledge_graph_is_drawn_with_its_evidence(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@
 
   var data = JSON.parse(document.getElementById("graphmem-data").textContent);
   var DAY_MS = 86400000;
+  var DOUBLE_CLICK_MS = 250; // a node's panel waits this long for a second click
   var TOOLTIP_RELATIONS = 6; // relations an edge's tooltip lists (its panel lists them all)
   var FONT_FACE = data.options.nodes.font.face;
 
@@ -691,7 +692,7 @@
     "All relations, not only each entity's " + data.strongestPerEntity + " strongest";
   byId("gm-all-relations-label").textContent = allRelationsText;
   var waitingAtStart = data.edges.filter(function (edge) {
-    return !edge.core && !edge.held;
+    return !edge.core && !edge.held && edge.typed; // co-occurrence waits on its own toggle
   }).length;
   byId("gm-all-relations-count").textContent = "(" + waitingAtStart + ")";
   var allToggle = toggle("gm-all-relations", function (checked) {
@@ -1003,18 +1004,27 @@
       state.openCommunities[id] = true; // a community: draw its members
       applyFilters();
     } else if (id !== null) {
-      showNode(nodeById[id]);
+      // A moment later: the panel must not open under the second click of a double-click.
+      clearTimeout(pendingPanel);
+      pendingPanel = setTimeout(function () {
+        showNode(nodeById[id]);
+      }, DOUBLE_CLICK_MS);
     } else if (params.edges.length && edgeById[params.edges[0]]) {
       showEdge(edgeById[params.edges[0]]);
     } else {
       panel.hidden = true;
     }
   });
-  network.on("doubleClick", function (params) {
-    if (params.nodes.length && typeof params.nodes[0] === "number") {
-      expand(params.nodes[0]);
+  // The browser's own double-click (vis-network's touch library misses fast ones).
+  container.addEventListener("dblclick", function (event) {
+    var frame = container.getBoundingClientRect();
+    var id = network.getNodeAt({ x: event.clientX - frame.left, y: event.clientY - frame.top });
+    if (typeof id === "number") {
+      clearTimeout(pendingPanel);
+      expand(id);
     }
   });
+  var pendingPanel = null;
   /* Build an item's tooltip the first time the pointer rests on it (vis-network reads the
    * title when its tooltip delay has passed, after this event). */
   var titled = {};

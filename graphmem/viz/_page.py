@@ -18,17 +18,20 @@ Graph conventions (what the rest of graphmem passes in; missing attributes have 
   ``confidence``, ``evidence``, ``valid_from`` / ``valid_to`` / ``first_seen`` /
   ``last_seen`` (ISO 8601 ``str`` or None: when it held).
 
-On the page: typed relations, labelled with their predicate; ``co_occurs`` links hidden
-behind a toggle (faint and unlabelled when shown); node colour by label, node size by
-mentions, edge width by support, each as the legend shows it at the current zoom; ended
-relations (a ``valid_to``) faded, dotted and "(ended)". Controls filter by entity type and
-predicate, show current or ended relations, show the graph as of a day (a slider over
+On the page: one edge per pair of entities, direction and kind (typed, or ``co_occurs``
+behind a toggle, faint), holding every relation between them: labelled with its predicates
+(or how many) on hover or when few edges are drawn, width by total support, faded and dotted
+when all its relations ended (a ``valid_to``). Node colour by label, node size by mentions,
+each as the legend shows it at the current zoom; node labels keep one size on screen and
+show where they fit, the largest first. What is drawn first follows :mod:`._views`: an ego
+page the ego's relations, an overview each entity's strongest, with the rest behind a
+toggle; communities can be drawn as one node each; held entities are drawn when a neighbour
+is double-clicked. Controls filter by entity type, predicate, least support and number of
+neighbours, show current or ended relations, show the graph as of a day (a slider over
 ``first_seen`` / ``valid_from`` / ``valid_to``), and find a node by name; clicking a node or
-a relation opens a side panel with its evidence sentences, each with its source memory, rule
-and date, and the relation's confidence and dates. The layout settles once
-(stabilisation), fits the window, and then stays put (physics off). Above ``max_nodes`` the
-focus nodes and then the most connected nodes are kept, and the page says how many were left
-out.
+an edge opens a side panel with its evidence sentences (each relation's, for an edge), each
+with its source memory, rule and date, and the relations' confidence and dates. The layout
+settles once (stabilisation), fits the window, and then stays put (physics off).
 
 Memory content is untrusted. It reaches the page only as JSON inside a non-executed
 ``<script type="application/json">`` block (``<``, ``>``, ``&``, U+2028 and U+2029 escaped, so
@@ -128,7 +131,7 @@ _NORMAL_COLOUR = {"color": "#a3acb9", "highlight": "#3e4c59", "hover": "#52606d"
 #: Labels keep this size on screen (in pixels) at every zoom; the page shows the labels that
 #: fit without overlapping, the largest entities first. Edge labels show on hover, and
 #: always when at most ``_EDGE_LABELS_MAX`` edges are drawn.
-_NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 30
+_NODE_LABEL_PX, _EDGE_LABEL_PX, _EDGE_LABELS_MAX = 14, 12, 15
 #: Names listed in a community's tooltip.
 _COMMUNITY_NAMES = 8
 #: Co-occurrence, when shown: faint, dashed and unlabelled (the legend says what it is).
@@ -214,7 +217,7 @@ def render_graph(
         path: the HTML file to write; missing parent folders are created.
         title: shown in the page header and the browser tab (escaped).
         max_nodes: the node budget; above it the least connected nodes are left out (up to
-            as many again are held on the page, drawn when a neighbour is expanded).
+            half as many again are held on the page, drawn when a neighbour is expanded).
         focus: a node id, or several, always drawn (first) and outlined.
         ego: draw this entity's page: the entities within ``depth`` hops of it (the next
             hop held for expanding) and, by default, only the ego's relations (further out:

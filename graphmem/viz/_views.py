@@ -77,17 +77,18 @@ def plan_nodes(
     ego: Hashable | None = None,
     depth: int = 1,
 ) -> PagePlan:
-    """Choose the drawn and held entities (see the module docstring); at most ``max_nodes``
-    of each.
+    """Choose the drawn and held entities (see the module docstring): at most ``max_nodes``
+    drawn and half as many held.
 
     Example:
         >>> graph = nx.MultiDiGraph([("hub", "a"), ("hub", "b"), ("hub", "c"), ("a", "b")])
         >>> plan_nodes(graph, max_nodes=2).drawn, plan_nodes(graph, max_nodes=2).held
-        (['hub', 'a'], ['b', 'c'])
+        (['hub', 'a'], ['b'])
     """
     check_budget(max_nodes)
+    held = held_budget(max_nodes)
     if ego is None:
-        ranked = select_visible_nodes(graph, max_nodes=2 * max_nodes, focus=focus)
+        ranked = select_visible_nodes(graph, max_nodes=max_nodes + held, focus=focus)
         return PagePlan(ranked[:max_nodes], ranked[max_nodes:])
     require_nodes(graph, [ego])
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -100,7 +101,18 @@ def plan_nodes(
     near = [node for node, hop in hops.items() if hop <= depth and node not in first]
     drawn = first + _by_hop(graph, near, hops, max_nodes - len(first))
     outer = [node for node, hop in hops.items() if hop == depth + 1 and node not in first]
-    return PagePlan(drawn, most_connected(graph, outer, max_nodes), hops)
+    return PagePlan(drawn, most_connected(graph, outer, held), hops)
+
+
+def held_budget(max_nodes: int) -> int:
+    """How many entities a page holds for expanding besides the ``max_nodes`` it draws: half
+    as many (each costs the page's load time a little, drawn or not).
+
+    Example:
+        >>> held_budget(150), held_budget(1)
+        (75, 1)
+    """
+    return max(max_nodes // 2, 1)
 
 
 def _by_hop(
@@ -119,7 +131,8 @@ def _by_hop(
 def links_on_page(links: Sequence[Link], plan: PagePlan) -> list[int]:
     """Return the indexes of ``links`` the page holds: every typed link that touches a drawn
     entity, and each entity's :data:`CO_OCCURS_PER_ENTITY` strongest co-occurrence links
-    (co-occurrence is most of a big graph and the faintest evidence of all).
+    (co-occurrence is most of a big graph and the faintest evidence of all), and on an ego
+    page every co-occurrence link from one hop to the next (the ego's own).
 
     Example:
         >>> plan = PagePlan(["a", "b"], ["c", "d"])
@@ -139,7 +152,17 @@ def links_on_page(links: Sequence[Link], plan: PagePlan) -> list[int]:
     for ids in by_node.values():
         ids.sort(key=lambda i: (-links[i].support, i))
         strongest.update(ids[:CO_OCCURS_PER_ENTITY])
-    return [i for i in candidates if links[i].typed or i in strongest]
+    hops, drawn = plan.hops, set(plan.drawn)
+
+    def outward(link: Link) -> bool:
+        return (
+            hops is not None
+            and link.source in drawn
+            and link.target in drawn
+            and hops[link.source] != hops[link.target]
+        )
+
+    return [i for i in candidates if links[i].typed or i in strongest or outward(links[i])]
 
 
 def core_relations(links: Sequence[Link], plan: PagePlan) -> set[int]:
