@@ -188,6 +188,7 @@ def analyse_query(space: MemorySpace, tenant: str, query: str) -> QueryAnalysis:
         named = named_keys(kg, index.known_names(tenant), query)
     weights, parents = _expand(kg, named)
     embedder = get_embedder() if named else None
+    meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
         text=query,
         terms=query_terms(query),
@@ -196,8 +197,15 @@ def analyse_query(space: MemorySpace, tenant: str, query: str) -> QueryAnalysis:
         parents=parents,
         expected_labels=expected_answer_labels(query),
         tenant=tenant,
-        vector=embedder.embed_query(query) if embedder is not None else None,
+        vector=embedder.embed_query(meaning) if embedder is not None and meaning else None,
     )
+
+
+def _without_names(kg: KnowledgeGraph, named: Sequence[str], query: str) -> str:
+    """The query's words without those of the entities it names: what it asks of them (the
+    names are the scope already; left in, they make a memory that names them look similar)."""
+    names = {word for key in named for word in query_terms(f"{key} {kg.name_of(key)}")}
+    return " ".join(word for word in query_terms(query) if word not in names)
 
 
 def rank(
