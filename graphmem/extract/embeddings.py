@@ -141,7 +141,11 @@ def get_embedder() -> Embedder | None:
     """The model ``GRAPHMEM_SEMANTIC`` chooses (loaded once per process), or None when
     recall by meaning is off or its wheel is not installed (a named backend that is not
     installed is an error, an unset variable is not)."""
-    choice = os.environ.get(SWITCH_VARIABLE, "").strip().lower()
+    return _chosen(os.environ.get(SWITCH_VARIABLE, "").strip().lower())
+
+
+@lru_cache(maxsize=8)
+def _chosen(choice: str) -> Embedder | None:
     if choice in ("0", "off", "false", "no"):
         return None
     if choice and choice not in BACKENDS:
@@ -156,11 +160,6 @@ def get_embedder() -> Embedder | None:
                 f"(the {BACKENDS[name][1]} package) or set it to 0"
             )
         return None
-    return _load(name)
-
-
-@lru_cache(maxsize=None)
-def _load(name: str) -> Embedder:
     return BACKENDS[name][0]()
 
 

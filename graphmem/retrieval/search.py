@@ -332,6 +332,9 @@ class Ranking:
     def _explain(self, hits: list[Hit]) -> None:
         top = hits[0].score if hits and hits[0].score > 0 else 1.0
         kg = self.space.entity_index.graph(self.query.tenant)
+        similar = _similar_words(
+            self.query, [hit.item.content for hit in hits if self.scores[hit.seq].semantic > 0]
+        )
         for hit in hits:
             hit.score /= top
             hit.item.relevance_score = hit.score
@@ -345,9 +348,7 @@ class Ranking:
                 graph=part.graph,
                 adjacency=part.adjacency,
                 semantic=part.semantic,
-                similar_to=_similar_words(self.query, hit.item.content, matched)
-                if part.semantic > 0
-                else [],
+                similar_to=similar.get(hit.item.content, []) if part.semantic > 0 else [],
             )
 
 
@@ -596,20 +597,26 @@ def _semantic_scores(
     return out
 
 
-def _similar_words(query: QueryAnalysis, content: str, matched: Sequence[str]) -> list[str]:
-    """The :data:`SIMILAR_WORDS` words of ``content`` (besides those matched) nearest in
-    meaning to the query, by a per-word model (none from a contextual one: it would embed
-    every word of every hit)."""
+def _similar_words(query: QueryAnalysis, contents: Sequence[str]) -> dict[str, list[str]]:
+    """Content -> its :data:`SIMILAR_WORDS` words (none of the query's own) nearest in meaning
+    to the query, by a per-word model, in one batch (none from a contextual model: it would
+    run once for every word of every hit)."""
     embedder = get_embedder()
-    if embedder is None or query.vector is None or not embedder.per_word:
-        return []
-    seen = {_stem(term) for term in query.terms} | {_stem(term) for term in matched}
-    words = [w for w in dict.fromkeys(query_terms(content)) if _stem(w) not in seen]
-    if not words:
-        return []
-    similarity = embedder.embed(words) @ query.vector
-    order = np.argsort(-similarity, kind="stable")[:SIMILAR_WORDS]
-    return [words[i] for i in order if similarity[i] > 0]
+    if embedder is None or query.vector is None or not embedder.per_word or not contents:
+        return {}
+    asked = {_stem(term) for term in query.terms}
+    words_of = {
+        content: [w for w in dict.fromkeys(query_terms(content)) if _stem(w) not in asked]
+        for content in contents
+    }
+    vocabulary = sorted({w for words in words_of.values() for w in words})
+    if not vocabulary:
+        return {}
+    similarity = dict(zip(vocabulary, embedder.embed(vocabulary) @ query.vector, strict=True))
+    return {
+        content: [w for w in sorted(words, key=lambda w: -similarity[w])[:SIMILAR_WORDS]]
+        for content, words in words_of.items()
+    }
 
 
 def _fuse(
