@@ -196,8 +196,12 @@ class Writer:
     def __init__(self, db: Database, index: EntityIndex) -> None:
         self.db = db
         self.index = index
-        #: The model that embeds each text for recall by meaning (None: off).
-        self.embedder = get_embedder()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The model that embeds each text for recall by meaning (None: off), loaded when
+        first written with (opening a store does not load it)."""
+        return get_embedder()
 
     def analyse(self, texts: Sequence[NewText]) -> list[Doc | None]:
         """The analysis of each text to index (None for the others), batched with

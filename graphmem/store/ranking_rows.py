@@ -256,8 +256,8 @@ def scoped_vectors(
     entity_ids: Sequence[int],
     author_keys: Sequence[str],
     limit: int,
-) -> list[tuple[int, str]]:
-    """``(seq, stored embedding)`` of the newest ``limit`` items of ``scope`` that have a
+) -> list[tuple[int, int, str]]:
+    """``(seq, text id, stored embedding)`` of the newest ``limit`` items of ``scope`` that have a
     float32 embedding and either show a mention of one of ``entity_ids`` or were said or done
     by one of ``author_keys`` (read from the mention and author indexes)."""
     if not entity_ids and not author_keys:
@@ -268,7 +268,7 @@ def scoped_vectors(
         "authors": list(author_keys) or [""],
         "limit": limit,
     }
-    return [(seq, stored) for seq, stored in conn.execute(_scoped_statement(scope.shape), params)]
+    return [tuple(row) for row in conn.execute(_scoped_statement(scope.shape), params)]
 
 
 @lru_cache(maxsize=64)
@@ -294,26 +294,25 @@ def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
     )
     seqs = union_all(authored.subquery().select(), mentioned.subquery().select()).subquery()
     return (
-        select(_M.c.seq, _M.c.embedding)
+        select(_M.c.seq, _M.c.text_id, _M.c.embedding)
         .where(_M.c.seq.in_(select(seqs.c.seq)))
         .order_by(_M.c.seq.desc())
         .limit(limit)
     )
 
 
-def item_vectors(conn: Connection, seqs: Iterable[int]) -> list[tuple[int, str]]:
-    """``(seq, stored embedding)`` of the items of ``seqs`` that have a float32 embedding."""
+def item_vectors(conn: Connection, seqs: Iterable[int]) -> list[tuple[int, int, str]]:
+    """``(seq, text id, stored embedding)`` of the items of ``seqs`` that have a float32
+    embedding."""
     ordered = sorted(set(seqs))
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, int, str]] = []
     for start in range(0, len(ordered), 500):
-        out.extend(
-            (seq, stored)
-            for seq, stored in conn.execute(_ITEM_VECTORS, {"seqs": ordered[start : start + 500]})
-        )
+        rows = conn.execute(_ITEM_VECTORS, {"seqs": ordered[start : start + 500]})
+        out.extend(tuple(row) for row in rows)
     return out
 
 
-_ITEM_VECTORS = select(_M.c.seq, _M.c.embedding).where(
+_ITEM_VECTORS = select(_M.c.seq, _M.c.text_id, _M.c.embedding).where(
     _M.c.seq.in_(bindparam("seqs", expanding=True)),
     _M.c.embedding.like(f"{FLOAT32_PREFIX}%"),
 )

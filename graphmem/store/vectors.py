@@ -39,7 +39,7 @@ def encode_embedding(values: Sequence[float]) -> str:
 def decode_embedding(stored: str) -> list[float]:
     """The embedding a column text holds, as the item's list of floats."""
     if stored.startswith(FLOAT32_PREFIX):
-        return [float(x) for x in _float32(stored).tolist()]
+        return list(_float32(stored).tolist())
     return [float(x) for x in json.loads(stored)]
 
 
