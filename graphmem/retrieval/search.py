@@ -589,17 +589,15 @@ def _semantic_scores(
     if not rows:
         return {}
     texts = _similarities(rows, query.vector)
-    values = np.fromiter(texts.values(), dtype=np.float32, count=len(texts))
-    best, floor = float(values.max()), float(np.median(values))
+    values = [texts[text_id] for _, text_id, _ in rows]
+    best, floor = max(values), float(np.median(values))
     if best <= floor:
         return {}
-    # The most similar texts; each of their items is a candidate (a text's items score alike).
-    chosen = set(heapq.nlargest(SEMANTIC_CANDIDATES, texts, key=lambda t: (texts[t], t)))
-    out = {
-        seq: (texts[text_id] - floor) / (best - floor)
-        for seq, text_id, _ in rows
-        if text_id in chosen and texts[text_id] > floor
-    }
+    # The most similar items, newest first among equals (a text's items score alike).
+    out: dict[int, float] = {}
+    for i in sorted(range(len(rows)), key=lambda i: -values[i])[:SEMANTIC_CANDIDATES]:
+        if values[i] > floor:
+            out[rows[i][0]] = (values[i] - floor) / (best - floor)
     scoped = {seq for seq, _, _ in rows}
     rest = ranking_rows.item_vectors(conn, [seq for seq in others if seq not in scoped])
     similar = _similarities(rest, query.vector)
