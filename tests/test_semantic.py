@@ -48,7 +48,9 @@ def test_static_model_loads_from_its_wheel_and_ranks_paraphrases(
     assert notes[0] @ query > notes[1] @ query
 
 
-def test_switch_off_and_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_off_by_default_and_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(embeddings.SWITCH_VARIABLE, raising=False)
+    assert embeddings.get_embedder() is None
     monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "0")
     assert embeddings.get_embedder() is None
     monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "word2vec")

