@@ -15,12 +15,18 @@ import pytest
 from _workers import HEADINGS
 
 from graphmem import CortexMemory, LongTermMemory
-from graphmem.retrieval.search import Hit
+from graphmem.retrieval.search import Explanation, Hit
 from graphmem.store.database import STOP_WORDS
 
 
 def _contents(hits: list[Hit]) -> list[str]:
     return [hit.item.content for hit in hits]
+
+
+def _sources(explained: Hit | Explanation) -> list[str]:
+    """What brought a hit in besides meaning (the semantic term: tests/test_semantic.py)."""
+    explanation = explained.explanation if isinstance(explained, Hit) else explained
+    return [source for source in explanation.sources if source != "semantic"]
 
 
 def _hit(hits: list[Hit], content: str) -> Hit:
@@ -69,12 +75,12 @@ class TestLexical:
         assert sorted(_contents(hits)[1:]) == sorted(common)
         top = hits[0].explanation
         assert top.matched_terms == ["telescope"]
-        assert top.sources == ["lexical"]
+        assert _sources(top) == ["lexical"]
         assert top.lexical == pytest.approx(1.0)
         assert top.entity_path == []
         for hit in hits[1:]:
             assert hit.explanation.matched_terms == ["meeting"]
-            assert hit.explanation.sources == ["lexical"]
+            assert _sources(hit) == ["lexical"]
             assert hit.explanation.lexical < top.lexical
         _assert_best_first(hits)
         _assert_each_once(hits)
@@ -131,12 +137,12 @@ class TestGraph:
         # her (as "Alice") but shares no query word: it is a graph hit only.
         assert soup not in _contents(hits) and printer not in _contents(hits)
         lease_hit = _hit(hits, lease)
-        assert lease_hit.explanation.sources == ["graph"]
+        assert _sources(lease_hit) == ["graph"]
         assert lease_hit.explanation.matched_terms == []
         assert lease_hit.explanation.lexical == 0.0
         assert lease_hit.explanation.entity_path == ["Alice Johnson"]
         joined_hit = _hit(hits, joined)
-        assert joined_hit.explanation.sources == ["lexical", "graph"]
+        assert _sources(joined_hit) == ["lexical", "graph"]
         assert joined_hit.explanation.matched_terms == ["johnson"]
         assert joined_hit.explanation.entity_path == ["Alice Johnson"]
         _assert_best_first(hits)
@@ -154,7 +160,7 @@ class TestGraph:
         assert _contents(hits) == [joined, lease, office]
         path = _hit(hits, office).explanation.entity_path
         assert path == ["Alice Johnson", "Acme Corp"]
-        assert _hit(hits, office).explanation.sources == ["graph"]
+        assert _sources(_hit(hits, office)) == ["graph"]
         assert _hit(hits, office).explanation.graph < _hit(hits, lease).explanation.graph
 
     @pytest.mark.parametrize("alone", [1, 3])
@@ -179,7 +185,7 @@ class TestGraph:
         added = _hit(hits, met).explanation.graph - _hit(hits, alice[0]).explanation.graph
         bob = _hit(hits, sold).explanation
         assert bob.entity_path == ["Alice Johnson", "Bob Stone"]
-        assert bob.sources == ["graph"]
+        assert _sources(bob) == ["graph"]
         assert added == pytest.approx(bob.graph * rarity)
         assert _hit(hits, met).explanation.entity_path == ["Alice Johnson"]
 
@@ -194,7 +200,7 @@ class TestGraph:
         assert set(_contents(hits)) == {joined, office, lease}
         assert _hit(hits, office).explanation.entity_path == ["Acme Corp"]
         assert _hit(hits, lease).explanation.entity_path == ["Acme Corp", "Alice Johnson"]
-        assert _hit(hits, lease).explanation.sources == ["graph"]
+        assert _sources(_hit(hits, lease)) == ["graph"]
         assert _contents(hits)[-1] == lease
 
     def test_lone_first_name_reaches_the_unique_full_name(self) -> None:
@@ -211,7 +217,7 @@ class TestGraph:
         assert _contents(hits) == [joined, hired]
         assert _hit(hits, joined).explanation.entity_path[0] == "Alice Johnson"
         assert _hit(hits, hired).explanation.entity_path == ["Alice Johnson", "Acme Corp"]
-        assert _hit(hits, hired).explanation.sources == ["graph"]
+        assert _sources(_hit(hits, hired)) == ["graph"]
 
     def test_dotted_acronym_names_the_country_known_by_its_full_name(self) -> None:
         memory = LongTermMemory()
@@ -228,7 +234,7 @@ class TestGraph:
         assert _contents(hits) == [signed, ratified]
         assert _hit(hits, signed).explanation.entity_path == ["United States"]
         assert _hit(hits, ratified).explanation.entity_path == ["United States", "Canada"]
-        assert all(hit.explanation.sources == ["graph"] for hit in hits)
+        assert all(_sources(hit) == ["graph"] for hit in hits)
 
     def test_ambiguous_first_name_does_not_expand(self) -> None:
         memory = LongTermMemory()
@@ -247,7 +253,7 @@ class TestGraph:
         # Only the two memories holding the word "alice" come back, lexically.
         assert sorted(_contents(hits)) == sorted([johnson, moreau])
         for hit in hits:
-            assert hit.explanation.sources == ["lexical"]
+            assert _sources(hit) == ["lexical"]
             assert hit.explanation.entity_path == []
             assert hit.explanation.matched_terms == ["alice"]
 
@@ -272,7 +278,7 @@ class TestAuthorLinks:
         assert first.explanation.lexical == pytest.approx(second.explanation.lexical)
         assert first.explanation.entity_path == ["Caroline Diaz"]
         assert "graph" in first.explanation.sources
-        assert second.explanation.sources == ["lexical"]
+        assert _sources(second) == ["lexical"]
         assert second.score < first.score
 
     def test_agent_as_author_boosts_without_a_graph_hit(self) -> None:
@@ -288,8 +294,8 @@ class TestAuthorLinks:
         # Without speaker/author metadata the author is the agent. Neither copy mentions
         # Caroline (no graph score): only the author link separates equal lexical scores,
         # against the newer-first tie-break.
-        assert caroline.explanation.sources == ["lexical"]
-        assert mark.explanation.sources == ["lexical"]
+        assert _sources(caroline) == ["lexical"]
+        assert _sources(mark) == ["lexical"]
         assert caroline.explanation.lexical == pytest.approx(mark.explanation.lexical)
         assert hits.index(caroline) < hits.index(mark)
         assert mark.score < caroline.score
@@ -313,10 +319,10 @@ class TestAdjacency:
         # "later" is two turns on (distance 2, decayed). Neither shares a query word; the c2
         # memories are not neighbours of any hit.
         assert _contents(hits) == [question, reply, later]
-        assert hits[0].explanation.sources == ["lexical"]
+        assert _sources(hits[0]) == ["lexical"]
         for content in (reply, later):
             explanation = _hit(hits, content).explanation
-            assert explanation.sources == ["adjacency"]
+            assert _sources(explanation) == ["adjacency"]
             assert explanation.matched_terms == []
             assert explanation.lexical == 0.0
         assert _hit(hits, later).explanation.adjacency < _hit(hits, reply).explanation.adjacency
@@ -380,7 +386,7 @@ class TestFusion:
         assert sorted(_contents(hits)) == sorted([reviewed, approved])
         _assert_each_once(hits)
         for hit in hits:
-            assert hit.explanation.sources == ["lexical", "graph", "adjacency"]
+            assert _sources(hit) == ["lexical", "graph", "adjacency"]
             assert hit.explanation.matched_terms == ["alice", "johnson", "budget"]
             assert hit.explanation.entity_path == ["Alice Johnson"]
 
@@ -588,7 +594,7 @@ def test_matched_terms_fold_diacritics_like_the_index() -> None:
     memory.save("The canteen serves lentil soup.")
     hits = memory.search_hits("Which cafe did we meet at?")
     assert [h.item.content for h in hits] == ["We met at the café near the station."]
-    assert hits[0].explanation.sources == ["lexical"]
+    assert _sources(hits[0]) == ["lexical"]
     assert hits[0].explanation.matched_terms == ["cafe"]
     naive = memory.search_hits("naïve café")
     assert naive and naive[0].explanation.matched_terms == ["café"]

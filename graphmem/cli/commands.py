@@ -174,6 +174,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             "user_id": h.item.user_id,
             "matched_terms": h.explanation.matched_terms,
             "entity_path": h.explanation.entity_path,
+            "similar_to": h.explanation.similar_to,
             "sources": h.explanation.sources,
         }
         for n, h in enumerate(hits, start=1)
@@ -191,6 +192,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             why.append("matched: " + ", ".join(r["matched_terms"]))
         if r["entity_path"]:
             why.append("via graph: " + " -> ".join(r["entity_path"]))
+        if "semantic" in r["sources"]:
+            why.append("similar to: " + (", ".join(r["similar_to"]) or "the question"))
         who = f"{r['timestamp'][:10]}" + (f", {r['agent_id']}" if r["agent_id"] else "")
         print(f"      {who}; {'; '.join(why) or 'recent'}")
     return 0

@@ -47,6 +47,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
+from ..extract.embeddings import Embedder, get_embedder
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
@@ -58,7 +59,15 @@ from .entity_index import EntityIndex, IndexedMemory
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-__all__ = ["NewItem", "NewText", "Writer", "author_key", "fingerprint", "new_result_id"]
+__all__ = [
+    "NewItem",
+    "NewText",
+    "Writer",
+    "author_key",
+    "embed_items",
+    "fingerprint",
+    "new_result_id",
+]
 
 #: Fewer texts than this are analysed in the calling process (forking costs more than it saves).
 _MIN_POOLED_TEXTS = 64
@@ -177,12 +186,37 @@ class NewText:
         return TextAnalysis(self.relations, self.given_entities, tuple(listed))
 
 
+def embed_items(
+    embedder: Embedder | None, texts: Sequence[tuple[str, Sequence[MemoryItem]]]
+) -> None:
+    """Give the items of each ``(text, items)`` that have no embedding the vector of the text
+    (what the result says, without its task), one batch for all (a model of static word
+    vectors takes microseconds a text, cheap enough inside the write)."""
+    if embedder is None:
+        return
+    wanted = [(text, items) for text, items in texts if any(i.embedding is None for i in items)]
+    if not wanted:
+        return
+    vectors = embedder.embed([text for text, _ in wanted])
+    for (_, items), vector in zip(wanted, vectors, strict=True):
+        values = vector.tolist()
+        for item in items:
+            if item.embedding is None:
+                item.embedding = list(values)
+
+
 class Writer:
     """Stores texts and their items, indexing each text once (see the module docstring)."""
 
     def __init__(self, db: Database, index: EntityIndex) -> None:
         self.db = db
         self.index = index
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The model that embeds each text for recall by meaning (None: off), loaded when
+        first written with (opening a store does not load it)."""
+        return get_embedder()
 
     def analyse(
         self, texts: Sequence[NewText], pool: AnalysisPool | None = None
@@ -253,6 +287,7 @@ class Writer:
         rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
         if docs is None:
             docs = self.analyse(texts)
+        embed_items(self.embedder, [(t.body, [ni.item for ni in t.items]) for t in texts])
         text_ids = self.db.insert_texts(
             conn, [(t.tenant, t.head, t.body) for t in texts], [t.analysis for t in texts]
         )

@@ -16,7 +16,7 @@ from ..base import Memory
 from ..compat.storage import SQLiteStorage, resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import check_filters, item_matches
-from ..index.writer import NewItem, NewText, author_key
+from ..index.writer import NewItem, NewText, author_key, embed_items
 from ..items import (
     MemoryItem,
     check_content,
@@ -434,6 +434,9 @@ class SQLMemory(Memory):
             changed = MemoryItem(**{**item.__dict__})
             for key, value in updates.items():
                 setattr(changed, key, value)
+            if changed.content != item.content and "embedding" not in updates:
+                changed.embedding = None  # it described the old content
+                embed_items(self._space.writer.embedder, [(changed.content, [changed])])
             self._check_updated(changed)
             db.update_row(conn, row.seq, changed, self._importance_of(changed), author_key(changed))
             if changed.content != item.content or changed.user_id != item.user_id:

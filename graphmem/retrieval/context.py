@@ -114,6 +114,7 @@ class ContextReport:
                             "score": e.score,
                             "matched_terms": e.explanation.matched_terms if e.explanation else [],
                             "entity_path": e.explanation.entity_path if e.explanation else [],
+                            "similar_to": e.explanation.similar_to if e.explanation else [],
                             "sources": e.explanation.sources if e.explanation else [],
                         }
                         for e in s.entries

@@ -48,6 +48,7 @@ from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
 from .engine import BUSY_TIMEOUT_MS, create_engine_for, is_url
+from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
     "Database",
@@ -969,7 +970,7 @@ def _item_values(
         "access_count": int(item.access_count),
         "created_at": time_text(item.timestamp),
         "last_accessed": time_text(item.last_accessed) if item.last_accessed else None,
-        "embedding": json.dumps(item.embedding) if item.embedding is not None else None,
+        "embedding": encode_embedding(item.embedding) if item.embedding is not None else None,
         "author_key": author_key,
     }
 
@@ -1015,7 +1016,7 @@ def _row_to_item(row: Any) -> MemoryItem:
         relevance_score=float(row.relevance_score),
         access_count=int(row.access_count),
         last_accessed=stored_time(row.last_accessed) if row.last_accessed else None,
-        embedding=json.loads(row.embedding) if row.embedding is not None else None,
+        embedding=decode_embedding(row.embedding) if row.embedding is not None else None,
         memory_id=row.memory_id,
     )
 

@@ -37,6 +37,7 @@ from sqlalchemy import (
 )
 
 from . import schema
+from .vectors import FLOAT32_PREFIX
 
 __all__ = [
     "CandidateFacts",
@@ -46,7 +47,9 @@ __all__ = [
     "entities_of_texts",
     "graph_windows",
     "item_texts",
+    "item_vectors",
     "lexical_hits",
+    "scoped_vectors",
 ]
 
 _M, _T, _MENTIONS = schema.memories, schema.texts, schema.mentions
@@ -243,6 +246,75 @@ _ENTITIES_OF_TEXTS = (
         _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
     )
     .group_by(_MENTIONS.c.text_id, _MENTIONS.c.entity_id)
+)
+
+
+# ---------------------------------------------------------------------------------- semantic
+def scoped_vectors(
+    conn: Connection,
+    scope: Scope,
+    entity_ids: Sequence[int],
+    author_keys: Sequence[str],
+    limit: int,
+) -> list[tuple[int, int, str]]:
+    """``(seq, text id, stored embedding)`` of the newest ``limit`` items of ``scope`` that have a
+    float32 embedding and either show a mention of one of ``entity_ids`` or were said or done
+    by one of ``author_keys`` (read from the mention and author indexes)."""
+    if not entity_ids and not author_keys:
+        return []
+    params = {
+        **scope.params(),
+        "entities": list(entity_ids) or [-1],
+        "authors": list(author_keys) or [""],
+        "limit": limit,
+    }
+    return [tuple(row) for row in conn.execute(_scoped_statement(scope.shape), params)]
+
+
+@lru_cache(maxsize=64)
+def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+    conditions = [*_scope_conditions(shape), _M.c.embedding.like(f"{FLOAT32_PREFIX}%")]
+    limit = bindparam("limit", type_=Integer)
+    authored = (
+        select(_M.c.seq)
+        .where(_M.c.author_key.in_(bindparam("authors", expanding=True)), *conditions)
+        .order_by(_M.c.seq.desc())
+        .limit(limit)
+    )
+    mentioned = (
+        select(_M.c.seq)
+        .join(_MENTIONS, _MENTIONS.c.text_id == _M.c.text_id)
+        .where(
+            _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
+            or_(_MENTIONS.c.in_head == 0, _M.c.view == "full"),
+            *conditions,
+        )
+        .order_by(_M.c.seq.desc())
+        .limit(limit)
+    )
+    seqs = union_all(authored.subquery().select(), mentioned.subquery().select()).subquery()
+    return (
+        select(_M.c.seq, _M.c.text_id, _M.c.embedding)
+        .where(_M.c.seq.in_(select(seqs.c.seq)))
+        .order_by(_M.c.seq.desc())
+        .limit(limit)
+    )
+
+
+def item_vectors(conn: Connection, seqs: Iterable[int]) -> list[tuple[int, int, str]]:
+    """``(seq, text id, stored embedding)`` of the items of ``seqs`` that have a float32
+    embedding."""
+    ordered = sorted(set(seqs))
+    out: list[tuple[int, int, str]] = []
+    for start in range(0, len(ordered), 500):
+        rows = conn.execute(_ITEM_VECTORS, {"seqs": ordered[start : start + 500]})
+        out.extend(tuple(row) for row in rows)
+    return out
+
+
+_ITEM_VECTORS = select(_M.c.seq, _M.c.text_id, _M.c.embedding).where(
+    _M.c.seq.in_(bindparam("seqs", expanding=True)),
+    _M.c.embedding.like(f"{FLOAT32_PREFIX}%"),
 )
 
 
