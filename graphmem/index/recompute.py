@@ -13,12 +13,17 @@ recorded out of order (:meth:`RelationSource.ended_by`): a relation begins at it
 statement and ends at the first later statement that ends it; a functional one stated again
 after it ended begins again.
 
-Example:
-    >>> from graphmem.store.database import Database
-    >>> from graphmem.index.entity_index import EntityIndex
-    >>> db = Database(); index = EntityIndex(db)
-    >>> with db.write() as conn:
-    ...     recompute_derived(conn, "", [], source=None, preferred=None, pinned={})
+Example (a delete calls it):
+    >>> from graphmem.memories.entity import EntityMemory
+    >>> memory = EntityMemory()
+    >>> first = memory.save("Maya Lindqvist joined Lumen Robotics.")
+    >>> _ = memory.save("Maya presented the roadmap.")
+    >>> memory.get_entity("Maya").name
+    'Maya Lindqvist'
+    >>> memory.delete(first.memory_id)
+    1
+    >>> memory.get_entity("Maya").name
+    'Maya'
 """
 
 from __future__ import annotations
