@@ -89,7 +89,15 @@ def _export(memory: EntityMemory, words: list[str]) -> dict[str, Any]:
     }
 
 
-def _check_invariant(
+def _check_invariant(url: str, steps: list[tuple[str, int, int]], b_at: int, b_text: int) -> None:
+    storage = SQLiteStorage(url)
+    try:
+        _compare(storage, steps, b_at, b_text)
+    finally:
+        storage.close()
+
+
+def _compare(
     storage: SQLiteStorage, steps: list[tuple[str, int, int]], b_at: int, b_text: int
 ) -> None:
     run = next(_RUN)
@@ -146,11 +154,7 @@ def _check_invariant(
 def test_deleting_b_equals_never_saving_b(
     storage_url: str, steps: list[tuple[str, int, int]], b_at: int, b_text: int
 ) -> None:
-    storage = SQLiteStorage(storage_url)
-    try:
-        _check_invariant(storage, steps, b_at, b_text)
-    finally:
-        storage.close()
+    _check_invariant(storage_url, steps, b_at, b_text)
 
 
 @pytest.mark.parametrize(
@@ -165,8 +169,4 @@ def test_deleting_b_equals_never_saving_b(
 def test_deleting_b_equals_never_saving_b_in_known_cases(
     storage_url: str, steps: list[tuple[str, int, int]], b_at: int, b_text: int
 ) -> None:
-    storage = SQLiteStorage(storage_url)
-    try:
-        _check_invariant(storage, steps, b_at, b_text)
-    finally:
-        storage.close()
+    _check_invariant(storage_url, steps, b_at, b_text)

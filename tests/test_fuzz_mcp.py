@@ -12,10 +12,6 @@ import asyncio
 import io
 import json
 import random
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +20,7 @@ import pytest
 pytest.importorskip("mcp")
 
 import httpx2  # noqa: E402
+from _mcp_server import GRAPHMEM, mcp_http_server  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
@@ -32,7 +29,6 @@ from graphmem.transfer import export_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
-GRAPHMEM = [sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())"]
 TOKEN = "fuzz-token-for-tests-000001"
 VALUES: list[Any] = [
     None,
@@ -96,48 +92,18 @@ async def _fuzz(client: Client, db: Path, per_argument: int) -> int:
     return calls
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_mcp_tools_over_http_take_hostile_arguments(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({TOKEN: "fuzz"}), encoding="utf-8")
-    port = _free_port()
-    log = (tmp_path / "server.log").open("wb")
-    args = ["--db", str(db), "mcp", "--transport", "http", "--port", str(port)]
-    proc = subprocess.Popen(
-        [*GRAPHMEM, *args, "--tokens", str(tokens)],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start listening"
-                time.sleep(0.2)
+    with mcp_http_server(tmp_path, "127.0.0.1", "--tokens", str(tokens)) as url:
 
         async def main() -> int:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
-            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
-            async with Client(transport) as client:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
                 return await _fuzz(client, db, per_argument=3)
 
         assert asyncio.run(main()) > 30
-        assert proc.poll() is None
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
     assert "Traceback" not in (tmp_path / "server.log").read_text()
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
-from .graph_rows import add_alias, pick_label
+from .graph_rows import FORGOTTEN_MERGE, add_alias, pick_label
 from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
 
 __all__ = [
@@ -253,11 +253,13 @@ def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
 
 
 def forget_merges(conn: Connection, tenant: str) -> int:
-    """Delete the merge-log rows of ``tenant`` that only keep what was forgotten: an undone
-    merge (its snapshot is history nothing reads), and a pending one none of whose moved
-    mentions and evidence rows is left (undoing it would restore nothing). Their snapshots
-    hold names and times of the texts they touched. Returns how many went."""
+    """Scrub the merge-log rows of ``tenant`` that only keep what was forgotten (their
+    snapshots hold names and times of the texts they touched): an undone merge is deleted
+    (its snapshot is history nothing reads); a pending one none of whose moved mentions and
+    evidence rows is left keeps its id, with no names and nothing to undo (``unmerge`` then
+    only marks it undone). Returns how many rows changed."""
     gone: list[int] = []
+    emptied: list[int] = []
     for merge_id, snapshot, undone_at in conn.execute(
         select(merges.c.id, merges.c.snapshot, merges.c.undone_at).where(merges.c.tenant == tenant)
     ):
@@ -265,6 +267,8 @@ def forget_merges(conn: Connection, tenant: str) -> int:
             gone.append(int(merge_id))
             continue
         moved = json.loads(snapshot)
+        if moved.get(FORGOTTEN_MERGE):
+            continue
         mention_ids = [int(i) for i in moved.get("mentions", ())]
         evidence_ids = [int(e["id"]) for e in moved.get("evidence", ())]
         left = (
@@ -277,10 +281,16 @@ def forget_merges(conn: Connection, tenant: str) -> int:
             ).first()
         )
         if not left:
-            gone.append(int(merge_id))
+            emptied.append(int(merge_id))
     if gone:
         conn.execute(delete(merges).where(merges.c.id.in_(gone)))
-    return len(gone)
+    if emptied:
+        conn.execute(
+            update(merges)
+            .where(merges.c.id.in_(emptied))
+            .values(snapshot=json.dumps({FORGOTTEN_MERGE: True}), kept_key="", merged_key="")
+        )
+    return len(gone) + len(emptied)
 
 
 def write_validity(
