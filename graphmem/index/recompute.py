@@ -97,8 +97,7 @@ def _intervals(
         for r in sorted(rels, key=lambda r: (r.first_seen, r.id)):
             # An open relation begun by a remaining statement keeps its interval; an ended
             # one is read again (what ended it may be gone).
-            explained = (r.valid_from is None or r.valid_from in r.times) and r.valid_to is None
-            if r.manual or not r.times or (explained and r.id not in lost):
+            if r.manual or not r.times or (r.valid_to is None and r.id not in lost):
                 continue
             if r.predicate == CO_OCCURS or source is None:
                 interval: tuple[str | None, str | None] = (r.times[0], None)
