@@ -169,12 +169,67 @@ CALLS: dict[str, Callable[[CortexMemory, Any], Any]] = {
         "Alice Stone", v, "Acme Corp"
     ),
     "entity.merge_entities": lambda m, v: m.entity_memory.merge_entities("Alice Stone", v),
+    "entity.declare_entities": lambda m, v: _declared_then_removed(m, v),
+    "entity.declare_entities.pattern": lambda m, v: _declared_then_removed(
+        m, [{"label": "FUZZ", "pattern": v}]
+    ),
+    "entity.declare_entities.token": lambda m, v: _declared_then_removed(
+        m, [{"label": "FUZZ", "pattern": [{"LOWER": v}]}]
+    ),
+    "entity.undeclare_entities": lambda m, v: m.entity_memory.undeclare_entities(v),
     "entity.unmerge": lambda m, v: m.entity_memory.unmerge(v),
     "user.save_memory.user_id": lambda m, v: m.user_memory.save_memory(v, "Dana met Eve."),
     "user.search_user_memory.query": lambda m, v: m.user_memory.search_user_memory("u1", v),
     "user.update_user_preferences": lambda m, v: m.user_memory.update_user_preferences("u1", v),
     "MemoryItem.from_dict": lambda m, v: MemoryItem.from_dict({"content": "x", "timestamp": v}),
 }
+
+
+def _declared_then_removed(memory: CortexMemory, patterns: Any) -> None:
+    """Declare ``patterns``; when they were accepted, a save still works and is quick, and
+    the patterns are removed again (the fuzz leaves no declaration behind)."""
+    import time
+
+    entities = memory.entity_memory
+    assert entities is not None
+    before = {p["label"] for p in entities.declared_entities()}
+    entities.declare_entities(patterns)
+    started = time.perf_counter()
+    entities.save("Alice Stone met aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa! at Acme Corp.")
+    assert time.perf_counter() - started < 10
+    for label in {p["label"] for p in entities.declared_entities()} - before:
+        entities.undeclare_entities(label)
+
+
+#: Token patterns spaCy may not build or may run slowly: built and tried before stored.
+PATTERN_TOKENS = st.dictionaries(
+    st.sampled_from(["TEXT", "LOWER", "OP", "_", "LENGTH", "IS_ALPHA", "ORTH", "ENT_TYPE"]),
+    st.one_of(
+        HOSTILE,
+        st.fixed_dictionaries(
+            {"REGEX": st.one_of(st.text(max_size=12), st.sampled_from(["(a+)+$", "((", "(x*)*y"]))}
+        ),
+        st.sampled_from(["{2,1}", "+", "!", "{,}", "*?"]),
+        st.dictionaries(st.text(max_size=6), st.integers(), min_size=1, max_size=2),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def test_hostile_patterns_are_refused_by_name_and_saves_keep_working(
+    memory: CortexMemory,
+) -> None:
+    @SETTINGS
+    @given(tokens=st.lists(PATTERN_TOKENS, min_size=1, max_size=3))
+    def check(tokens: list[dict[str, Any]]) -> None:
+        before = _snapshot(memory)
+        try:
+            _declared_then_removed(memory, [{"label": "FUZZ", "pattern": tokens}])
+        except GraphmemError:
+            assert _snapshot(memory) == before, f"declare({tokens!r:.80}) wrote before refusing"
+
+    check()
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -214,6 +269,8 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "path": lambda v: ["path", "Alice Stone", v],
     "path --max-hops": lambda v: ["path", "Alice Stone", "Oslo", "--max-hops", v],
     "relabel": lambda v: ["relabel", "Alice Stone", v],
+    "undeclare": lambda v: ["undeclare", v],
+    "undeclare --pattern": lambda v: ["undeclare", "FUZZ", "--pattern", v],
     "stats --user": lambda v: ["stats", "--user", v],
     "reanalyse --user": lambda v: ["reanalyse", "--user", v, "--no-progress"],
     "reanalyse --batch-size": lambda v: ["reanalyse", "--batch-size", v, "--no-progress"],

@@ -4,21 +4,16 @@ empty tokens file, and caps the sessions of each user (real `graphmem mcp` subpr
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
 import pytest
+from _mcp_server import GRAPHMEM, free_port, mcp_http_server
 
 pytest.importorskip("mcp")
 pytestmark = pytest.mark.timeout(300)
 
-GRAPHMEM = [sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())"]
 ALICE, BOB = "alice-token-for-tests-0001", "bob-token-for-tests-00002"
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -33,41 +28,6 @@ INITIALIZE = {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _server(tmp_path: Path, host: str, *extra: str) -> Iterator[str]:
-    port = _free_port(host)
-    log = (tmp_path / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [*GRAPHMEM, "--db", str(tmp_path / "m.db"), "mcp", "--transport", "http"]
-        + ["--host", host, "--port", str(port), *extra],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                socket.create_connection((host, port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start listening"
-                time.sleep(0.2)
-        bracketed = f"[{host}]" if ":" in host else host
-        yield f"http://{bracketed}:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
-
-
 def _open_session(url: str, **headers: str) -> httpx2.Response:
     return httpx2.post(url, json=INITIALIZE, headers={**ACCEPT, **headers}, timeout=30)
 
@@ -79,10 +39,10 @@ def test_every_loopback_address_refuses_another_sites_host_and_origin(
 ) -> None:
     if ":" in host:
         try:
-            _free_port(host)
+            free_port(host)
         except OSError:
             pytest.skip("no IPv6 loopback on this machine")
-    with _server(tmp_path, host) as url:
+    with mcp_http_server(tmp_path, host) as url:
         rebound = _open_session(url, Host="evil.example:80", Origin="http://evil.example")
         assert rebound.status_code in (403, 421), rebound.text  # was 200
         foreign_origin = _open_session(url, Origin="http://evil.example")
@@ -96,7 +56,7 @@ def test_an_empty_tokens_file_is_refused_at_start(tmp_path: Path) -> None:
     tokens.write_text("{}", encoding="utf-8")
     done = subprocess.run(
         [*GRAPHMEM, "--db", str(tmp_path / "m.db"), "mcp", "--transport", "http"]
-        + ["--port", str(_free_port("127.0.0.1")), "--tokens", str(tokens)],
+        + ["--port", str(free_port("127.0.0.1")), "--tokens", str(tokens)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -109,7 +69,9 @@ def test_an_empty_tokens_file_is_refused_at_start(tmp_path: Path) -> None:
 def test_one_token_holder_cannot_take_every_session(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({ALICE: "alice", BOB: "bob"}), encoding="utf-8")
-    with _server(tmp_path, "127.0.0.1", "--tokens", str(tokens), "--sessions-per-user", "3") as url:
+    with mcp_http_server(
+        tmp_path, "127.0.0.1", "--tokens", str(tokens), "--sessions-per-user", "3"
+    ) as url:
         alice = {"Authorization": f"Bearer {ALICE}"}
         opened = [_open_session(url, **alice).status_code for _ in range(5)]
         assert opened == [200, 200, 200, 503, 503]

@@ -94,8 +94,8 @@ def load_entity_patterns(source: Path | str | Sequence[str]) -> list[dict[str, A
     skipped) or from its lines, and validate them.
 
     Raises:
-        EntityPatternsError: naming the file and line of the first bad pattern.
-        FileNotFoundError: when the file does not exist.
+        EntityPatternsError: naming the file and line of the first bad pattern, or why the
+            file cannot be read.
     """
     if isinstance(source, str | Path):
         name = str(source)
@@ -120,17 +120,22 @@ def read_patterns_file(path: Path) -> list[str]:
     """The lines of a patterns file.
 
     Raises:
-        EntityPatternsError: the path is a directory, or the file is not UTF-8 text.
-        FileNotFoundError: the file does not exist.
+        EntityPatternsError: the file does not exist, is a directory, cannot be read, or is
+            not UTF-8 text.
     """
-    if path.is_dir():
-        raise EntityPatternsError(f"{path}: is a directory, not a patterns file")
+    shown = str(path)[:200]
     try:
+        if path.is_dir():
+            raise EntityPatternsError(f"{shown}: is a directory, not a patterns file")
         return path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise EntityPatternsError(
-            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+            f"{shown}: not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
+    except FileNotFoundError:
+        raise EntityPatternsError(f"{shown}: no such file") from None
+    except (OSError, ValueError) as exc:  # permissions, a name too long, a NUL in the path
+        raise EntityPatternsError(f"{shown}: cannot read the patterns file ({exc})") from None
 
 
 def read_entity_patterns(source: PatternSource) -> list[dict[str, Any]]:
@@ -138,8 +143,8 @@ def read_entity_patterns(source: PatternSource) -> list[dict[str, Any]]:
     JSONL lines: what ``EntityMemory.declare_entities`` takes.
 
     Raises:
-        EntityPatternsError: a pattern is malformed (the message names where).
-        FileNotFoundError: the file does not exist.
+        EntityPatternsError: a pattern is malformed (the message names where), or the file
+            cannot be read.
 
     Examples:
         >>> read_entity_patterns([{"label": "PROJECT", "pattern": "Atlas"}])

@@ -6,18 +6,24 @@ count, first/last seen, name, aliases and label, and a relation's support, first
 validity interval. Nothing is subtracted, so what only the forgotten text said is gone: a
 departure it stated no longer ends the job, a full name only it gave is no longer the entity's.
 
-A validity bound is kept while a remaining statement of the subject explains it (its time is
-the time of one); otherwise the interval is read again from the subject's remaining statements
-with the same rule the index applies to history recorded out of order
-(:meth:`RelationSource.ended_by`): a relation begins at its first statement and ends at the
-first later statement that ends it; a functional one stated again after it ended begins again.
+An open relation begun by one of its remaining statements keeps its interval; any other
+relation of an affected subject (one that lost statements, or that had ended) has its interval
+read again from the subject's remaining statements with the rule the index applies to history
+recorded out of order (:meth:`RelationSource.ended_by`): a relation begins at its first
+statement and ends at the first later statement that ends it; a functional one stated again
+after it ended begins again.
 
-Example:
-    >>> from graphmem.store.database import Database
-    >>> from graphmem.index.entity_index import EntityIndex
-    >>> db = Database(); index = EntityIndex(db)
-    >>> with db.write() as conn:
-    ...     recompute_derived(conn, "", [], source=None, preferred=None, pinned={})
+Example (a delete calls it):
+    >>> from graphmem.memories.entity import EntityMemory
+    >>> memory = EntityMemory()
+    >>> first = memory.save("Maya Lindqvist joined Lumen Robotics.")
+    >>> _ = memory.save("Maya presented the roadmap.")
+    >>> memory.get_entity("Maya").name
+    'Maya Lindqvist'
+    >>> memory.delete(first.memory_id)
+    1
+    >>> memory.get_entity("Maya").name
+    'Maya'
 """
 
 from __future__ import annotations
@@ -83,7 +89,6 @@ def _intervals(
     out: dict[int, tuple[str | None, str | None]] = {}
     functional = source.functional_predicates() if source is not None else frozenset()
     for subject, rels in by_subject.items():
-        said = {t for r in rels for t in r.times}
         g = nx.MultiDiGraph()  # the subject's statements, as the index's rule reads them
         node = str(subject)
         for r in rels:
@@ -97,10 +102,9 @@ def _intervals(
                 valid_to=r.valid_to,
             )
         for r in sorted(rels, key=lambda r: (r.first_seen, r.id)):
-            explained = (r.valid_from is None or r.valid_from in r.times) and (
-                r.valid_to is None or r.valid_to in said
-            )
-            if r.manual or not r.times or (explained and r.id not in lost):
+            # An open relation begun by a remaining statement keeps its interval; an ended
+            # one is read again (what ended it may be gone).
+            if r.manual or not r.times or (r.valid_to is None and r.id not in lost):
                 continue
             if r.predicate == CO_OCCURS or source is None:
                 interval: tuple[str | None, str | None] = (r.times[0], None)

@@ -23,10 +23,19 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy import Connection, bindparam, case, delete, func, select, update
 
-from .graph_rows import LabelWeight, add_alias, pick_label
-from .schema import aliases, entities, memories, mentions, merges, relation_evidence, relations
+from .graph_rows import FORGOTTEN_MERGE, LabelWeight, add_alias, mention_label_counts, pick_label
+from .schema import (
+    TYPED_RELATION,
+    aliases,
+    entities,
+    memories,
+    mentions,
+    merges,
+    relation_evidence,
+    relations,
+)
 
 __all__ = [
     "RelationTimes",
@@ -38,29 +47,47 @@ __all__ = [
     "write_validity",
 ]
 
-#: The time of each text: the earliest of its items' times.
-_TEXT_TIME = (
-    select(memories.c.text_id, func.min(memories.c.created_at).label("seen"))
-    .group_by(memories.c.text_id)
-    .subquery()
-)
-_MENTION_ROWS = (
-    select(
-        mentions.c.entity_id,
-        mentions.c.id,
-        mentions.c.surface,
-        mentions.c.label,
-        mentions.c.label_source,
-        _TEXT_TIME.c.seen,
+
+def _text_time(text_id: Any) -> Any:
+    """The time of a text: the earliest of its items' times (one index probe)."""
+    return (
+        select(func.min(memories.c.created_at))
+        .where(memories.c.text_id == text_id)
+        .scalar_subquery()
     )
-    .join(_TEXT_TIME, _TEXT_TIME.c.text_id == mentions.c.text_id, isouter=True)
-    .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
-    .order_by(mentions.c.id)
+
+
+_MENTION_SEEN = _text_time(mentions.c.text_id)
+_IN_ENTITIES = mentions.c.entity_id.in_(bindparam("ids", expanding=True))
+#: Per entity: its mentions, and the first and last time one was made.
+_MENTION_STATS = (
+    select(mentions.c.entity_id, func.count(), func.min(_MENTION_SEEN), func.max(_MENTION_SEEN))
+    .where(_IN_ENTITIES)
+    .group_by(mentions.c.entity_id)
 )
-_EVIDENCE_ROWS = (
-    select(relation_evidence.c.relation_id, relation_evidence.c.rule, _TEXT_TIME.c.seen)
-    .join(_TEXT_TIME, _TEXT_TIME.c.text_id == relation_evidence.c.text_id, isouter=True)
-    .where(relation_evidence.c.relation_id.in_(bindparam("ids", expanding=True)))
+#: Per entity: each surface form its mentions use, with the id of its first mention.
+_MENTION_SURFACES = (
+    select(mentions.c.entity_id, mentions.c.surface, func.min(mentions.c.id))
+    .where(_IN_ENTITIES)
+    .group_by(mentions.c.entity_id, mentions.c.surface)
+)
+_EVIDENCE_SEEN = _text_time(relation_evidence.c.text_id)
+_IN_RELATIONS = relation_evidence.c.relation_id.in_(bindparam("ids", expanding=True))
+#: Per relation: its evidence rows, the first and last time one was made, and whether one was
+#: added by hand.
+_EVIDENCE_STATS = (
+    select(
+        relation_evidence.c.relation_id,
+        func.count(),
+        func.min(_EVIDENCE_SEEN),
+        func.max(_EVIDENCE_SEEN),
+        func.max(case((relation_evidence.c.rule == "manual", 1), else_=0)),
+    )
+    .where(_IN_RELATIONS)
+    .group_by(relation_evidence.c.relation_id)
+)
+_EVIDENCE_TIMES = select(relation_evidence.c.relation_id, _EVIDENCE_SEEN).where(
+    _IN_RELATIONS, relation_evidence.c.text_id.is_not(None)
 )
 
 
@@ -91,41 +118,43 @@ def recount_entities(
     a surface form; ``weight``: what one mention's label counts in the vote (one each by
     default; :func:`graphmem.store.graph_rows.mention_label_counts`).
     """
-    found: dict[int, list[Any]] = {}
-    for chunk in _chunks(entity_ids):
-        for row in conn.execute(_MENTION_ROWS, {"ids": chunk}):
-            found.setdefault(int(row.entity_id), []).append(row)
     renamed: dict[int, str] = {}
-    for chunk in _chunks(found):
+    for chunk in _chunks(entity_ids):
+        stats = {int(e): (int(n), first, last) for e, n, first, last in conn.execute(
+            _MENTION_STATS, {"ids": chunk}
+        )}  # fmt: skip
+        surfaces: dict[int, list[tuple[int, str]]] = {}
+        for e, surface, first_id in conn.execute(_MENTION_SURFACES, {"ids": chunk}):
+            surfaces.setdefault(int(e), []).append((int(first_id), surface))
+        votes = (
+            mention_label_counts(conn, chunk, weight)
+            if weight is not None
+            else mention_label_counts(conn, chunk)
+        )
         current = {
             int(r.id): r
             for r in conn.execute(
                 select(entities).where(entities.c.id.in_(chunk), entities.c.tenant == tenant)
             ).all()
         }
-        for entity_id in chunk:
-            entity = current.get(entity_id)
-            if entity is None:
-                continue
-            rows = found[entity_id]
-            votes: dict[str, tuple[float, int]] = {}
-            for r in rows:
-                n, first = votes.get(r.label, (0.0, int(r.id)))
-                votes[r.label] = (n + (weight(r.label, r.label_source) if weight else 1.0), first)
-            times = [r.seen for r in rows if r.seen is not None]
-            said = {canonical(r.surface): r.surface for r in reversed(rows)}
+        for entity_id, entity in current.items():
+            if entity_id not in stats:
+                continue  # no mention left: kept by a hand-added relation, as it was
+            count, first_seen, last_seen = stats[entity_id]
+            forms = sorted(surfaces[entity_id])
+            said = {canonical(surface): surface for _, surface in reversed(forms)}
             key, name = entity.key, entity.name
             if key not in said:
-                new_key = canonical(rows[0].surface)
+                new_key = canonical(forms[0][1])
                 taken = conn.execute(
                     select(entities.c.id).where(
                         entities.c.tenant == tenant, entities.c.key == new_key
                     )
                 ).first()
                 if taken is None:
-                    key, name = new_key, rows[0].surface
+                    key, name = new_key, forms[0][1]
                     renamed[entity_id] = key
-            label = pinned.get(entity.key) or pick_label(votes, preferred)
+            label = pinned.get(entity.key) or pick_label(votes[entity_id], preferred)
             conn.execute(
                 update(entities)
                 .where(entities.c.id == entity_id)
@@ -133,9 +162,9 @@ def recount_entities(
                     key=key,
                     name=name,
                     label=label,
-                    mentions=len(rows),
-                    first_seen=min(times, default=entity.first_seen),
-                    last_seen=max(times, default=entity.last_seen),
+                    mentions=count,
+                    first_seen=first_seen or entity.first_seen,
+                    last_seen=last_seen or entity.last_seen,
                 )
             )
             conn.execute(
@@ -172,48 +201,58 @@ def recount_relations(
     relation_ids: Collection[int] = (),
     subject_ids: Collection[int] = (),
 ) -> list[RelationTimes]:
-    """Set the support and first/last seen of these relations (and of every relation of
-    these subjects) from their remaining evidence; returns them with their statement times,
-    for :func:`write_validity`. Relations without evidence are left to pruning."""
-    ids = set(relation_ids)
+    """Set the support and first/last seen of these relations from their remaining evidence;
+    returns them, and every typed relation of these subjects, with their statement times, for
+    :func:`write_validity`. Relations without evidence are left to pruning."""
+    typed: set[int] = set()
     for chunk in _chunks(subject_ids):
-        ids.update(
+        typed.update(
             int(r)
             for r in conn.execute(
                 select(relations.c.id).where(
-                    relations.c.subject_id.in_(chunk), relations.c.tenant == tenant
+                    relations.c.subject_id.in_(chunk),
+                    relations.c.tenant == tenant,
+                    TYPED_RELATION,
                 )
             ).scalars()
         )
+    lost = set(relation_ids)
     out: list[RelationTimes] = []
-    for chunk in _chunks(ids):
-        times: dict[int, list[str]] = {}
-        counts: dict[int, int] = {}
-        manual: set[int] = set()
-        for rid, rule, seen in conn.execute(_EVIDENCE_ROWS, {"ids": chunk}):
-            times.setdefault(int(rid), [])
-            counts[int(rid)] = counts.get(int(rid), 0) + 1
-            if seen is not None:
-                times[int(rid)].append(seen)
-            if rule == "manual":
-                manual.add(int(rid))
-        for r in conn.execute(
+    for chunk in _chunks(lost | typed):
+        rows = conn.execute(
             select(relations).where(relations.c.id.in_(chunk), relations.c.tenant == tenant)
-        ).all():
+        ).all()
+        # An open relation that lost no statement keeps its row as it is (its times are its
+        # statements'); only those that lost some, or had ended, are read from the evidence.
+        read = [int(r.id) for r in rows if int(r.id) in lost or r.valid_to is not None]
+        stats = {
+            int(rid): (int(n), first, last, bool(manual))
+            for rid, n, first, last, manual in conn.execute(_EVIDENCE_STATS, {"ids": read})
+        }
+        for r in rows:
+            if int(r.id) not in read:
+                stats[int(r.id)] = (int(r.support), r.first_seen, r.last_seen, False)
+        times: dict[int, list[str]] = {}
+        wanted = [r for r in read if r in typed]
+        if wanted:
+            for rid, seen in conn.execute(_EVIDENCE_TIMES, {"ids": wanted}):
+                if seen is not None:
+                    times.setdefault(int(rid), []).append(seen)
+        for r in rows:
             rid = int(r.id)
-            if rid not in times:
+            if rid not in stats:
                 continue
-            stated = sorted(times[rid])
-            support = counts[rid]
-            first = r.first_seen if rid in manual or not stated else stated[0]
-            last = r.last_seen if rid in manual or not stated else stated[-1]
-            if rid in manual and stated:
-                first, last = min(first, stated[0]), max(last, stated[-1])
-            conn.execute(
-                update(relations)
-                .where(relations.c.id == rid)
-                .values(support=support, first_seen=first, last_seen=last)
-            )
+            support, first, last, manual = stats[rid]
+            if manual or first is None:  # a hand-added statement's times are the caller's
+                first = min(r.first_seen, first) if first else r.first_seen
+                last = max(r.last_seen, last) if last else r.last_seen
+            if rid in lost:
+                conn.execute(
+                    update(relations)
+                    .where(relations.c.id == rid)
+                    .values(support=support, first_seen=first, last_seen=last)
+                )
+            stated = sorted(times.get(rid, [])) if rid in wanted else [first]
             out.append(
                 RelationTimes(
                     rid,
@@ -226,7 +265,7 @@ def recount_relations(
                     r.valid_to,
                     support,
                     stated,
-                    rid in manual,
+                    manual,
                 )
             )
     return out
@@ -256,11 +295,13 @@ def entity_names_of_text(conn: Connection, text_id: int) -> list[str]:
 
 
 def forget_merges(conn: Connection, tenant: str) -> int:
-    """Delete the merge-log rows of ``tenant`` that only keep what was forgotten: an undone
-    merge (its snapshot is history nothing reads), and a pending one none of whose moved
-    mentions and evidence rows is left (undoing it would restore nothing). Their snapshots
-    hold names and times of the texts they touched. Returns how many went."""
+    """Scrub the merge-log rows of ``tenant`` that only keep what was forgotten (their
+    snapshots hold names and times of the texts they touched): an undone merge is deleted
+    (its snapshot is history nothing reads); a pending one none of whose moved mentions and
+    evidence rows is left keeps its id, with no names and nothing to undo (``unmerge`` then
+    only marks it undone). Returns how many rows changed."""
     gone: list[int] = []
+    emptied: list[int] = []
     for merge_id, snapshot, undone_at in conn.execute(
         select(merges.c.id, merges.c.snapshot, merges.c.undone_at).where(merges.c.tenant == tenant)
     ):
@@ -268,6 +309,8 @@ def forget_merges(conn: Connection, tenant: str) -> int:
             gone.append(int(merge_id))
             continue
         moved = json.loads(snapshot)
+        if moved.get(FORGOTTEN_MERGE):
+            continue
         mention_ids = [int(i) for i in moved.get("mentions", ())]
         evidence_ids = [int(e["id"]) for e in moved.get("evidence", ())]
         left = (
@@ -280,10 +323,16 @@ def forget_merges(conn: Connection, tenant: str) -> int:
             ).first()
         )
         if not left:
-            gone.append(int(merge_id))
+            emptied.append(int(merge_id))
     if gone:
         conn.execute(delete(merges).where(merges.c.id.in_(gone)))
-    return len(gone)
+    if emptied:
+        conn.execute(
+            update(merges)
+            .where(merges.c.id.in_(emptied))
+            .values(snapshot=json.dumps({FORGOTTEN_MERGE: True}), kept_key="", merged_key="")
+        )
+    return len(gone) + len(emptied)
 
 
 def write_validity(

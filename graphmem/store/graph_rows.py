@@ -77,6 +77,7 @@ __all__ = [
     "typed_relations_of",
     "vote_labels",
     "DECLARED_PATTERNS_KEY",
+    "FORGOTTEN_MERGE",
     "RELABELLED_KEY",
     "read_setting",
     "write_setting",
@@ -751,11 +752,17 @@ def merge_entity_rows(
     return snapshot
 
 
+#: The snapshot a merge keeps once everything it moved was forgotten (its names go too).
+FORGOTTEN_MERGE = "forgotten"
+
+
 def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> bool:
     """Undo :func:`merge_entity_rows` from its snapshot. Rows forgotten since the merge
     (texts deleted, entities pruned) are not put back: a relation stays away when one of its
     ends is gone, evidence when its text or relation is. Returns whether some were left out
     (the caller then reads the two entities' derived fields again from their rows)."""
+    if snapshot.get(FORGOTTEN_MERGE):
+        return False
     e, r, ev = entities, relations, relation_evidence
     merged_id = snapshot["merged_entity"]["id"]
     alive = {merged_id} | set(
@@ -858,6 +865,12 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
         raise InvalidArgumentError(f"no merge with id {merge_id}")
     if row.undone_at is not None:
         raise InvalidArgumentError(f"merge {merge_id} was already undone")
+    snapshot: dict[str, Any] = json.loads(row.snapshot)
+    if snapshot.get(FORGOTTEN_MERGE):  # everything it moved was forgotten: nothing to undo
+        conn.execute(
+            update(merges).where(merges.c.id == merge_id).values(undone_at=time_text(utc_now()))
+        )
+        return snapshot
     later = conn.execute(
         select(merges.c.id).where(
             merges.c.tenant == tenant,
@@ -869,7 +882,6 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
     ).first()
     if later is not None:
         raise InvalidArgumentError(f"undo merge {later.id} before merge {merge_id}")
-    snapshot: dict[str, Any] = json.loads(row.snapshot)
     # A later merge that folded away an entity this one's relations link to (Bob Stone <-
     # Robert Stone, then Dana Scott <- Carol King, Robert and Carol having met) holds rows
     # this undo would restore: those relations would point at an entity that is gone.
@@ -880,6 +892,8 @@ def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
         .order_by(merges.c.id.desc())
     ):
         folded = json.loads(later_snapshot)
+        if folded.get(FORGOTTEN_MERGE):
+            continue
         if {folded["kept_entity"]["id"], folded["merged_entity"]["id"]} & touched:
             raise InvalidArgumentError(
                 f"undo merge {later_id} ({folded['merged_entity']['name']!r} into "
