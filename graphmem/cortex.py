@@ -1072,6 +1072,8 @@ class CortexMemory:
         agent_filter = {"agent_id": agent_role} if agent_role else None
         report = ContextReport(task=task_description, background=additional_context or None)
         shown: set[str] = set()
+        #: The saves shown (a task result is one save in several tiers: shown once).
+        saves: set[str] = set()
 
         def entry(item: MemoryItem, max_chars: int, tier: str, hit: Any = None) -> ContextEntry:
             shown.add(item.content[:max_chars])
@@ -1103,6 +1105,7 @@ class CortexMemory:
                     )
                     recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
                     read.extend(recent_hits)
+                    saves.update(hit.result_id for hit in recent_hits)
                     recent = [hit.item for hit in recent_hits]
                 else:
                     recent = self.short_term.get_recent(n=5)
@@ -1124,10 +1127,11 @@ class CortexMemory:
                         [
                             entry(h.item, _KNOWLEDGE, "long_term", h)
                             for h in hits
-                            if h.item.content not in shown
+                            if h.item.content not in shown and h.result_id not in saves
                         ],
                     )
                 )
+                saves.update(h.result_id for h in hits)
             if self.entity_memory is not None and searching:
                 entity_memory = self.entity_memory
                 counts = entity_memory.mention_counts(ranking.query.named)
@@ -1143,8 +1147,12 @@ class CortexMemory:
                 report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
             if searching and max_items > 0:
                 related = ranking.take(
-                    conn, max_items, namespaces=self._contextual_namespaces(), predicate=fresh
+                    conn,
+                    max_items + len(saves),
+                    namespaces=self._contextual_namespaces(),
+                    predicate=fresh,
                 )
+                related = [h for h in related if h.result_id not in saves][:max_items]
         # One write: the access counts of what was read (and any promotion they bring).
         related = self.contextual.shown(related, others=read)
         if searching and max_items > 0:

@@ -14,6 +14,7 @@ import inspect
 import pytest
 
 from graphmem import EntityMemory, SQLiteStorage, UserMemory
+from graphmem.errors import InvalidArgumentError
 from graphmem.memories.user import DEFAULT_PREFERENCES
 
 
@@ -69,7 +70,10 @@ class TestRelationships:
         with pytest.raises(ValueError, match="is not a 'knows' pair"):
             pairs.remove(("Carol Diaz", "Dan Evans"))
         assert pairs.pop() == ("Alice Johnson", "Bob Stone")
-        assert _pairs(team, "knows") == [] and "knows" not in team.relationships
+        assert "knows" not in team.relationships
+        # No relation holds "knows" any more and the catalogue lacks it: find names it unknown.
+        with pytest.raises(InvalidArgumentError, match="unknown predicate 'knows'"):
+            team.find(predicate="knows")
         with pytest.raises(KeyError):
             del team.relationships["knows"]
 

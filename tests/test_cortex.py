@@ -41,6 +41,7 @@ class TestConstruction:
         assert {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY} == {
             "storage": None,
             "user_id": None,
+            "knowledge_scope": "agent",
         }
         assert {n: p.default for n, p in calute.items()} == {
             "enable_short_term": True,
@@ -530,7 +531,7 @@ class TestBuildContext:
         bullets = [line for line in text.split("\n") if line.startswith("  • ")]
         assert len(bullets) == len(set(bullets)), text
         assert "Atlas launch party booked by Acme Corp" in text
-        assert "  • Acme Corp: " in text
+        assert "  • Acme Corp (ORG)" in text
 
     def test_agent_role_filters_every_section(self) -> None:
         memory = CortexMemory(enable_entity=False)

@@ -574,9 +574,17 @@ class TestContextReport:
     def test_agent_role_filters_relevant_knowledge(self, cortex: CortexMemory) -> None:
         report = cortex.build_context_report(self.TASK, agent_role="finance")
         knowledge = next(s for s in report.sections if s.title == "Relevant knowledge:")
-        assert [e.content for e in knowledge.entries] == [
-            "Alice Johnson drafted the budget for Acme Corp."
+        # finance's one long-term memory is its recent context already: shown once, there.
+        assert [e.content for e in knowledge.entries] == []
+        budget = "Alice Johnson drafted the budget for Acme Corp."
+        assert [e.tier for s in report.sections for e in s.entries if budget in e.content] == [
+            "short_term"
         ]
+        team = cortex.build_context_report(self.TASK, agent_role="finance", knowledge_scope="team")
+        shown = [
+            e.content for s in team.sections for e in s.entries if s.title != "Recent context:"
+        ]
+        assert any("Acme Corp" in c for c in shown) and not any(budget in c for c in shown)
 
     @pytest.mark.parametrize(
         "task", ['"a" OR NEAR(', "'; DROP TABLE memories; --", "<b>Acme</b> & Alice"]

@@ -89,3 +89,23 @@ def test_the_facade_s_scope_is_the_default_of_each_call() -> None:
         memory.build_context_for_task(asked, knowledge_scope="everyone")
     with pytest.raises(InvalidArgumentError, match="knowledge_scope"):
         CortexMemory(knowledge_scope="all")
+
+
+def test_each_save_is_shown_once_across_sections(
+    team: tuple[CortexMemory, dict[str, str]],
+) -> None:
+    """A task result lands in several tiers ("Task completed: ..." in short-term, the
+    result in long-term and contextual memory): a context shows it once."""
+    memory, contents = team
+    shown_somewhere = 0
+    for scope in ("agent", "team"):
+        for task in CORPUS["tasks"]:
+            text = memory.build_context_for_task(
+                task["task"], agent_role=task["agent_role"], knowledge_scope=scope
+            )
+            bullets = [line[4:] for line in text.splitlines() if line.startswith("  • ")]
+            for content in contents.values():
+                times = sum(1 for bullet in bullets if content[:60] in bullet)
+                assert times <= 1, (scope, task["task"], content, text)
+                shown_somewhere += times
+    assert shown_somewhere > 100  # the contexts do show the corpus

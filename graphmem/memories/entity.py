@@ -437,7 +437,8 @@ class EntityMemory(SQLMemory):
 
     def known_relations(self, keys: Iterable[str], per_entity: int = 3) -> dict[str, list[Edge]]:
         """Entity key -> its ``per_entity`` strongest typed relations (either end; current
-        ones before ended ones, then by confidence, then support, then newest first), each with its validity
+        ones before ended ones, weak ones (confidence under 0.5) after the others, then by
+        support, then newest first), each with its validity
         (``Edge.validity``), for the keys that have any. Read from the tables: the graph's
         edges need not be loaded.
 

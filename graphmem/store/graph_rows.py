@@ -1030,8 +1030,9 @@ def typed_relations_of(
     conn: Connection, entity_ids: Sequence[int], per_entity: int
 ) -> list[tuple[int, RelationRow]]:
     """Each entity's ``per_entity`` strongest typed relations (no ``co_occurs``), with it at
-    either end, as ``(entity id, relation)``: current ones before ended ones, then by
-    confidence, then support, then the newest first. What a context says about the entities its task names,
+    either end, as ``(entity id, relation)``: current ones before ended ones, weak ones
+    (confidence under :data:`WEAK_CONFIDENCE`) after the others, then by support, then the
+    newest first. What a context says about the entities its task names,
     read without loading the tenant's graph (a relation between two of them comes once
     for each)."""
     ids = sorted(set(entity_ids))
@@ -1058,9 +1059,12 @@ def typed_relations_of(
     ]
 
 
+#: Below this confidence a relation is weak: listed after the others of its entity.
+WEAK_CONFIDENCE = 0.5
+
 _STRONGEST_FIRST = (
     case((relations.c.valid_to.is_(None), 0), else_=1),
-    relations.c.confidence.desc(),
+    case((relations.c.confidence < WEAK_CONFIDENCE, 1), else_=0),
     relations.c.support.desc(),
     func.coalesce(relations.c.valid_from, "").desc(),
     relations.c.id.desc(),

@@ -272,7 +272,10 @@ def upgrade(conn: Connection) -> bool:
     if version < 4 and conn.dialect.name == "sqlite":
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
     _add_missing_columns(conn)
+    existing = set(inspect(conn).get_table_names())
     for table in schema.metadata_obj.sorted_tables:  # indexes added since (PostgreSQL keeps
+        if table.name not in existing:  # a table new since: the caller makes it, indexed
+            continue
         for index in table.indexes:  # its tables: the rebuild makes SQLite's)
             index.create(conn, checkfirst=True)
     fill_result_ids(conn)
