@@ -26,18 +26,24 @@ from typing import Any
 ENTITIES, OBSERVATIONS_EACH, RELATIONS = 1000, 5, 3000
 
 
-def big_file(path: Path) -> list[dict[str, Any]]:
-    """Write the reference-format file (deterministic) and return its records."""
+def big_file(
+    path: Path,
+    entities: int = ENTITIES,
+    observations_each: int = OBSERVATIONS_EACH,
+    relations: int = RELATIONS,
+) -> list[dict[str, Any]]:
+    """Write the reference-format file (deterministic) and return its records: by default
+    the issue's 1,000 entities, 5,000 observations and 3,000 relations."""
     rng = random.Random(27)
     kinds = ["person", "organization", "project", "location", "tool"]
     syllables = "ka lo mi ren sa tu vel dor ix an be cor fi gal hu jo ny pra qui sol".split()
     # A vocabulary of ~8,000 made-up words: observations as distinct as real notes are.
     words = sorted({"".join(rng.choices(syllables, k=3)) for _ in range(9000)})
     records: list[dict[str, Any]] = []
-    for i in range(ENTITIES):
+    for i in range(entities):
         observations = [
             f"{' '.join(rng.choices(words, k=6)).capitalize()} ({i}.{k})"
-            for k in range(OBSERVATIONS_EACH)
+            for k in range(observations_each)
         ]
         records.append(
             {
@@ -48,9 +54,9 @@ def big_file(path: Path) -> list[dict[str, Any]]:
             }
         )
     pairs: set[tuple[int, int, str]] = set()
-    while len(pairs) < RELATIONS:
+    while len(pairs) < relations:
         kind = rng.choice(["knows", "uses", "part_of"])
-        pairs.add((rng.randrange(ENTITIES), rng.randrange(ENTITIES), kind))
+        pairs.add((rng.randrange(entities), rng.randrange(entities), kind))
     for a, b, kind in sorted(pairs):
         records.append(
             {
