@@ -109,6 +109,11 @@ class TestTypesFromEvidence:
         assert ("Ana Pereira", "left", "Marrowind") in typed
         assert _labels(memory)["Marrowind"] == "ORG"
 
+    def test_a_run_of_name_particles_alone_is_no_name(self) -> None:
+        memory = EntityMemory()  # "de" after a sentence's last proper noun: an empty run
+        memory.save("The estate passed to Van. De la Cruz bought it. Works by Le.")
+        assert all(name.strip() for name in _labels(memory))
+
     def test_a_span_is_cut_at_a_comma(self) -> None:
         memory = EntityMemory()
         memory.save("Wendell Okafor, Pellbrook's chief executive, was born in Accra.")

@@ -333,7 +333,7 @@ def unnamed_names(doc: Doc) -> list[Span]:
             end = token.i if token is not None else len(doc)
             while end > start and doc[end - 1].lower_ in NAME_PARTICLES:
                 end -= 1
-            found = _name_in_run(Span(doc, start, end))
+            found = _name_in_run(Span(doc, start, end)) if end > start else None
             if found is not None:
                 out.append(found)
         start = None
