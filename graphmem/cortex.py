@@ -2,7 +2,7 @@
 
 Drop-in for Calute's ``calute.cortex.memory_integration.CortexMemory``: same constructor,
 methods and context format, without its bugs (a fresh memory writes every tier; short-term
-memory persists; users are isolated; the context lists each memory once).
+memory persists; users are isolated; the context lists each save once).
 
 Example:
     >>> memory = CortexMemory()
@@ -11,9 +11,8 @@ Example:
     >>> print(memory.build_context_for_task("Summarize sales", agent_role="Data Analyst"))
     Recent context:
       • Task completed: Analyze sales data - Result: Sales increased 15% this quarter
-    <BLANKLINE>
-    Relevant knowledge:
-      • Sales increased 15% this quarter
+
+The result shows once: its long-term copy is the same save as the short-term line.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class TestNamesOnlyTheForgottenTextGave:
         assert "Maya" in context and "Lindqvist" not in context
 
 
-WORDS = ("zorblaxian", "quuxified", "frobnitzer", "snorkelwick", "wibbleton", "quarzazate")
+WORDS = ("zorblaxian", "quuxified", "frobnitzer", "snorkelwick", "wendy", "quarzazate")
 
 
 def _files_holding(path: Path, words: tuple[str, ...]) -> dict[str, list[str]]:
@@ -115,7 +115,7 @@ def test_no_byte_of_a_deleted_or_updated_text_stays_in_the_file_or_wal(tmp_path:
     memory = EntityMemory(storage=storage)
     memory.save("Dana Scott works at Northwind.")
     gone = memory.save("Zorblaxian quuxified the Frobnitzer at Snorkelwick.")
-    changed = memory.save("Dana Scott met Wibbleton Plonk in Quarzazate.")
+    changed = memory.save("Dana Scott met Wendy Plonk in Quarzazate.")
     assert set(_files_holding(path, WORDS).get("bytes.db-wal", [])) | set(
         _files_holding(path, WORDS).get("bytes.db", [])
     ) == set(WORDS)
@@ -126,7 +126,7 @@ def test_no_byte_of_a_deleted_or_updated_text_stays_in_the_file_or_wal(tmp_path:
     assert _files_holding(path, WORDS) == {}
     reopened = EntityMemory(storage=SQLiteStorage(path))
     assert reopened.search("zorblaxian") == []
-    assert reopened.search("wibbleton") == []
+    assert reopened.search("wendy") == []
     assert len(reopened.search("Dana")) == 2
 
 
@@ -154,8 +154,8 @@ def test_no_row_of_any_table_holds_a_forgotten_word(storage_url: str) -> None:
     memory = EntityMemory(storage=storage)
     memory.save("Dana Scott works at Northwind.")
     gone = memory.save("Zorblaxian quuxified the Frobnitzer at Snorkelwick.")
-    changed = memory.save("Dana Scott met Wibbleton Plonk in Quarzazate.")
-    memory.merge_entities("Dana Scott", "Wibbleton Plonk")
+    changed = memory.save("Dana Scott met Wendy Plonk in Quarzazate.")
+    memory.merge_entities("Dana Scott", "Wendy Plonk")
     memory.delete(gone.memory_id)
     memory.update(changed.memory_id, {"content": "Dana Scott met nobody."})
     with storage.database.read() as conn:

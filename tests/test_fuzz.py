@@ -399,6 +399,16 @@ def test_the_fuzz_covers_every_cli_command() -> None:
     fuzzed = {name.split()[0] for name in COMMANDS}
     # export/import/viz/declare/demo write files: their hostile inputs are in test_cli.py;
     # export-graph's in test_viz_export.py; mcp serves until stopped: its refused arguments
-    # and malformed calls are in test_mcp.py.
-    writers = {"export", "import", "viz", "declare", "demo", "export-graph", "mcp"}
+    # and malformed calls are in test_mcp.py; import-mcp-memory's bad files in
+    # test_mcp_reference.py.
+    writers = {
+        "export",
+        "import",
+        "viz",
+        "declare",
+        "demo",
+        "export-graph",
+        "mcp",
+        "import-mcp-memory",
+    }
     assert {c.name for c in ALL} - fuzzed <= writers

@@ -31,6 +31,7 @@ from .entity_types import (
     is_first_name,
     label_and_source,
     person_shaped,
+    place_kind,
 )
 from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
@@ -75,6 +76,8 @@ _HEADING_MARKS = frozenset({":", ";"})
 _TITLE_LABELS = frozenset({"WORK_OF_ART", "LAW"})
 #: Names that may hold a preposition of place ("Love in Paris", "Summit in Davos").
 _UNSPLIT_LABELS = _TITLE_LABELS | {"EVENT"}
+#: Labels whose NER spans may have swallowed the word opening a log entry ("Screened ...").
+_PERSON_OR_ORG = frozenset({"PERSON", "ORG"})
 #: Prepositions before a place that an NER span may run across ("Sanne de Wit *in* Ghent");
 #: never "of", which is part of names ("Bank of Montreal").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "from"})
@@ -422,9 +425,11 @@ def _split_at_commas(span: Span) -> list[Span]:
 def _without_opening_word(span: Span) -> list[Span]:
     """An NER span less the common English word that opens its statement ("*Screened*
     Tendai Mutasa", "*Champion* Owain Prosser"), or nothing when that word is all of it
-    ("*Discovery* call with ...", "*Bake*-off booked"): a capitalised word at the start of a
+    ("*Discovery* call with ...", "*Intro* call"): a capitalised word at the start of a
     sentence or after a colon is a name only if it is none of the lemmatizer's words (or a
-    given name), or the word after it is one too ("International Business Machines").
+    given name), or the word after it is one too ("International Business Machines"); alone,
+    it is dropped only where it modifies a common noun after it (the lemmatizer's words
+    include famous names: "Chiluba won").
     The doc needs the lemmatizer's tables (kept as it is otherwise).
 
     Example:
@@ -435,14 +440,22 @@ def _without_opening_word(span: Span) -> list[Span]:
     """
     first = span[0]
     if (
-        not _opens_statement(first)
+        span.label_ in _UNSPLIT_LABELS  # a title may open with a verb ("Know Your Enemy")
+        or not _opens_statement(first)
         or not first.is_title
         or is_first_name(first.text)
         or not is_common_word(first)
+        or place_kind(canonical_key(span.text)) is not None  # "Reading", "Lake Bled"
     ):
         return [span]
-    if len(span) == 1:
-        return []
+    if len(span) == 1:  # "Discovery call with ...": no product; "Google hired": a company
+        head = first.head
+        modifies_a_noun = (
+            first.dep_ in ("compound", "amod", "nmod") and head.pos_ == "NOUN" and head.is_lower
+        )
+        return [] if modifies_a_noun and span.label_ not in _PERSON_OR_ORG else [span]
+    if span.label_ not in _PERSON_OR_ORG:
+        return [span]  # places and things may open with a common noun ("Lake Bled")
     rest = span[1]
     if is_common_word(rest) and not is_first_name(rest.text):
         return [span]  # "International Business Machines": the name starts with the word

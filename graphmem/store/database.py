@@ -763,11 +763,11 @@ class Database:
             driver: Any = conn.connection.driver_connection
             if driver is None:
                 return
-            driver.execute(f"PRAGMA busy_timeout = {WAL_SCRUB_WAIT_MS}")
+            driver.execute(_WAL_SCRUB_TIMEOUT)
             try:
                 driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             finally:
-                driver.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                driver.execute(_BUSY_TIMEOUT)
 
     def shows_text(self, conn: Connection, text_id: int, namespace: str) -> bool:
         """Whether an item of ``namespace`` already shows the text ``text_id`` (a promotion's
@@ -923,6 +923,9 @@ class _Transaction:
 
 #: How long emptying the WAL after a forgetting commit waits for readers of older snapshots.
 WAL_SCRUB_WAIT_MS = 2_000
+#: The statements that set those waits (fixed text: SQL is never assembled from values).
+_WAL_SCRUB_TIMEOUT = "PRAGMA busy_timeout = 2000"
+_BUSY_TIMEOUT = "PRAGMA busy_timeout = 60000"  # BUSY_TIMEOUT_MS
 
 #: Every table a save writes (a fixed statement: SQL text is never assembled at run time).
 _ANALYZE_TABLES = (
