@@ -47,7 +47,7 @@ from sqlalchemy.exc import OperationalError
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import dump, migrations, postgres, schema
-from .engine import BUSY_TIMEOUT_MS, create_engine_for, is_url
+from .engine import create_engine_for, is_url
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
@@ -925,7 +925,7 @@ class _Transaction:
 WAL_SCRUB_WAIT_MS = 2_000
 #: The statements that set those waits (fixed text: SQL is never assembled from values).
 _WAL_SCRUB_TIMEOUT = "PRAGMA busy_timeout = 2000"
-_BUSY_TIMEOUT = "PRAGMA busy_timeout = 60000"  # BUSY_TIMEOUT_MS
+_BUSY_TIMEOUT = "PRAGMA busy_timeout = 60000"  # engine.BUSY_TIMEOUT_MS, restored
 
 #: Every table a save writes (a fixed statement: SQL text is never assembled at run time).
 _ANALYZE_TABLES = (
