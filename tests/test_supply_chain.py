@@ -219,3 +219,9 @@ def test_the_sql_detector_ignores_bound_sql_and_prose():
         'warnings.warn(f"persistence_path={p!r} is ignored")\n'
     )
     assert _built_sql(ast.parse(code)) == []
+
+
+def test_the_fixed_busy_timeout_statement_restores_the_engines_wait() -> None:
+    from graphmem.store import database, engine
+
+    assert database._BUSY_TIMEOUT == f"PRAGMA busy_timeout = {engine.BUSY_TIMEOUT_MS}"
