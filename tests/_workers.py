@@ -40,7 +40,7 @@ if __name__ == "__main__":  # make the checkout importable when run as a script
 PEOPLE = ["Alice Johnson", "Bob Stone", "Carol Diaz", "Dan Wu", "Eve Martin", "Farid Khan"]
 ORGS = ["Acme Corp", "Initech", "Globex", "Umbrella Labs"]
 PLACES = ["Paris", "Berlin", "Tokyo", "Lagos"]
-#: Section headings of ``build_context_for_task``, in the seed's order (SPEC.md §1).
+#: Section headings of ``build_context_for_task``, in the seed's order (docs/contract.md §1).
 HEADINGS = [
     "Background:",
     "Recent context:",

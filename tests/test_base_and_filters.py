@@ -1,4 +1,4 @@
-"""The Memory ABC (signatures of the seed), its concrete helpers, and filters (SPEC §1, §2)."""
+"""The Memory ABC (signatures of the seed), its concrete helpers, and filters (docs/contract.md §1, §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The calute 0.1.5 bugs listed in SPEC §3, each shown absent."""
+"""The calute 0.1.5 bugs listed in docs/contract.md §3, each shown absent."""
 
 from __future__ import annotations
 

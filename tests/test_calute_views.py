@@ -1,4 +1,4 @@
-"""Calute's mutable attributes, changed in place as calute code does (SPEC §2): every change
+"""Calute's mutable attributes, changed in place as calute code does (docs/contract.md §2): every change
 reaches graphmem's graph or stored preferences, and survives a reopen.
 
 calute 0.1.5 itself: ``self.relationships[relation].append((entity1, entity2))`` in

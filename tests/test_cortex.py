@@ -1,4 +1,4 @@
-"""CortexMemory, the facade of the seed ``cortex_memory.txt`` (SPEC §1)."""
+"""CortexMemory, the facade of the seed ``cortex_memory.txt`` (docs/contract.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MemoryItem and MemoryEntry exactly as the seed ``memory_base.txt`` describes them (SPEC §1)."""
+"""MemoryItem and MemoryEntry exactly as the seed ``memory_base.txt`` describes them (docs/contract.md §1)."""
 
 from __future__ import annotations
 

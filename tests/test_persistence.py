@@ -1,4 +1,4 @@
-"""Persistence (SPEC §1, §3): everything saved survives closing and reopening, exactly once;
+"""Persistence (docs/contract.md §1, §3): everything saved survives closing and reopening, exactly once;
 nothing is written to disk unless asked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Calute's key-value storage API (SPEC §2): SimpleStorage, SQLiteStorage, RAGStorage; JSON only."""
+"""Calute's key-value storage API (docs/contract.md §2): SimpleStorage, SQLiteStorage, RAGStorage; JSON only."""
 
 from __future__ import annotations
 

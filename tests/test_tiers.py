@@ -1,4 +1,4 @@
-"""Each tier's Calute-compatible behaviour (SPEC §2), with assertions on the stored content."""
+"""Each tier's Calute-compatible behaviour (docs/contract.md §2), with assertions on the stored content."""
 
 from __future__ import annotations
 
