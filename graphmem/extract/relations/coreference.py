@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Span, Token
 
-from graphmem.extract.entity_types import name_gender
+from graphmem.extract.gazetteer import name_gender
 
 from .rules import _SUBJECT_DEPS
 
-#: The gender a pronoun asks of a person's given name (:func:`~.entity_types.name_gender`).
+#: The gender a pronoun asks of a person's given name (:func:`~graphmem.extract.gazetteer.name_gender`).
 _PRONOUN_GENDERS = {
     "he": "male",
     "him": "male",

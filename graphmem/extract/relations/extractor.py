@@ -249,25 +249,8 @@ class RelationExtractor:
         named = [token for name, token in nodes.items() if name not in _ENDS | rule.names]
         if any(self._inside_name(token, ends.by_token) for token in named):
             return
-        predicates = [rule.predicate]
-        if ROLE_PLACEHOLDER in rule.predicate:
-            # "the founder and CEO of Google": each coordinated role that names no place of
-            # its own ("vice president of X and a senior editor at Y" is two statements).
-            roles = [
-                nodes["role"],
-                *(
-                    c
-                    for c in nodes["role"].conjuncts
-                    if c.lower_ in self.rules.roles
-                    and not any(t.dep_ in ("prep", "poss") for t in c.children)
-                ),
-            ]
-            predicates = [
-                rule.predicate.replace(ROLE_PLACEHOLDER, self._role_name(role, ends.by_token))
-                for role in roles
-            ]
         sentence = anchor.sent
-        for predicate in predicates:
+        for predicate in self._predicates(rule, nodes, ends):
             state = predicate in self._states
             if is_blocked(self.rules, sentence, cues, past_ok=state):
                 continue
@@ -315,6 +298,27 @@ class RelationExtractor:
                             rule.confidence,
                             ended,
                         )
+
+    def _predicates(self, rule: RelationRule, nodes: Mapping[str, Token], ends: _Ends) -> list[str]:
+        """The predicates one match of ``rule`` states: the rule's, or for a role predicate
+        one per role ("the founder and CEO of Google": each coordinated role that names no
+        place of its own; "vice president of X and a senior editor at Y" is two statements).
+        """
+        if ROLE_PLACEHOLDER not in rule.predicate:
+            return [rule.predicate]
+        roles = [
+            nodes["role"],
+            *(
+                c
+                for c in nodes["role"].conjuncts
+                if c.lower_ in self.rules.roles
+                and not any(t.dep_ in ("prep", "poss") for t in c.children)
+            ),
+        ]
+        return [
+            rule.predicate.replace(ROLE_PLACEHOLDER, self._role_name(role, ends.by_token))
+            for role in roles
+        ]
 
     def _matches(self, doc: Doc) -> list[tuple[int, list[int]]]:
         """The dependency matches of every pattern whose requirements ``doc`` meets."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,34 @@ def _declared_names(
     return tuple(names)
 
 
+def _confidence(value: object, source: str, where: str) -> float:
+    """A rule's ``confidence``: a number in (0, 1].
+
+    Example:
+        >>> _confidence(1, "rules.json", "rule 'x'")
+        1.0
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(source, where, "'confidence' must be a number")
+    if not 0.0 < value <= 1.0:
+        raise _fail(source, where, f"'confidence' must be in (0, 1], got {value}")
+    return float(value)
+
+
+def _check_either_attached(
+    node_ids: Iterable[str], pattern: Sequence[Mapping[str, Any]], source: str, where: str
+) -> None:
+    """Each ``either_attached`` node hangs on a parent (``>``) that itself has a head, the
+    other place the parser may attach it."""
+    for node_id in node_ids:
+        node = next((n for n in pattern if n.get("RIGHT_ID") == node_id), None)
+        parent = node and next((n for n in pattern if n["RIGHT_ID"] == node.get("LEFT_ID")), None)
+        if parent is None or parent.get("REL_OP") != ">" or "LEFT_ID" not in parent:
+            raise _fail(
+                source, where, f"either_attached node {node_id!r} needs a parent with a head"
+            )
+
+
 def _parse_rule(
     index: int,
     raw: object,
@@ -180,11 +208,7 @@ def _parse_rule(
     roles = ClosedPredicates(tuple(name for name in predicates if ROLE_PLACEHOLDER in name))
     if predicate not in predicates and predicate not in roles:
         raise _fail(source, where, f"predicate {predicate!r} is not declared in 'predicates'")
-    confidence = raw["confidence"]
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise _fail(source, where, "'confidence' must be a number")
-    if not 0.0 < confidence <= 1.0:
-        raise _fail(source, where, f"'confidence' must be in (0, 1], got {confidence}")
+    confidence = _confidence(raw["confidence"], source, where)
     pattern = raw["pattern"]
     if not (isinstance(pattern, list) and pattern and all(isinstance(n, dict) for n in pattern)):
         raise _fail(source, where, "'pattern' must be a non-empty list of objects")
@@ -205,20 +229,14 @@ def _parse_rule(
     for flag in ("ends", "employer", "not_countries", "as_modifier"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(source, where, f"{flag!r} must be true or false")
-    for node_id in raw.get("either_attached", []):
-        node = next((n for n in pattern if n.get("RIGHT_ID") == node_id), None)
-        parent = node and next((n for n in pattern if n["RIGHT_ID"] == node.get("LEFT_ID")), None)
-        if parent is None or parent.get("REL_OP") != ">" or "LEFT_ID" not in parent:
-            raise _fail(
-                source, where, f"either_attached node {node_id!r} needs a parent with a head"
-            )
+    _check_either_attached(raw.get("either_attached", []), pattern, source, where)
     without = raw.get("without", {})
     if not isinstance(without, dict) or not set(without) <= set(node_ids):
         raise _fail(source, where, "'without' must map pattern node ids to lists")
     return RelationRule(
         id=rule_id,
         predicate=predicate,
-        confidence=float(confidence),
+        confidence=confidence,
         pattern=tuple(expanded),
         subject_labels=frozenset(
             _string_list(raw.get("subject_labels", []), source, f"{where}: subject_labels")
