@@ -19,7 +19,7 @@ import pytest
 from spacy.tokens import Span
 
 from graphmem.errors import InvalidArgumentError
-from graphmem.extract import entity_types
+from graphmem.extract import entity_types, gazetteer
 from graphmem.extract.entities import AliasMatcher, find_mentions, organisation_names
 from graphmem.extract.entity_patterns import (
     DECLARED_ID,
@@ -230,14 +230,14 @@ class TestGazetteer:
         (models / "gazetteer_manifest.json").write_text(
             json.dumps({"files": {"place_names.json": digest}}), "utf-8"
         )
-        monkeypatch.setattr(entity_types, "asset_path", lambda *parts: tmp_path.joinpath(*parts))
-        entity_types._gazetteer.cache_clear()
+        monkeypatch.setattr(gazetteer, "asset_path", lambda *parts: tmp_path.joinpath(*parts))
+        gazetteer._gazetteer.cache_clear()
         try:
             with pytest.raises(EntityTypesDataError, match="place_names.json: SHA-256"):
                 place_kind("rotterdam")
         finally:
             monkeypatch.undo()
-            entity_types._gazetteer.cache_clear()
+            gazetteer._gazetteer.cache_clear()
         assert place_kind("rotterdam") == "city"
 
 

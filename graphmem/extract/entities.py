@@ -12,17 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
 from spacy.language import Language
-from spacy.matcher import Matcher
 from spacy.tokens import Doc, Span, Token
 from spacy.util import filter_spans
-from spacy.vocab import Vocab
 
-from .._assets import asset_path
-from .entity_patterns import DeclaredNames, load_entity_patterns
+from .entity_patterns import DeclaredNames
 from .entity_types import (
     NAME_PARTICLES,
     descriptor_label,
@@ -42,6 +37,16 @@ from .normalize import (
     is_valid_entity_text,
     name_text,
 )
+from .vocabulary import (
+    POSSESSIVES,
+    business_terms,
+    interjections,
+    leading_words,
+    organisation_heads,
+    organisation_names,
+    role_titles,
+)
+from .vocabulary import role_words as role_words
 
 __all__ = [
     "GRAPH_LABELS",
@@ -67,7 +72,6 @@ GRAPH_LABELS = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW"}
 )
 _DETERMINERS = frozenset({"the", "a", "an"})
-_POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 #: Prepositions that join a role to its organisation ("CTO of Lumen Robotics").
 _ROLE_PREPOSITIONS = frozenset({"of", "at"})
 #: Punctuation after which a heading ends and the name begins ("Focus: UAT fixes").
@@ -191,111 +195,6 @@ class AliasMatcher:
             if span is not None:
                 out.append(span)
         return out
-
-
-@lru_cache(maxsize=1)
-def role_titles() -> frozenset[str]:
-    """Job titles ("CTO", "chief executive officer"): roles of entities, not entities.
-
-    Taken from the role vocabulary of ``models/relation_rules.json``.
-    """
-    from .relations import load_relation_rules
-
-    rules = load_relation_rules()
-    names = set(rules.roles) | {alias.replace("_", " ") for alias in rules.role_aliases}
-    return frozenset(canonical_key(name) for name in names)
-
-
-@lru_cache(maxsize=1)
-def role_words() -> frozenset[str]:
-    """The one-word role nouns of ``models/relation_rules.json`` ("cto", "officer", "head")."""
-    from .relations import load_relation_rules
-
-    return frozenset(word.lower() for word in load_relation_rules().roles if " " not in word)
-
-
-def _word_list(filename: str) -> frozenset[str]:
-    """The lower-case words of a ``models/`` word list (one a line, ``#`` comments)."""
-    lines = asset_path("models", filename).read_text(encoding="utf-8").splitlines()
-    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
-
-
-@lru_cache(maxsize=1)
-def leading_words() -> frozenset[str]:
-    """Words that open task descriptions and log entries, never a name: "Research", "Logged",
-    "Last" (``models/leading_words.txt``)."""
-    return _word_list("leading_words.txt")
-
-
-@lru_cache(maxsize=1)
-def interjections() -> frozenset[str]:
-    """Chat fillers never part of a name: "Wow", "Haha", "Hey" (``models/interjections.txt``)."""
-    return _word_list("interjections.txt")
-
-
-@lru_cache(maxsize=1)
-def business_terms() -> frozenset[str]:
-    """Terms never an entity alone: "UAT", "SSO", "Operations", "EUR"
-    (``models/business_terms.txt``)."""
-    return _word_list("business_terms.txt")
-
-
-@lru_cache(maxsize=1)
-def _organisation_patterns() -> tuple[list[dict[str, Any]], re.Pattern[str]]:
-    """The patterns of ``models/organisation_patterns.jsonl``, and a regular expression of
-    their last words (the head nouns): a text without one holds no such name."""
-    patterns = load_entity_patterns(asset_path("models", "organisation_patterns.jsonl"))
-    heads: set[str] = set()
-    for pattern in patterns:
-        last = pattern["pattern"][-1] if isinstance(pattern["pattern"], list) else {}
-        heads.update(last.get("LOWER", {}).get("IN", ()))
-    alternatives = "|".join(sorted(map(re.escape, heads), key=len, reverse=True))
-    return patterns, re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
-
-
-def organisation_heads() -> frozenset[str]:
-    """The head nouns that end an organisation's name ("Robotics", "Systems", "Health"), as
-    ``models/organisation_patterns.jsonl`` lists them (lower case)."""
-    return _organisation_heads()
-
-
-@lru_cache(maxsize=1)
-def _organisation_heads() -> frozenset[str]:
-    heads: set[str] = set()
-    for pattern in _organisation_patterns()[0]:
-        last = pattern["pattern"][-1] if isinstance(pattern["pattern"], list) else {}
-        heads.update(word.lower() for word in last.get("LOWER", {}).get("IN", ()))
-    return frozenset(heads)
-
-
-@lru_cache(maxsize=4)
-def _organisation_matcher(vocab: Vocab) -> Matcher:
-    """A matcher of ``models/organisation_patterns.jsonl`` over ``vocab`` (built once)."""
-    matcher = Matcher(vocab)
-    for pattern in _organisation_patterns()[0]:
-        matcher.add(pattern["label"], [pattern["pattern"]])
-    return matcher
-
-
-def organisation_names(doc: Doc) -> list[Span]:
-    """Names shaped like an organisation's ("Kestrel Automation", "Lumen Robotics"), longest
-    first where they overlap (``models/organisation_patterns.jsonl``), none that continues a
-    capitalised word inside its sentence.
-
-    Example:
-        >>> from graphmem.extract.pipeline import get_analyzer
-        >>> doc = get_analyzer().nlp.make_doc("Samir Haddad joined Kestrel Automation.")
-        >>> [span.text for span in organisation_names(doc)]
-        ['Kestrel Automation']
-    """
-    if not _organisation_patterns()[1].search(doc.text):
-        return []  # most texts name no "... Robotics": skip the matcher's pass over the tokens
-    spans = [
-        Span(doc, start, end, label=label)
-        for label, start, end in _organisation_matcher(doc.vocab)(doc)
-        if not _continues_a_name(doc, start)
-    ]
-    return filter_spans(spans)
 
 
 def unnamed_names(doc: Doc) -> list[Span]:
@@ -462,13 +361,81 @@ def _without_opening_word(span: Span) -> list[Span]:
     return [Span(span.doc, span.start + 1, span.end, label=span.label_)]
 
 
-def _continues_a_name(doc: Doc, start: int) -> bool:
-    """Whether a capitalised word inside a sentence comes right before ``doc[start]``: the
-    match is then the tail of a longer name ("the Social *Media Group*")."""
-    if start == 0:
-        return False
-    before = doc[start - 1]
-    return not before.is_sent_start and (before.is_title or before.is_upper) and before.is_alpha
+@dataclass(frozen=True)
+class _Candidates:
+    """The spans :func:`find_mentions` chooses among, and the extents (start, end) that came
+    from known names, organisation shapes and runs of proper nouns (:func:`unnamed_names`)."""
+
+    spans: list[Span]
+    known: frozenset[tuple[int, int]]
+    organisations: frozenset[tuple[int, int]]
+    runs: frozenset[tuple[int, int]]
+
+    @classmethod
+    def of(
+        cls,
+        doc: Doc,
+        known: AliasMatcher | None,
+        include_ner: bool,
+        declared: DeclaredNames | None,
+    ) -> _Candidates:
+        """The model's spans (split at commas, less an opening word), then known names, then
+        organisation shapes, then runs of proper nouns of no other extent: ``filter_spans``
+        keeps the first of a tie. Declared names come first and drop what they overlap."""
+        spans = (
+            [
+                name
+                for e in doc.ents
+                if is_graph_label(e.label_)
+                for part in _split_at_commas(e)
+                for name in _without_opening_word(part)
+            ]
+            if include_ner
+            else []
+        )
+        known_spans = known.spans(doc) if known is not None else []
+        organisations = organisation_names(doc) if include_ner else []
+        spans.extend(known_spans)
+        spans.extend(organisations)  # after the model's: a tie keeps the model's span
+        taken_extents = {(span.start, span.end) for span in spans}
+        named_runs = [
+            span
+            for span in (unnamed_names(doc) if include_ner else [])
+            if (span.start, span.end) not in taken_extents
+        ]
+        spans.extend(named_runs)  # last: the model's, known and organisation spans win ties
+        declared_spans = declared.spans(doc) if declared else []
+        if declared_spans:
+            taken = {i for span in declared_spans for i in range(span.start, span.end)}
+            spans = declared_spans + [
+                s for s in spans if not taken.intersection(range(s.start, s.end))
+            ]
+        return cls(
+            spans,
+            frozenset((span.start, span.end) for span in known_spans),
+            frozenset((span.start, span.end) for span in organisations),
+            frozenset((span.start, span.end) for span in named_runs),
+        )
+
+    def label_and_source(
+        self, span: Span, text: Span, key: str, person_words: set[str]
+    ) -> tuple[str, str]:
+        """The label of the mention ``text`` (``span`` trimmed) and what gave it
+        (:data:`~graphmem.extract.entity_types.LABEL_SOURCES`)."""
+        extent = (span.start, span.end)
+        label = span.label_
+        if span.id_:
+            return label, "declared"  # a declared pattern's label
+        if extent in self.runs:
+            return label, "shape" if label == "PERSON" else "descriptor"
+        if label not in MODEL_LABELS:  # a known name's type the model does not have
+            return label, "known" if extent in self.known else "declared"
+        if extent in self.organisations:
+            return "ORG", "shape"  # "Vertex Labs", which the model calls a person
+        label, source = label_and_source(text, label, key, person_words)
+        if source == "model" and extent in self.known:
+            source = "known"  # the entity's own label, found again
+        return label, source
 
 
 def find_mentions(
@@ -492,66 +459,23 @@ def find_mentions(
     What the model tags but names nothing is left out: amounts, times, ids, technical terms
     (unless the memory knows the name or the user declared it).
     """
-    candidates = (
-        [
-            name
-            for e in doc.ents
-            if is_graph_label(e.label_)
-            for part in _split_at_commas(e)
-            for name in _without_opening_word(part)
-        ]
-        if include_ner
-        else []
-    )
-    known_spans = known.spans(doc) if known is not None else []
-    known_extents = {(span.start, span.end) for span in known_spans}
-    organisations = organisation_names(doc) if include_ner else []
-    organisation_extents = {(span.start, span.end) for span in organisations}
-    candidates.extend(known_spans)
-    candidates.extend(organisations)  # after the model's: a tie keeps the model's span
-    taken_extents = {(span.start, span.end) for span in candidates}
-    named_runs = [
-        span
-        for span in (unnamed_names(doc) if include_ner else [])
-        if (span.start, span.end) not in taken_extents
-    ]
-    run_extents = {(span.start, span.end) for span in named_runs}
-    candidates.extend(named_runs)  # last: the model's, known and organisation spans win ties
-    declared_spans = declared.spans(doc) if declared else []
-    if declared_spans:
-        taken = {i for span in declared_spans for i in range(span.start, span.end)}
-        candidates = declared_spans + [
-            s for s in candidates if not taken.intersection(range(s.start, s.end))
-        ]
+    candidates = _Candidates.of(doc, known, include_ner, declared)
     person_words = {
-        token.lower_ for span in candidates if span.label_ == "PERSON" and len(span) > 1
+        token.lower_ for span in candidates.spans if span.label_ == "PERSON" and len(span) > 1
         for token in span
     }  # fmt: skip
     mentions: list[Mention] = []
     has_sentences = doc.has_annotation("SENT_START")
-    for span in sorted(filter_spans(candidates), key=lambda s: s.start):
+    for span in sorted(filter_spans(candidates.spans), key=lambda s: s.start):
         is_declared = bool(span.id_)  # entity-ruler spans: shipped and declared patterns
-        extent = (span.start, span.end)
-        text = _trim(span, trusted=is_declared or extent in known_extents)
+        text = _trim(span, trusted=is_declared or (span.start, span.end) in candidates.known)
         if text is None:
             continue
         surface = text.text
         key = canonical_key(surface)
         if not key or key in role_titles():
             continue
-        label = span.label_
-        if is_declared:
-            source = "declared"  # a declared pattern's label
-        elif extent in run_extents:
-            source = "shape" if label == "PERSON" else "descriptor"
-        elif label not in MODEL_LABELS:  # a known name's type the model does not have
-            source = "known" if extent in known_extents else "declared"
-        elif extent in organisation_extents:
-            label, source = "ORG", "shape"  # "Vertex Labs", which the model calls a person
-        else:
-            label, source = label_and_source(text, label, key, person_words)
-            if source == "model" and extent in known_extents:
-                source = "known"  # the entity's own label, found again
+        label, source = candidates.label_and_source(span, text, key, person_words)
         if label != text.label_:
             text = Span(doc, text.start, text.end, label=label)
         sent = text.sent if has_sentences else doc[:]
@@ -803,4 +727,4 @@ def _outside_name(token: Token, label: str, *, opening: bool, trusted: bool = Fa
         return True  # "Atlas UAT", "CRM Erik Solberg"
     if opening:
         return lower in _DETERMINERS or (_opens_statement(token) and lower in leading_words())
-    return lower in _POSSESSIVES
+    return lower in POSSESSIVES

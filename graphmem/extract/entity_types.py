@@ -32,7 +32,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -43,8 +42,16 @@ from spacy.tokens import Span, Token
 from spacy.vocab import Vocab
 
 from .._assets import asset_path
-from ..errors import GraphmemError
+from .gazetteer import (
+    EntityTypesDataError,
+    is_first_name,
+    is_given_name,
+    name_gender,
+    place_kind,
+    surnames,
+)
 from .normalize import PLACE_LABELS
+from .vocabulary import POSSESSIVES, business_terms, organisation_heads, role_words
 
 __all__ = [
     "EntityTypesDataError",
@@ -70,18 +77,13 @@ __all__ = [
 ]
 
 _FRAMES_FILE = "entity_frames.json"
-_PLACES_FILE = "place_names.json"
-_GIVEN_NAMES_FILE = "given_names.json"
-_SURNAMES_FILE = "surnames.json"
 #: Lower-case words inside a person's name ("Sanne de Vries", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset(
     {"de", "van", "von", "der", "den", "da", "di", "du", "del", "della", "la", "le", "bin", "al"}
 )
-_GAZETTEER_MANIFEST = "gazetteer_manifest.json"
 _ROLE = "{role}"
 #: Words allowed between a frame's phrase and the name ("joined the Acme board" is not one).
 _DETERMINERS = frozenset({"the", "a", "an"})
-_POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
 #: Dependencies of a name governed by a one-word phrase ("visited X", "joined X").
 _OBJECT_DEPS = frozenset({"dobj"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
@@ -95,10 +97,6 @@ _OWN_WORD_LABELS = frozenset({"PROJECT", "TEAM"})
 #: Model labels a person-shaped name (:func:`person_shaped`) replaces.
 _SHAPE_RELABELS = frozenset({"ORG", "GPE", "LOC", "FAC", "PRODUCT", "NORP", "EVENT", "WORK_OF_ART"})
 _PERSONAL_PRONOUNS = frozenset({"i", "you", "he", "she", "we", "they", "who"})
-
-
-class EntityTypesDataError(GraphmemError, ValueError):
-    """A data file of entity types (frames, gazetteer) is malformed or altered."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +166,6 @@ def _frame(index: int, raw: Any) -> tuple[Frame, list[str], list[str]]:
 @lru_cache(maxsize=1)
 def _rules() -> _Rules:
     """The frames and the gazetteer's policy of ``models/entity_frames.json`` (read once)."""
-    from .entities import role_words
-
     data = json.loads(asset_path("models", _FRAMES_FILE).read_text(encoding="utf-8"))
     before: dict[tuple[str, ...], Frame] = {}
     governing: dict[tuple[str, str], Frame] = {}
@@ -202,67 +198,12 @@ def _rules() -> _Rules:
     )
 
 
-@dataclass(frozen=True)
-class _Gazetteer:
-    places: Mapping[str, str]
-    given_names: frozenset[str]
-
-
-def _verified_gazetteer(filename: str, script: str) -> Any:
-    """The JSON of ``models/<filename>``, checked against the gazetteer manifest."""
-    raw = asset_path("models", filename).read_bytes()
-    manifest = json.loads(asset_path("models", _GAZETTEER_MANIFEST).read_text(encoding="utf-8"))
-    expected = manifest.get("files", {}).get(filename)
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != expected:
-        raise EntityTypesDataError(
-            f"models/{filename}: SHA-256 {digest} differs from models/{_GAZETTEER_MANIFEST} "
-            f"({expected}); regenerate it with scripts/{script}"
-        )
-    return json.loads(raw)
-
-
-@lru_cache(maxsize=1)
-def _gazetteer() -> _Gazetteer:
-    """``models/place_names.json``, checked against its manifest (read once)."""
-    data = _verified_gazetteer(_PLACES_FILE, "make_place_names.py")
-    return _Gazetteer(places=data["places"], given_names=frozenset(data["given_names"]))
-
-
-@dataclass(frozen=True)
-class _FirstNames:
-    every: frozenset[str]
-    gender: Mapping[str, str]
-
-
-@lru_cache(maxsize=1)
-def _first_names() -> _FirstNames:
-    """``models/given_names.json``: common given names of many countries, and those of one
-    gender only (read once)."""
-    data = _verified_gazetteer(_GIVEN_NAMES_FILE, "make_given_names.py")
-    gender = {name: g for g in ("female", "male") for name in data.get(g, ())}
-    return _FirstNames(every=frozenset(data["given_names"]), gender=gender)
-
-
-def name_gender(word: str) -> str | None:
-    """``"female"`` or ``"male"`` for a given name of one gender's lists only, else None:
-    what "she" or "he" may refer to.
-
-    Examples:
-        >>> name_gender("Sanne"), name_gender("Tomasz"), name_gender("Larkspur")
-        ('female', 'male', None)
-    """
-    return _first_names().gender.get(word.lower())
-
-
 @lru_cache(maxsize=1)
 def _not_surnames() -> frozenset[str]:
     """Words that end names of organisations, places, sites, teams and business terms, never
     a person's: organisation head nouns, the place, site, team and project nouns of the
     relation rules' vocabularies, the nouns describing anything but a person
     (``descriptors``) that are no common surname, and ``models/business_terms.txt``."""
-    from .entities import business_terms, organisation_heads
-
     rules = json.loads(asset_path("models", "relation_rules.json").read_text(encoding="utf-8"))
     vocabularies = rules.get("vocabularies", {})
     words = set(organisation_heads()) | set(business_terms())
@@ -271,15 +212,9 @@ def _not_surnames() -> frozenset[str]:
     words.update(
         n
         for n, label in _descriptors().items()
-        if label != "PERSON" and " " not in n and n not in _surnames()  # "Brand" may be one
+        if label != "PERSON" and " " not in n and n not in surnames()  # "Brand" may be one
     )
     return frozenset(words)
-
-
-@lru_cache(maxsize=1)
-def _surnames() -> frozenset[str]:
-    """``models/surnames.json``: common surnames of many countries (read once)."""
-    return frozenset(_verified_gazetteer(_SURNAMES_FILE, "make_given_names.py")["surnames"])
 
 
 def organisation_shaped(span: Span) -> bool:
@@ -298,7 +233,7 @@ def organisation_shaped(span: Span) -> bool:
         return False
     return (
         not is_first_name(span[0].text)
-        and span[-1].lower_ not in _surnames()
+        and span[-1].lower_ not in surnames()
         and is_common_noun(span[-1])
         and place_kind(span.text.lower()) is None
     )
@@ -380,16 +315,6 @@ def _common_nouns(vocab: Vocab) -> frozenset[str]:
     return frozenset(_lemma_index().get("noun", ()))
 
 
-def is_first_name(word: str) -> bool:
-    """Whether ``word`` is a common given name (of the census and Faker lists).
-
-    Examples:
-        >>> is_first_name("Benedikt"), is_first_name("tomasz"), is_first_name("Larkspur")
-        (True, True, False)
-    """
-    return word.lower() in _first_names().every
-
-
 def person_shaped(span: Span) -> bool:
     """Whether ``span`` is shaped like a person's name: two to four capitalised words (name
     particles such as "de", "van" between them), the first a common given name (or, of two
@@ -411,7 +336,7 @@ def person_shaped(span: Span) -> bool:
     if not is_first_name(first.text) and not (
         # an unlisted given name before a common surname ("Owain Prosser")
         len(words) == 2
-        and last.lower_ in _surnames()
+        and last.lower_ in surnames()
         and not is_common_word(first)
         and not is_common_noun(last)
     ):
@@ -421,26 +346,6 @@ def person_shaped(span: Span) -> bool:
     if last.lower_ in _not_surnames():
         return False
     return place_kind(span.text.lower()) is None
-
-
-def place_kind(key: str) -> str | None:
-    """The kind of place ("city", "country", "us_state", "continent") a canonical key names.
-
-    Examples:
-        >>> place_kind("rotterdam"), place_kind("germany"), place_kind("acme")
-        ('city', 'country', None)
-    """
-    return _gazetteer().places.get(key)
-
-
-def is_given_name(key: str) -> bool:
-    """Tell whether a place name is also a common given name.
-
-    Examples:
-        >>> is_given_name("sofia"), is_given_name("rotterdam")
-        (True, False)
-    """
-    return key in _gazetteer().given_names
 
 
 def _governor(span: Span) -> Token:
@@ -480,7 +385,7 @@ def _frame_and_cue(span: Span) -> tuple[Frame, Token | None] | None:
     governs the name (the verb of "joined X"); None for the word when only adjacency tells."""
     rules = _rules()
     doc = span.doc
-    if span.end < len(doc) and doc[span.end].lower_ in _POSSESSIVES:
+    if span.end < len(doc) and doc[span.end].lower_ in POSSESSIVES:
         return None  # "a member of Boris Yeltsin's administration": the phrase governs another
     parsed = doc.has_annotation("DEP")
     start = span.start
@@ -566,7 +471,7 @@ def possessor_label(span: Span) -> str | None:
         'ORG'
     """
     doc = span.doc
-    if span.end >= len(doc) or doc[span.end].lower_ not in _POSSESSIVES:
+    if span.end >= len(doc) or doc[span.end].lower_ not in POSSESSIVES:
         return None
     owned = doc[span.end].head if doc.has_annotation("DEP") else None
     if owned is None or owned.i <= span.end:
@@ -647,8 +552,6 @@ def _has_person_subject(cue: Token) -> bool:
 def _descriptors() -> Mapping[str, str]:
     """Descriptor noun (lemma, lower case; two words joined by a space) -> label, from the
     ``descriptors`` of ``models/entity_frames.json``; ``{role}`` expanded to the role nouns."""
-    from .entities import role_words
-
     data = json.loads(asset_path("models", _FRAMES_FILE).read_text(encoding="utf-8"))
     raw = data.get("descriptors", {}).get("labels", {})
     if not isinstance(raw, dict):
@@ -670,16 +573,9 @@ def _noun_label(noun: Token) -> str | None:
     compounds = [c for c in noun.children if c.dep_ == "compound" and c.i == noun.i - 1]
     if compounds and (label := table.get(f"{compounds[0].lower_} {noun.lemma_.lower()}")):
         return label
-    if noun.pos_ == "PROPN" and noun.lower_ not in role_words_cached():
+    if noun.pos_ == "PROPN" and noun.lower_ not in role_words():
         return None  # a name, not a describing noun
     return table.get(noun.lemma_.lower()) or table.get(noun.lower_)
-
-
-@lru_cache(maxsize=1)
-def role_words_cached() -> frozenset[str]:
-    from .entities import role_words
-
-    return role_words()
 
 
 def _describing_nouns(span: Span) -> list[Token]:
