@@ -22,7 +22,7 @@ import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 
@@ -334,6 +334,14 @@ class KnowledgeGraph:
     def name_of(self, key: str) -> str:
         """Display name of a node key."""
         return str(self._graph.nodes[key]["name"])
+
+    def entity_data(self, key: str) -> EntityData:
+        """The view's data of node ``key`` (the dict itself: writes change it in place)."""
+        return cast(EntityData, self.graph.nodes[key])
+
+    def relation_data(self, subject: str, predicate: str, obj: str) -> RelationData | None:
+        """The view's data of the edge ``subject -predicate-> obj`` (the dict itself), or None."""
+        return cast("RelationData | None", self.graph.get_edge_data(subject, obj, key=predicate))
 
     def label_of(self, key: str) -> str | None:
         """The label of a node key (None: no such entity)."""

@@ -41,6 +41,7 @@ from ..extract.resolution import (
     subject_mention,
     task_names_kept,
 )
+from ..graph.knowledge_graph import KnowledgeGraph
 from ..items import MemoryItem
 from ..store import graph_rows
 from ._shared import IndexedMemory, RelationSource, TenantState
@@ -143,7 +144,7 @@ def _mention_rows(
         ctx.span_keys[(mention.start, mention.end)] = key
         rows.append(
             {
-                "entity_id": ctx.state.graph.graph.nodes[key]["entity_id"],
+                "entity_id": _row_id(ctx.state.graph, key),
                 "text_id": ctx.text_id,
                 "start": mention.start,
                 "end": mention.end,
@@ -167,8 +168,8 @@ def _count_mentions(
 ) -> None:
     """Count the text's mentions in its entities: their label vote, mention counts and
     first/last seen."""
-    nodes = ctx.state.graph.graph.nodes
-    entity_ids = {key: nodes[key]["entity_id"] for key in keys}
+    kg = ctx.state.graph
+    entity_ids = {key: _row_id(kg, key) for key in keys}
     # A mention with the entity's current label cannot change the vote: only count
     # votes when some mention disagrees, or the label was set by hand (an entity made
     # anew under a relabelled name, as re-analysis does, takes it at once).
@@ -176,12 +177,16 @@ def _count_mentions(
         key: entity_ids[key]
         for key in keys
         if key in pinned
-        or any(m["label"] != nodes[key]["label"] for m in rows if m["entity_id"] == entity_ids[key])
+        or any(
+            m["label"] != kg.entity_data(key)["label"]
+            for m in rows
+            if m["entity_id"] == entity_ids[key]
+        )
     }
     for key, label in ctx.writes.vote(ctx.conn, ctx.tenant, disputed, pinned).items():
-        nodes[key]["label"] = label
+        kg.entity_data(key)["label"] = label
     for key in keys:
-        node = nodes[key]
+        node = kg.entity_data(key)
         node["mentions"] += sum(1 for m in rows if m["entity_id"] == entity_ids[key])
         # A text saved later may be older (history recorded after the fact).
         node["first_seen"] = min(node["first_seen"], ctx.seen)
@@ -214,9 +219,9 @@ def _resolve(
     key = found.key
     if key is not None:
         if found.alias and mention.key not in kg.alias_keys:
-            node = kg.graph.nodes[key]
+            node = kg.entity_data(key)
             graph_rows.add_alias(
-                ctx.conn, ctx.tenant, mention.key, mention.surface, node["entity_id"]
+                ctx.conn, ctx.tenant, mention.key, mention.surface, _row_id(kg, key)
             )
             kg.alias_keys[mention.key] = key
             node["aliases"].append(mention.surface)
@@ -238,6 +243,13 @@ def _resolve(
     for short in short_names_of(kg, mention.key, mention.label):
         ctx.pending.merges.append((ctx.tenant, mention.key, short))
     return mention.key, mention.label
+
+
+def _row_id(kg: KnowledgeGraph, key: str) -> int:
+    """The entity id of node ``key`` (every entity of the index's views has a row)."""
+    entity_id = kg.entity_data(key)["entity_id"]
+    assert entity_id is not None
+    return entity_id
 
 
 def _author(item: MemoryItem) -> str | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from ..extract.entities import Mention, relation_spans
 from ..extract.extractor import Extraction
 from ..extract.normalize import canonical_key
 from ..extract.predicates import PredicateCatalogue
+from ..graph.records import RelationData
 from ..items import CO_OCCURS
 from ..store import Connection
 from ._shared import (
@@ -81,17 +82,16 @@ def link(
     obj: str,
     confidence: float,
     evidence: tuple[int, int, str],
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[RelationData, bool]:
     """Count one more statement of ``subject -predicate-> obj`` made at ``ctx.seen``,
     ``evidence`` being ``(sentence start, sentence end, rule)`` in ``ctx.text_id``; returns
     the relation's view data (its row's values, written at the flush) and whether it is new.
     """
-    g = ctx.state.graph.graph
-    pending, seen = ctx.pending, ctx.seen
-    data = g.get_edge_data(subject, obj, key=predicate)
+    kg, pending, seen = ctx.state.graph, ctx.pending, ctx.seen
+    data = kg.relation_data(subject, predicate, obj)
     created = data is None
     if data is None:
-        ctx.state.graph.add_edge(
+        kg.add_edge(
             subject,
             predicate,
             obj,
@@ -101,24 +101,26 @@ def link(
             last_seen=seen,
             valid_from=seen,
         )
-        data = g.get_edge_data(subject, obj, key=predicate)
+        data = kg.relation_data(subject, predicate, obj)
+        assert data is not None
         fixed = {
             "tenant": ctx.tenant,
-            "subject_id": g.nodes[subject]["entity_id"],
+            "subject_id": kg.entity_data(subject)["entity_id"],
             "predicate": predicate,
-            "object_id": g.nodes[obj]["entity_id"],
+            "object_id": kg.entity_data(obj)["entity_id"],
         }
         data["relation_id"] = pending.add_relation(ctx.conn, fixed, data)
     else:
-        ctx.state.graph.add_support(subject, predicate, obj, 1)
+        kg.add_support(subject, predicate, obj, 1)
         data["confidence"] = max(data["confidence"], confidence)
         # A text saved later may be older (history recorded after the fact).
         data["first_seen"] = min(data["first_seen"], seen)
         data["last_seen"] = max(data["last_seen"], seen)
         if predicate == CO_OCCURS and data["valid_from"] and seen < data["valid_from"]:
             data["valid_from"] = seen
-        pending.relation_updates[data["relation_id"]] = data
+        pending.update_relation(data)
     relation_id = data["relation_id"]
+    assert relation_id is not None  # given a row above, or loaded with its own
     sent_start, sent_end, rule = evidence
     pending.relations_with_evidence.add(relation_id)
     pending.evidence.append(
@@ -201,7 +203,7 @@ def add_typed_relations(
     )
     g = ctx.state.graph.graph
     made_here: set[tuple[str, str, str]] = set()
-    stated: list[tuple[str, str, str, dict[str, Any], bool]] = []
+    stated: list[tuple[str, str, str, RelationData, bool]] = []
     for cand in source.extract(doc, spans, speaker=speaker):
         subject = ctx.span_keys.get((cand.subject.start_char, cand.subject.end_char))
         obj = ctx.span_keys.get((cand.object.start_char, cand.object.end_char))
@@ -235,7 +237,7 @@ def date_backfilled(
     ctx: TextContext,
     predicates: PredicateCatalogue,
     triple: tuple[str, str, str],
-    data: dict[str, Any],
+    data: RelationData,
     created: bool,
 ) -> None:
     """Give a relation (``triple``, its view ``data``) stated at ``ctx.seen`` the interval
@@ -251,21 +253,21 @@ def date_backfilled(
         if ends_at is None or (data["valid_to"] is not None and data["valid_to"] <= ends_at):
             return  # nothing later ends it, or this text itself already did
         data["valid_to"] = ends_at
-    elif ends_at is None or ends_at >= data["valid_from"]:
+    elif ends_at is None or ends_at >= (data["valid_from"] or ""):  # set: see above
         data["valid_from"] = seen
     else:
         return
-    ctx.pending.relation_updates[data["relation_id"]] = data
+    ctx.pending.update_relation(data)
 
 
 def _close_value(ctx: TextContext, subject: str, predicate: str, obj: str) -> None:
     """End ``subject -predicate-> obj`` at ``ctx.seen`` if it held then ("Bob left Initech"
     ends his works_at), unless it was stated again since (ending it at ``seen`` when a
     later statement, saved first, ended it later)."""
-    data = ctx.state.graph.graph.get_edge_data(subject, obj, key=predicate)
+    data = ctx.state.graph.relation_data(subject, predicate, obj)
     if data is not None and data["last_seen"] <= ctx.seen and holds_at(data, ctx.seen):
         data["valid_to"] = ctx.seen
-        ctx.pending.relation_updates[data["relation_id"]] = data
+        ctx.pending.update_relation(data)
 
 
 def _close_older_values(ctx: TextContext, subject: str, predicate: str, obj: str) -> None:
@@ -275,7 +277,7 @@ def _close_older_values(ctx: TextContext, subject: str, predicate: str, obj: str
     for _, other, key in list(g.out_edges(subject, keys=True)):
         if key == predicate and other != obj:
             _close_value(ctx, subject, predicate, other)
-    restated = g.get_edge_data(subject, obj, key=predicate)
+    restated = ctx.state.graph.relation_data(subject, predicate, obj)
     if (
         restated is not None
         and restated["valid_to"] is not None
@@ -284,10 +286,10 @@ def _close_older_values(ctx: TextContext, subject: str, predicate: str, obj: str
         # An older value stated again is current again, from now (one row per triple
         # cannot keep both spells; the earlier one stays in the evidence).
         restated["valid_from"], restated["valid_to"] = ctx.seen, None
-        ctx.pending.relation_updates[restated["relation_id"]] = restated
+        ctx.pending.update_relation(restated)
 
 
-def holds_at(data: dict[str, Any], when: str) -> bool:
+def holds_at(data: Mapping[str, Any], when: str) -> bool:
     """Whether a relation (its view data) held at ``when``: begun by then (at that very time
     included: a statement of the same time may end it) and not ended yet."""
     started = data["valid_from"] or data["first_seen"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..extract.entity_types import label_weight
+from ..graph.records import EntityData, RelationData
 from ..store import Connection, graph_rows
 from ._shared import TenantState, VoteTable
 
@@ -42,12 +43,12 @@ class PendingWrites:
     #: ``(tenant, keep key, merge key)``: entities a text showed to be one ("International
     #: Business Machines (IBM)" when both were known apart), merged once the batch is written.
     merges: list[tuple[str, str, str]] = field(default_factory=list)
-    new_relations: dict[int, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
-    relation_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    new_relations: dict[int, tuple[dict[str, Any], RelationData]] = field(default_factory=dict)
+    relation_updates: dict[int, RelationData] = field(default_factory=dict)
     next_relation_id: int = 0
     evidence: list[dict[str, Any]] = field(default_factory=list)
     #: Entities whose mention count or first/last_seen changed -> their view data (written as is).
-    entity_touches: dict[int, dict[str, Any]] = field(default_factory=dict)
+    entity_touches: dict[int, EntityData] = field(default_factory=dict)
     entity_labels: dict[int, str] = field(default_factory=dict)
     text_labels: dict[int, str] = field(default_factory=dict)
     stored_votes: VoteTable = field(default_factory=dict)
@@ -81,7 +82,7 @@ class PendingWrites:
             self.mentions.append(row)
             self.entities_in_use.add(row["entity_id"])
 
-    def add_relation(self, conn: Connection, row: dict[str, Any], state: dict[str, Any]) -> int:
+    def add_relation(self, conn: Connection, row: dict[str, Any], state: RelationData) -> int:
         """Queue a new relation (``row``: its fixed columns; ``state``: its view data)."""
         if not self.next_relation_id:
             self.next_relation_id = graph_rows.next_relation_id(conn)
@@ -91,16 +92,23 @@ class PendingWrites:
         self.entities_in_use.update((row["subject_id"], row["object_id"]))
         return relation_id
 
+    def update_relation(self, data: RelationData) -> None:
+        """Queue a relation's current values (``data``: its view data, an edge with a row)."""
+        relation_id = data["relation_id"]
+        assert relation_id is not None  # the index's edges all have rows
+        self.relation_updates[relation_id] = data
+
     def flush(self, conn: Connection) -> None:
+        """Write the batch, one statement per kind of row."""
         graph_rows.write_batch(
             conn,
             new_mentions=self.mentions,
             new_relations=[
-                {"id": rid, **row} | {k: state[k] for k in _RELATION_STATE}
+                {"id": rid, **row} | _state_columns(state)
                 for rid, (row, state) in self.new_relations.items()
             ],
             relation_updates=[
-                {"rid": rid} | {k: state[k] for k in _RELATION_STATE}
+                {"rid": rid} | _state_columns(state)
                 for rid, state in self.relation_updates.items()
                 if rid not in self.new_relations
             ],
@@ -117,6 +125,11 @@ class PendingWrites:
             entity_labels=[{"eid": e, "label": v} for e, v in self.entity_labels.items()],
             text_labels=[{"tid": t, "labels": v} for t, v in self.text_labels.items()],
         )
+
+
+def _state_columns(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns of a relation that change after insertion, from its view data."""
+    return {k: state[k] for k in _RELATION_STATE}
 
 
 class DeferredWrites:
