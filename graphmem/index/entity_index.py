@@ -463,10 +463,6 @@ class EntityIndex:
             self._declared = DeclaredNames(usable_patterns(patterns, make_doc), make_doc)
         self._relabelled = graph_rows.read_setting(conn, graph_rows.RELABELLED_KEY) or {}
 
-    def _evidence_loader(self, relation_ids: Sequence[int]) -> dict[int, list[Any]]:
-        with self.db.read() as conn:
-            return dict(graph_rows.evidence_for(conn, relation_ids))
-
     def tier_counts(self, tenant: str, namespace: str, keys: Sequence[str]) -> dict[str, int]:
         """Entity key -> how many items of ``namespace`` mention it (keys with none left
         out), kept in the tenant's graph view: counted in SQL once per key, then kept up to
