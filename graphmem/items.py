@@ -523,3 +523,8 @@ def _check_encodable(text: str, name: str) -> None:
         raise InvalidArgumentError(
             f"{name} is not valid Unicode text (lone surrogate at position {exc.start})"
         ) from None
+
+
+#: Predicate of the untyped edge between entities mentioned in the same memory (every other
+#: predicate is a typed relation); defined here, at the bottom, so every layer spells it once.
+CO_OCCURS = "co_occurs"

@@ -1,26 +1,48 @@
-"""What the relation rules (``models/relation_rules.json``) declare about predicates, read
-without spaCy: what answers need to word a relation's time (the context, the graph page,
-the CLI) and which stored predicates answer a query's, on paths that never analyse text.
+"""What the relation rules (``models/relation_rules.json``) and the learned model
+(``models/learned_predicates.json``) declare about predicates.
+
+Read without spaCy: what answers need to word a relation's time (the context, the graph page,
+the CLI) and which stored predicates answer a query's, on paths that never analyse text. And
+the :class:`PredicateCatalogue` the index keeps relations' validity by (which predicates hold
+one value at a time, what a statement ends), loaded once and handed to the index, so that a
+relation source only extracts.
 
 Example:
     >>> "left" in event_predicates(), "works_at" in event_predicates()
     (True, False)
     >>> answers("cto_of", "works_at"), answers("founder_of", "works_at")
     (True, False)
+    >>> catalogue = load_catalogue()
+    >>> "works_at" in catalogue.functional, catalogue.ended_by("left", "Acme", [("works_at", "Acme")])
+    (True, [('works_at', 'Acme')])
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._assets import asset_path
 from ..errors import InvalidArgumentError
+from ..items import CO_OCCURS
 
-__all__ = ["answers", "catalogue_predicates", "check_predicate", "event_predicates"]
+if TYPE_CHECKING:
+    from .relations import RelationRules
+
+__all__ = [
+    "PredicateCatalogue",
+    "answers",
+    "catalogue_predicates",
+    "check_predicate",
+    "default_catalogue",
+    "event_predicates",
+    "load_catalogue",
+]
 
 #: The rules' name for every role predicate: a title, then ``_of`` (``cto_of``, ``head_of_sales_of``).
 ROLE_TEMPLATE = "{role}_of"
@@ -99,7 +121,7 @@ def catalogue_predicates() -> frozenset[str]:
     return frozenset(names)
 
 
-def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_occurs") -> str:
+def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = CO_OCCURS) -> str:
     """``predicate`` if the relation catalogue knows it: a predicate the rules declare, a role
     (``<title>_of``), ``co_occurs``, or one of ``stored`` (those of the relations a graph holds,
     hand-added ones included); else an error naming what is accepted.
@@ -127,3 +149,63 @@ def check_predicate(predicate: str, stored: Iterable[str], co_occurs: str = "co_
     raise InvalidArgumentError(
         f"unknown predicate {predicate!r}{hint}; accepted: {', '.join(names)}{roles}"
     )
+
+
+@dataclass(frozen=True)
+class PredicateCatalogue:
+    """What predicates mean for the time a relation holds: ``functional`` ones hold one value
+    at a time per subject (a new ``lives_in`` closes the previous one), and :meth:`ended_by`
+    says which of a subject's open relations a statement ends (the rules' decision).
+
+    Made by :func:`load_catalogue` (or :func:`default_catalogue`) from the validated rules
+    file and the learned model's predicate map.
+    """
+
+    functional: frozenset[str]
+    rules: RelationRules
+
+    def ended_by(
+        self,
+        predicate: str,
+        obj: str,
+        open_relations: Iterable[tuple[str, str]],
+        ends: bool = False,
+    ) -> list[tuple[str, str]]:
+        """Which of a subject's open ``(predicate, object)`` relations a statement of
+        ``predicate`` about ``obj`` ends (``ends``: the statement says that relation ended);
+        see :meth:`graphmem.extract.relations.RelationRules.ended_by`.
+
+        Example:
+            >>> load_catalogue().ended_by("ceo_of", "Acme", [("cto_of", "Acme")])
+            [('cto_of', 'Acme')]
+        """
+        return list(self.rules.ended_by(predicate, obj, open_relations, ends))
+
+
+@lru_cache(maxsize=2)
+def load_catalogue(*, learned: bool = True) -> PredicateCatalogue:
+    """The catalogue of the bundled rules, with the learned model's functional predicates
+    when ``learned`` (what :func:`~graphmem.extract.learned.default_relation_source`
+    extracts with); loaded once.
+
+    Example:
+        >>> "born_in" in load_catalogue(learned=False).functional
+        True
+    """
+    from .learned import load_predicate_map  # the parsers load spaCy: only when asked
+    from .relations import load_relation_rules
+
+    rules = load_relation_rules()
+    functional = rules.functional_predicates()
+    if learned:
+        functional = functional | load_predicate_map().functional_predicates()
+    return PredicateCatalogue(frozenset(functional), rules)
+
+
+def default_catalogue() -> PredicateCatalogue:
+    """The catalogue of the relations graphmem extracts now: the learned model's predicates
+    count unless the environment variable ``GRAPHMEM_LEARNED_RELATIONS`` is ``"0"`` (as
+    :func:`~graphmem.extract.learned.default_relation_source` reads it)."""
+    from .learned import SWITCH_VARIABLE
+
+    return load_catalogue(learned=os.environ.get(SWITCH_VARIABLE, "1") != "0")

@@ -21,60 +21,44 @@ from __future__ import annotations
 import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
-from ..extract.predicates import answers, check_predicate, event_predicates
-from ..items import check_event_time, event_stamp, stored_time
+from ..extract.predicates import answers, check_predicate
+from ..items import CO_OCCURS, check_event_time, event_stamp, stored_time
+from .records import (
+    Edge,
+    EntityData,
+    EntityInfo,
+    Hop,
+    RelationData,
+    RelationshipQueries,
+    hop_rank,
+    validity_text,
+)
 
 __all__ = [
     "CO_OCCURS",
     "Edge",
+    "EntityData",
     "EntityInfo",
     "EvidenceLoader",
     "Hop",
     "KnowledgeGraph",
+    "RelationData",
+    "RelationshipQueries",
+    "hop_rank",
     "validity_text",
 ]
 
-#: Predicate of the untyped edge between entities mentioned in the same memory.
-CO_OCCURS = "co_occurs"
 
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
 EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
 NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
-
-
-def validity_text(
-    valid_from: str | None, valid_to: str | None, first_seen: str = "", *, event: bool = False
-) -> str:
-    """When a relation held, by day: ``"since 2025-03-03"`` while it holds, ``"2025-03-03 to
-    2025-04-21"`` once it ended (``"until 2025-04-21"`` when it was over when first stated:
-    its start is unknown), ``"on 2025-04-21"`` for an ``event`` (a predicate that
-    happens once, such as ``left``); from ``first_seen`` when it has no ``valid_from``, and
-    ``""`` when neither is known.
-
-    Example:
-        >>> validity_text("2025-03-03T09:12:00", None), validity_text(None, "2025-04-21", "2025-03-03")
-        ('since 2025-03-03', '2025-03-03 to 2025-04-21')
-        >>> validity_text("2025-04-21T10:00:00", None, event=True)
-        'on 2025-04-21'
-        >>> validity_text("2025-05-05T09:00:00", "2025-05-05T09:00:00")  # over when stated
-        'until 2025-05-05'
-    """
-    start = (valid_from or first_seen or "")[:10]
-    if valid_to and start == valid_to[:10]:
-        return f"until {start}"  # over when first stated ("previously worked at", "moved from")
-    if valid_to:
-        return f"{start or '?'} to {valid_to[:10]}"
-    if not start:
-        return ""
-    return f"on {start}" if event else f"since {start}"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,106 +76,6 @@ def _graph_time(text: str) -> str:
 
 def _strongest(link: tuple[str, int]) -> tuple[int, str]:
     return -link[1], link[0]
-
-
-@dataclass(frozen=True)
-class EntityInfo:
-    """What the graph knows about one entity."""
-
-    key: str
-    name: str
-    label: str
-    mentions: int
-    aliases: tuple[str, ...]
-    first_seen: str
-    last_seen: str
-
-
-@dataclass
-class Edge:
-    """A relation between two entities, with its evidence when it was asked for."""
-
-    subject: str
-    predicate: str
-    object: str
-    support: int
-    confidence: float
-    first_seen: str
-    last_seen: str
-    valid_from: str | None
-    valid_to: str | None
-    relation_id: int | None
-    evidence: list[Any] = field(default_factory=list)
-
-    @property
-    def current(self) -> bool:
-        """False once a newer value of a one-valued predicate closed this relation."""
-        return self.valid_to is None
-
-    @property
-    def validity(self) -> str:
-        """When it held, as every answer shows it: see :func:`validity_text`."""
-        return validity_text(
-            self.valid_from,
-            self.valid_to,
-            self.first_seen,
-            event=self.predicate in event_predicates(),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The relation as JSON data (``graphmem relations --json``, the MCP tools), its
-        evidence as sentences with their date, memory id and rule."""
-        return {
-            "subject": self.subject,
-            "predicate": self.predicate,
-            "object": self.object,
-            "support": self.support,
-            "confidence": self.confidence,
-            "first_seen": self.first_seen,
-            "last_seen": self.last_seen,
-            "valid_from": self.valid_from,
-            "valid_to": self.valid_to,
-            "validity": self.validity,
-            "evidence": [
-                {"sentence": s, "date": d, "memory_id": ev.memory_id, "rule": ev.rule}
-                for s, d, ev in self._distinct_evidence()
-            ],
-        }
-
-    def _distinct_evidence(self) -> list[tuple[str, str, Any]]:
-        """(sentence, time, evidence row) of each distinct sentence, as loaded."""
-        seen: set[str] = set()
-        out: list[tuple[str, str, Any]] = []
-        for ev in self.evidence:
-            sentence = " ".join(str(ev.sentence).split())
-            if sentence and sentence not in seen:
-                seen.add(sentence)
-                out.append((sentence, str(ev.created_at or ""), ev))
-        return out
-
-    def sentences(self) -> list[tuple[str, str]]:
-        """The distinct sentences of its evidence (as loaded: newest first), each with the
-        time of the memory it is from; whitespace runs are one space.
-
-        Example:
-            >>> from types import SimpleNamespace as Ev
-            >>> edge = Edge("Ann", "met", "Bo", 2, 1.0, "", "", None, None, None, [
-            ...     Ev(sentence="Ann  met Bo.", created_at="2026-05-02"),
-            ...     Ev(sentence="Ann met Bo.", created_at="2026-05-01")])
-            >>> edge.sentences()
-            [('Ann met Bo.', '2026-05-02')]
-        """
-        return [(sentence, when) for sentence, when, _ in self._distinct_evidence()]
-
-
-@dataclass
-class Hop:
-    """One step of a path: ``source`` to ``target`` through ``edge`` (possibly reversed)."""
-
-    source: str
-    target: str
-    edge: Edge
-    reversed: bool
 
 
 class KnowledgeGraph:
@@ -451,6 +335,23 @@ class KnowledgeGraph:
         """Display name of a node key."""
         return str(self._graph.nodes[key]["name"])
 
+    def entity_data(self, key: str) -> EntityData:
+        """The view's data of node ``key`` (the dict itself: writes change it in place)."""
+        return cast(EntityData, self.graph.nodes[key])
+
+    def relation_data(self, subject: str, predicate: str, obj: str) -> RelationData | None:
+        """The view's data of the edge ``subject -predicate-> obj`` (the dict itself), or None."""
+        return cast("RelationData | None", self.graph.get_edge_data(subject, obj, key=predicate))
+
+    def label_of(self, key: str) -> str | None:
+        """The label of a node key (None: no such entity)."""
+        data = self.graph.nodes.get(key)
+        return None if data is None else str(data["label"])
+
+    def keys_with_word(self, word: str) -> set[str]:
+        """The node keys added that have ``word`` (removed ones may linger: check them)."""
+        return self.name_words.get(word, set())
+
     def _edge(self, u: str, v: str, data: dict[str, Any]) -> Edge:
         return Edge(
             subject=self.name_of(u),
@@ -647,16 +548,14 @@ class KnowledgeGraph:
         return result
 
     def _best_hop(self, u: str, v: str) -> Hop:
-        options: list[tuple[int, bool, str, dict[str, Any]]] = []
-        for key, data in (self.graph.get_edge_data(u, v) or {}).items():
-            options.append(
-                (int(data["support"]) + (1000 if key != CO_OCCURS else 0), False, key, data)
-            )
-        for key, data in (self.graph.get_edge_data(v, u) or {}).items():
-            options.append(
-                (int(data["support"]) + (1000 if key != CO_OCCURS else 0), True, key, data)
-            )
-        _, is_reversed, _, data = max(options, key=lambda o: (o[0], not o[1], o[2]))
+        options = [
+            (key, data, is_reversed)
+            for ends, is_reversed in (((u, v), False), ((v, u), True))
+            for key, data in (self.graph.get_edge_data(*ends) or {}).items()
+        ]
+        _, data, is_reversed = max(
+            options, key=lambda o: hop_rank(o[0], int(o[1]["support"]), o[2])
+        )
         edge = self._edge(v, u, data) if is_reversed else self._edge(u, v, data)
         return Hop(source=self.name_of(u), target=self.name_of(v), edge=edge, reversed=is_reversed)
 

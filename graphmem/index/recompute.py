@@ -9,7 +9,7 @@ departure it stated no longer ends the job, a full name only it gave is no longe
 An open relation begun by one of its remaining statements keeps its interval; any other
 relation of an affected subject (one that lost statements, or that had ended) has its interval
 read again from the subject's remaining statements with the rule the index applies to history
-recorded out of order (:meth:`RelationSource.ended_by`): a relation begins at its first
+recorded out of order (:meth:`~graphmem.extract.predicates.PredicateCatalogue.ended_by`): a relation begins at its first
 statement and ends at the first later statement that ends it; a functional one stated again
 after it ended begins again.
 
@@ -29,18 +29,16 @@ Example (a delete calls it):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
 
 import networkx as nx
 
 from ..extract.entity_types import label_weight
 from ..extract.normalize import canonical_key
-from ..graph.knowledge_graph import CO_OCCURS
+from ..extract.predicates import PredicateCatalogue
+from ..items import CO_OCCURS
 from ..store import Connection, derived_rows
 from ..store.derived_rows import RelationTimes
-
-if TYPE_CHECKING:
-    from .entity_index import RelationSource
+from .linking import ended_later
 
 __all__ = ["recompute_derived"]
 
@@ -51,7 +49,7 @@ def recompute_derived(
     entity_ids: Collection[int],
     relation_ids: Collection[int] = (),
     *,
-    source: RelationSource | None,
+    predicates: PredicateCatalogue | None,
     preferred: Callable[[str], bool] | None,
     pinned: Mapping[str, str],
 ) -> dict[int, str]:
@@ -60,7 +58,7 @@ def recompute_derived(
     ``entity id -> new key`` of the entities renamed. The caller prunes what has no support
     left first, and drops the tenant's graph view after (it is read again from the tables).
 
-    ``source`` answers what a statement ends (None: intervals start at the first statement
+    ``predicates`` answers what a statement ends (None: intervals start at the first statement
     and only a remaining bound is kept); ``preferred``: the labels that win a vote (declared
     types); ``pinned``: ``entity key -> label`` of relabelled entities.
     """
@@ -74,12 +72,12 @@ def recompute_derived(
         weight=label_weight,
     )
     rows = derived_rows.recount_relations(conn, tenant, relation_ids, subject_ids=entity_ids)
-    derived_rows.write_validity(conn, _intervals(rows, set(relation_ids), source))
+    derived_rows.write_validity(conn, _intervals(rows, set(relation_ids), predicates))
     return renamed
 
 
 def _intervals(
-    rows: list[RelationTimes], lost: set[int], source: RelationSource | None
+    rows: list[RelationTimes], lost: set[int], predicates: PredicateCatalogue | None
 ) -> dict[int, tuple[str | None, str | None]]:
     """The validity intervals to store: of the relations whose bounds no remaining statement
     explains, or that lost statements."""
@@ -87,7 +85,7 @@ def _intervals(
     for r in rows:
         by_subject.setdefault(r.subject_id, []).append(r)
     out: dict[int, tuple[str | None, str | None]] = {}
-    functional = source.functional_predicates() if source is not None else frozenset()
+    functional = predicates.functional if predicates is not None else frozenset()
     for subject, rels in by_subject.items():
         g = nx.MultiDiGraph()  # the subject's statements, as the index's rule reads them
         node = str(subject)
@@ -106,12 +104,12 @@ def _intervals(
             # one is read again (what ended it may be gone).
             if r.manual or not r.times or (r.valid_to is None and r.id not in lost):
                 continue
-            if r.predicate == CO_OCCURS or source is None:
+            if r.predicate == CO_OCCURS or predicates is None:
                 interval: tuple[str | None, str | None] = (r.times[0], None)
             elif r.valid_from is not None and r.valid_from == r.valid_to:
                 interval = (r.times[0], r.times[0])  # stated as ended ("previously worked at")
             else:
-                interval = _stated_interval(g, source, node, r, r.predicate in functional)
+                interval = _stated_interval(g, predicates, node, r, r.predicate in functional)
             out[r.id] = interval
             edge = g[node][str(r.object_id)][r.predicate]
             edge.update(valid_from=interval[0], valid_to=interval[1])
@@ -119,19 +117,22 @@ def _intervals(
 
 
 def _stated_interval(
-    g: nx.MultiDiGraph, source: RelationSource, subject: str, r: RelationTimes, reopens: bool
+    g: nx.MultiDiGraph,
+    predicates: PredicateCatalogue,
+    subject: str,
+    r: RelationTimes,
+    reopens: bool,
 ) -> tuple[str | None, str | None]:
-    """From the first statement to the first later one of the subject's that ends it; a
-    functional relation stated again at or after its end begins again then."""
-    from .entity_index import _ended_later  # the index's one rule for what ends a relation
-
+    """From the first statement to the first later one of the subject's that ends it (the
+    index's one rule: :func:`~graphmem.index.linking.ended_later`); a functional relation
+    stated again at or after its end begins again then."""
     obj = str(r.object_id)
     start = r.times[0]
-    end = _ended_later(g, source, subject, r.predicate, obj, start)
+    end = ended_later(g, predicates, subject, r.predicate, obj, start)
     while end is not None and reopens:
         again = [t for t in r.times if t >= end]
         if not again:
             break
         start = again[0]
-        end = _ended_later(g, source, subject, r.predicate, obj, start)
+        end = ended_later(g, predicates, subject, r.predicate, obj, start)
     return start, end

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import EntityNotFound, InvalidArgumentError
 from ..extract.normalize import canonical_key, may_shorten
-from ..graph.knowledge_graph import CO_OCCURS, Edge, Hop
+from ..graph.records import Edge, Hop, hop_rank
 from ..store import Connection, graph_queries, graph_rows
 from ..store.database import Database
 
@@ -32,7 +32,8 @@ class SQLGraph:
     """One tenant's relationship queries, answered in SQL without loading the graph.
 
     The methods mirror :class:`~graphmem.graph.knowledge_graph.KnowledgeGraph`: same
-    arguments, same results, same errors.
+    arguments, same results, same errors (both are
+    :class:`~graphmem.graph.records.RelationshipQueries`).
     """
 
     def __init__(self, db: Database, tenant: str) -> None:
@@ -129,15 +130,13 @@ def _best_hop(
     edges: dict[tuple[int, int], list[Any]],
     names: dict[int, tuple[str, str]],
 ) -> Hop:
-    """The strongest edge between two entities: typed before co-occurrence, then support."""
+    """The strongest edge between two entities, by :func:`~graphmem.graph.records.hop_rank`."""
     options = [
-        (int(row.support) + (1000 if row.predicate != CO_OCCURS else 0), False, row.predicate, row)
-        for row in edges.get((u, v), [])
-    ] + [
-        (int(row.support) + (1000 if row.predicate != CO_OCCURS else 0), True, row.predicate, row)
-        for row in edges.get((v, u), [])
+        (row, is_reversed)
+        for ends, is_reversed in (((u, v), False), ((v, u), True))
+        for row in edges.get(ends, [])
     ]
-    _, is_reversed, _, row = max(options, key=lambda o: (o[0], not o[1], o[2]))
+    row, is_reversed = max(options, key=lambda o: hop_rank(o[0].predicate, int(o[0].support), o[1]))
     edge = Edge(
         subject=names[int(row.subject_id)][1],
         predicate=row.predicate,
