@@ -121,3 +121,20 @@ def test_forgetting_in_a_rolled_back_savepoint_leaves_the_text_searchable(db: Da
     with db.read() as conn:
         assert [s for s, _ in db.search_text(conn, "acme", ["n"])] == [seq]
     assert _contents(db) == ["Alice works at Acme"]
+
+
+def test_a_failed_rollback_to_the_savepoint_does_not_hide_the_error(db: Database) -> None:
+    """The whole transaction is gone under the savepoint (as when a driver error aborts it):
+    the body's exception still reaches the caller, and nothing of it is stored."""
+    with pytest.raises(InnerFailure, match="the original"):
+        with db.write() as conn:
+            with db.write() as inner:
+                _save(db, inner, "lost")
+                driver = inner.connection.driver_connection
+                assert driver is not None
+                driver.execute("ROLLBACK")  # the savepoint goes with the transaction
+                raise InnerFailure("the original")
+    assert _contents(db) == []
+    with db.write() as conn:  # the database is usable afterwards
+        _save(db, conn, "next")
+    assert _contents(db) == ["next"]

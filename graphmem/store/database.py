@@ -20,7 +20,6 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,10 @@ from sqlalchemy import (
     Engine,
     Integer,
     String,
+    bindparam,
     cast,
     delete,
+    exists,
     func,
     insert,
     select,
@@ -45,36 +46,20 @@ from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
 from .engine import create_engine_for, is_url
 from .memory_rows import (
-    _COUNT,
-    _COUNT_OF_TENANT,
-    _DELETE_ROWS,
-    _DELETE_TEXTS,
-    _INSERT_ITEMS,
-    _INSERT_TEXTS,
-    _ITEMS,
-    _ITEMS_BY_SEQ,
-    _ITEMS_OF_TEXT,
-    _M,
-    _ROWS_NEWEST_FIRST,
-    _ROWS_OF_TENANT_NEWEST_FIRST,
-    _T,
-    _TEXTS_OF_ITEMS,
-    _TOUCH,
-    _UNSHOWN_TEXTS,
-    _UPDATE_METADATA,
     SQL_FILTER_COLUMNS,
     MemoryRow,
     NewItemRow,
     TextAnalysis,
-    _item_values,
-    _row_key,
-    _row_to_item,
     chunks,
+    item_columns,
+    item_of_row,
+    memory_row_of,
     row_conditions,
     shown_content,
     shows_mention,
 )
 from .query_text import STOP_WORDS, fts_query_from_text, query_terms
+from .transactions import Transaction, is_disk_full
 
 __all__ = [
     "Database",
@@ -90,6 +75,40 @@ __all__ = [
     "shown_content",
     "shows_mention",
 ]
+
+
+_M = schema.memories
+_T = schema.texts
+# Statements run once per row, built once (building one costs ~200 us, more than running it).
+_INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
+_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
+_ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
+_ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_TOUCH = (
+    update(_M)
+    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+    .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
+)
+_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_UNSHOWN_TEXTS = select(_T.c.id).where(
+    _T.c.id.in_(bindparam("ids", expanding=True)),
+    ~exists().where(_M.c.text_id == _T.c.id),
+)
+_DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
+_ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
+_UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
+_IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
+_OF_TENANT = _M.c.tenant == bindparam("tenant")
+_COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
+_COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
+_ROWS_NEWEST_FIRST = (
+    select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
+    .where(_IN_NAMESPACES)
+    .order_by(_M.c.created_at.desc(), _M.c.seq.desc())
+    .offset(bindparam("skip"))
+)
+_ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
+_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 
 
 class Database:
@@ -190,7 +209,7 @@ class Database:
                 return
             with self._disk_full_is_named(), self.engine.connect() as conn:
                 conn = conn.execution_options(graphmem_write=True)
-                tx = _Transaction(conn)
+                tx = Transaction(conn)
                 self._local.tx = tx
                 try:
                     with self.dialect.write_transaction(conn, durable=durable):
@@ -213,7 +232,7 @@ class Database:
         try:
             yield
         except OperationalError as exc:
-            if not _is_disk_full(exc):
+            if not is_disk_full(exc):
                 raise
             raise StorageFullError(
                 f"{self.describe()}: the disk is full; nothing of this write was stored "
@@ -390,7 +409,7 @@ class Database:
         out: list[tuple[MemoryRow, MemoryItem]] = []
         for chunk in chunks(list(text_ids), 500):
             stmt = _ITEMS.where(_M.c.text_id.in_(chunk)).order_by(_M.c.seq)
-            out.extend((_row_key(r), _row_to_item(r)) for r in conn.execute(stmt))
+            out.extend((memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt))
         out.sort(key=lambda pair: pair[0].seq)
         return out
 
@@ -400,7 +419,7 @@ class Database:
             return []
         values = [
             {
-                **_item_values(r.item, r.namespace, r.importance, r.author_key),
+                **item_columns(r.item, r.namespace, r.importance, r.author_key),
                 "text_id": r.text_id,
                 "view": r.view,
                 "result_id": r.result_id or r.item.memory_id,
@@ -436,7 +455,7 @@ class Database:
         ).first()
         if row is None:
             return None
-        return _row_key(row), _row_to_item(row)
+        return memory_row_of(row), item_of_row(row)
 
     def results_with_keys(
         self, conn: Connection, tenant: str, keys: Sequence[str], *, writing: bool = False
@@ -480,7 +499,7 @@ class Database:
             if namespaces is not None:
                 stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
             out.extend(
-                (_row_key(r), _row_to_item(r)) for r in conn.execute(stmt.order_by(_M.c.seq))
+                (memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt.order_by(_M.c.seq))
             )
         return out
 
@@ -519,7 +538,7 @@ class Database:
         out: dict[int, tuple[MemoryRow, MemoryItem]] = {}
         for chunk in chunks(list(seqs), 500):
             for row in conn.execute(_ITEMS_BY_SEQ, {"seqs": chunk}).all():
-                out[row.seq] = (_row_key(row), _row_to_item(row))
+                out[row.seq] = (memory_row_of(row), item_of_row(row))
         return out
 
     def list_items(
@@ -545,7 +564,7 @@ class Database:
         stmt = stmt.order_by(*(c.desc() if newest_first else c.asc() for c in order))
         if limit is not None:
             stmt = stmt.limit(limit)
-        return [(_row_key(r), _row_to_item(r)) for r in conn.execute(stmt)]
+        return [(memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt)]
 
     def count(
         self, conn: Connection, namespaces: Sequence[str] | None, tenant: str | None = None
@@ -585,7 +604,7 @@ class Database:
         stmt = _ROWS_NEWEST_FIRST
         if tenant is not None:
             stmt, params["tenant"] = _ROWS_OF_TENANT_NEWEST_FIRST, tenant
-        return [_row_key(r) for r in reversed(conn.execute(stmt, params).all())]
+        return [memory_row_of(r) for r in reversed(conn.execute(stmt, params).all())]
 
     def eviction_candidates(
         self, conn: Connection, namespace: str, tenant: str | None = None
@@ -659,7 +678,7 @@ class Database:
         author_key: str | None = None,
     ) -> None:
         """Rewrite a row's fields from ``item`` (same seq, namespace and text)."""
-        values = _item_values(item, None, importance, author_key)
+        values = item_columns(item, None, importance, author_key)
         values.pop("namespace")
         conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
 
@@ -732,51 +751,3 @@ class Database:
         stmt = select(schema.kv.c.key).order_by(schema.kv.c.key)
         keys = [str(k) for k in conn.execute(stmt).scalars()]
         return [k for k in keys if prefix is None or k.startswith(prefix)]
-
-
-@dataclass
-class _Transaction:
-    """The write transaction open in a thread, with what runs when it ends."""
-
-    conn: Connection
-    on_commit: list[Callable[[], None]] = field(default_factory=list)
-    on_rollback: list[Callable[[], None]] = field(default_factory=list)
-    before_commit: list[Callable[[], None]] = field(default_factory=list)
-    generation: tuple[int, int] | None = None
-    #: Texts were deleted or rewritten: their words are scrubbed (:meth:`Database._scrub`).
-    forgot_text: bool = False
-
-    @contextmanager
-    def savepoint(self) -> Iterator[None]:
-        """A nested write: ``SAVEPOINT``, released when the body returns. When it raises,
-        ``ROLLBACK TO`` it, forget what the body registered (its after-rollback callbacks
-        run now) and re-raise the body's exception unchanged."""
-        marks = (len(self.on_commit), len(self.on_rollback), len(self.before_commit))
-        state = (self.generation, self.forgot_text)
-        nested = self.conn.begin_nested()
-        try:
-            yield
-        except BaseException:
-            if nested.is_active:
-                try:
-                    nested.rollback()
-                except Exception:  # noqa: BLE001
-                    pass  # the whole transaction is gone (the outer one fails): the body's error says why
-            undone = self.on_rollback[marks[1] :]
-            del self.on_commit[marks[0] :], self.on_rollback[marks[1] :]
-            del self.before_commit[marks[2] :]
-            self.generation, self.forgot_text = state
-            for callback in undone:
-                callback()
-            raise
-        nested.commit()
-
-
-#: SQLite's result codes for a write that found no space: SQLITE_FULL, and SQLITE_IOERR_WRITE
-#: / SQLITE_IOERR_SHMSIZE, which a full file system gives when the WAL or its index grows.
-_DISK_FULL_CODES = frozenset({13, 778, 4874})
-
-
-def _is_disk_full(exc: OperationalError) -> bool:
-    code = getattr(exc.orig, "sqlite_errorcode", None)
-    return code in _DISK_FULL_CODES or "disk is full" in str(exc.orig)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import and_, or_
 
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import schema
@@ -28,6 +28,9 @@ __all__ = [
     "SQL_FILTER_COLUMNS",
     "TextAnalysis",
     "chunks",
+    "item_columns",
+    "item_of_row",
+    "memory_row_of",
     "row_conditions",
     "shown_content",
     "shows_mention",
@@ -44,7 +47,6 @@ SQL_FILTER_COLUMNS = (
 )
 
 _M = schema.memories
-_T = schema.texts
 _V = TypeVar("_V")
 
 
@@ -107,39 +109,6 @@ class MemoryRow:
     dedupe_key: str | None = None
 
 
-# ---------------------------------------------------------------------- helpers
-# Statements run once per row, built once (building one costs ~200 us, more than running it).
-_INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
-_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
-_ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
-_ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_TOUCH = (
-    update(_M)
-    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-    .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
-)
-_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_UNSHOWN_TEXTS = select(_T.c.id).where(
-    _T.c.id.in_(bindparam("ids", expanding=True)),
-    ~exists().where(_M.c.text_id == _T.c.id),
-)
-_DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
-_ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
-_UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
-_IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
-_OF_TENANT = _M.c.tenant == bindparam("tenant")
-_COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
-_COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
-_ROWS_NEWEST_FIRST = (
-    select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
-    .where(_IN_NAMESPACES)
-    .order_by(_M.c.created_at.desc(), _M.c.seq.desc())
-    .offset(bindparam("skip"))
-)
-_ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
-_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-
-
 def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
     """SQL conditions on ``memories`` rows: of ``tenant`` (when given), with column filters."""
     conds: list[Any] = []
@@ -151,9 +120,10 @@ def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) ->
     return [and_(*conds)] if conds else []
 
 
-def _item_values(
+def item_columns(
     item: MemoryItem, namespace: str | None, importance: float | None, author_key: str | None
 ) -> dict[str, Any]:
+    """The ``memories`` columns of ``item`` (a tier item of ``namespace``), text aside."""
     return {
         "memory_id": item.memory_id,
         "namespace": namespace,
@@ -174,7 +144,8 @@ def _item_values(
     }
 
 
-def _row_key(row: Any) -> MemoryRow:
+def memory_row_of(row: Any) -> MemoryRow:
+    """The :class:`MemoryRow` of a ``memories`` result row."""
     return MemoryRow(
         seq=int(row.seq),
         namespace=row.namespace,
@@ -202,7 +173,8 @@ def shows_mention(items: Any, mentions: Any) -> Any:
     return or_(mentions.c.in_head == 0, items.c.view == "full")
 
 
-def _row_to_item(row: Any) -> MemoryItem:
+def item_of_row(row: Any) -> MemoryItem:
+    """The item a ``memories`` row joined with its text's ``head`` and ``body`` shows."""
     return MemoryItem(
         content=shown_content(row.head, row.body, row.view),
         memory_type=row.memory_type,
