@@ -4,8 +4,8 @@ Every backend runs the same SQLAlchemy schema (:mod:`graphmem.store.schema`); a 
 only what the backend does its own way: the start-up lock, the full-text index, id sequences,
 durability, read isolation and scrubbing forgotten text. :class:`~graphmem.store.Database`
 picks one when it opens (:func:`dialect_for`); functions that only have a connection look it
-up with :func:`dialect_of`. Adding a backend is one module here (registered in
-:data:`DIALECTS`) plus its engine set-up in :mod:`graphmem.store.engine`.
+up with :func:`dialect_of`. Adding a backend is one module here, named as SQLAlchemy names
+the dialect and holding its ``DIALECT``, plus its engine set-up in :mod:`graphmem.store.engine`.
 
 Example:
     >>> from graphmem.store import Database
@@ -19,13 +19,15 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from functools import cache
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine
 
-__all__ = ["DIALECTS", "Dialect", "dialect_for", "dialect_of"]
+__all__ = ["Dialect", "dialect_for", "dialect_of"]
 
 
 class Dialect(Protocol):
@@ -92,27 +94,25 @@ class Dialect(Protocol):
         """After such a commit: drop older page images that still hold those words."""
 
 
-def _registry() -> dict[str, Dialect]:
-    from .postgresql import POSTGRESQL
-    from .sqlite import SQLITE
-
-    return {d.name: d for d in (SQLITE, POSTGRESQL)}
-
-
-#: Dialect name -> its :class:`Dialect`.
-DIALECTS: Mapping[str, Dialect] = _registry()
-
-
+@cache
 def dialect_for(name: str) -> Dialect:
-    """The :class:`Dialect` of a SQLAlchemy dialect name.
+    """The :class:`Dialect` of a SQLAlchemy dialect name: the ``DIALECT`` of this package's
+    module of that name (imported on first use).
 
     Raises:
         NotImplementedError: graphmem has no dialect of that name.
     """
+    module_name = f"{__name__}.{name}"
     try:
-        return DIALECTS[name]
-    except KeyError:
-        raise NotImplementedError(f"graphmem does not support {name} databases") from None
+        module = importlib.import_module(module_name) if name.isidentifier() else None
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the module exists but needs something missing
+        module = None
+    if module is None:
+        raise NotImplementedError(f"graphmem does not support {name} databases")
+    dialect: Dialect = module.DIALECT
+    return dialect
 
 
 def dialect_of(conn: Connection) -> Dialect:

@@ -46,8 +46,10 @@ from sqlalchemy.schema import CreateSchema, DropSchema
 from .. import schema
 from ..memory_rows import row_conditions
 from ..query_text import query_terms
+from . import Dialect
 
 __all__ = [
+    "DIALECT",
     "POSTGRESQL",
     "PostgreSQLDialect",
     "FTS_CONFIG",
@@ -283,3 +285,5 @@ class PostgreSQLDialect:
 
 #: The one PostgreSQL dialect.
 POSTGRESQL = PostgreSQLDialect()
+#: What :func:`graphmem.store.dialects.dialect_for` reads.
+DIALECT: Dialect = POSTGRESQL

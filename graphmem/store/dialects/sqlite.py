@@ -21,8 +21,9 @@ from sqlalchemy import Connection, Engine, text
 
 from .. import schema
 from ..query_text import fts_query_from_text
+from . import Dialect
 
-__all__ = ["SQLITE", "SQLiteDialect", "WAL_SCRUB_WAIT_MS"]
+__all__ = ["DIALECT", "SQLITE", "SQLiteDialect", "WAL_SCRUB_WAIT_MS"]
 
 #: How long emptying the WAL after a forgetting commit waits for readers of older snapshots.
 WAL_SCRUB_WAIT_MS = 2_000
@@ -168,3 +169,5 @@ class SQLiteDialect:
 
 #: The one SQLite dialect.
 SQLITE = SQLiteDialect()
+#: What :func:`graphmem.store.dialects.dialect_for` reads.
+DIALECT: Dialect = SQLITE
