@@ -184,19 +184,16 @@ def write_batch(
     entity_labels: Rows[EntityLabel] = (),
     text_labels: Rows[TextLabels] = (),
 ) -> None:
-    """Apply an indexing batch with one statement per kind (``executemany``).
-
-    ``new_mentions``, ``new_relations`` (with their ``id`` and ``support``) and ``evidence``:
-    rows of ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``:
-    ``{"rid", "confidence", "first_seen", "last_seen", "valid_from", "valid_to", "support"}``;
-    ``entity_touches``: ``{"eid", "first_seen", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
-    "label"}``; ``text_labels``: ``{"tid", "labels"}``.
+    """Apply an indexing batch with one statement per kind (``executemany``); each argument
+    holds rows of its ``TypedDict`` above: new ``mentions``, ``relations`` (under the ids
+    :func:`next_relation_id` gave them) and ``relation_evidence`` rows, and the new values of
+    stored relations, entities (counts and times; labels) and texts (``entity_labels``).
     """
     if new_mentions:
         conn.execute(_INSERT_MENTIONS, list(new_mentions))
     if new_relations:
         conn.execute(_INSERT_RELATION, list(new_relations))
-        dialect_of(conn).after_insert_relations(conn, max(r["id"] for r in new_relations))
+        dialect_of(conn).after_insert_relations(conn, max(int(r["id"]) for r in new_relations))
     if relation_updates:
         conn.execute(
             _UPDATE_RELATIONS,
