@@ -122,8 +122,12 @@ class Database:
     def __init__(self, target: str | os.PathLike[str] | None = None) -> None:
         self.target = os.fspath(target) if target is not None else None
         self.engine: Engine = create_engine_for(target)
-        #: What this backend does its own way (chosen once, from the engine).
-        self.dialect: Dialect = dialect_for(self.engine.dialect.name)
+        try:
+            #: What this backend does its own way (chosen once, from the engine).
+            self.dialect: Dialect = dialect_for(self.engine.dialect.name)
+        except NotImplementedError:
+            self.engine.dispose()
+            raise
         self._lock = threading.RLock()
         self._local = threading.local()
         try:
