@@ -44,6 +44,7 @@ from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, encode_metadata, time_text
 from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
+from .dialects.sqlite import WAL_SCRUB_WAIT_MS
 from .engine import create_engine_for, is_url
 from .memory_rows import (
     SQL_FILTER_COLUMNS,
@@ -68,6 +69,7 @@ __all__ = [
     "SQL_FILTER_COLUMNS",
     "STOP_WORDS",
     "TextAnalysis",
+    "WAL_SCRUB_WAIT_MS",
     "chunks",
     "fts_query_from_text",
     "query_terms",
