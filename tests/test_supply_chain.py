@@ -132,7 +132,7 @@ _ALLOWLIST = {
         "graphmem.store.engine",
         ["BUSY_TIMEOUT_MS"],
     ),
-    ("store/database.py", "PRAGMA application_id = {schema.APPLICATION_ID}"): (
+    ("store/dialects/sqlite.py", "PRAGMA application_id = {schema.APPLICATION_ID}"): (
         "graphmem.store.schema",
         ["APPLICATION_ID"],
     ),
@@ -222,6 +222,7 @@ def test_the_sql_detector_ignores_bound_sql_and_prose():
 
 
 def test_the_fixed_busy_timeout_statement_restores_the_engines_wait() -> None:
-    from graphmem.store import database, engine
+    from graphmem.store import engine
+    from graphmem.store.dialects import sqlite
 
-    assert database._BUSY_TIMEOUT == f"PRAGMA busy_timeout = {engine.BUSY_TIMEOUT_MS}"
+    assert sqlite._BUSY_TIMEOUT == f"PRAGMA busy_timeout = {engine.BUSY_TIMEOUT_MS}"

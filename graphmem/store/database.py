@@ -17,160 +17,100 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import (
     Connection,
     Engine,
     Integer,
     String,
-    and_,
     bindparam,
     cast,
     delete,
     exists,
     func,
     insert,
-    or_,
     select,
     update,
 )
 from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
-from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
-from . import dump, migrations, postgres, schema
+from ..items import MemoryItem, encode_metadata, time_text
+from . import dump, migrations, schema
+from .dialects import Dialect, dialect_for
+from .dialects.sqlite import WAL_SCRUB_WAIT_MS
 from .engine import create_engine_for, is_url
-from .vectors import decode_embedding, encode_embedding
+from .memory_rows import (
+    SQL_FILTER_COLUMNS,
+    MemoryRow,
+    NewItemRow,
+    TextAnalysis,
+    chunks,
+    item_columns,
+    item_of_row,
+    memory_row_of,
+    row_conditions,
+    shown_content,
+    shows_mention,
+)
+from .query_text import STOP_WORDS, fts_query_from_text, query_terms
+from .transactions import Transaction, is_disk_full
 
 __all__ = [
     "Database",
     "MemoryRow",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
+    "STOP_WORDS",
     "TextAnalysis",
+    "WAL_SCRUB_WAIT_MS",
+    "chunks",
     "fts_query_from_text",
+    "query_terms",
+    "row_conditions",
     "shown_content",
     "shows_mention",
 ]
 
-#: MemoryItem attributes that filters may push down into SQL when compared to a plain value.
-SQL_FILTER_COLUMNS = (
-    "memory_id",
-    "memory_type",
-    "agent_id",
-    "task_id",
-    "conversation_id",
-    "user_id",
-)
 
 _M = schema.memories
 _T = schema.texts
-_V = TypeVar("_V")
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-# Words too common to decide whether a memory matches a query. The same list serves the
-# lexical ranking (retrieval) so that "matches" means the same everywhere.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    """.split()
+# Statements run once per row, built once (building one costs ~200 us, more than running it).
+_INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
+_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
+_ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
+_ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_TOUCH = (
+    update(_M)
+    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+    .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
 )
-
-
-@dataclass(frozen=True)
-class NewItemRow:
-    """A tier item to insert, showing the stored text ``text_id`` (all of it, or with
-    ``view="body"`` its body), with the canonical key of who said or did it."""
-
-    item: MemoryItem
-    namespace: str
-    importance: float | None
-    text_id: int
-    view: str = "full"
-    author_key: str | None = None
-    #: The save that wrote it (None: the item's own memory id) and its idempotency key.
-    result_id: str | None = None
-    dedupe_key: str | None = None
-
-
-@dataclass(frozen=True)
-class TextAnalysis:
-    """How a text is indexed (its ``texts`` columns), so ``reanalyse`` can index it again
-    the same way: with typed relations or not, the names given in place of extraction
-    (Calute's ``entities=``), the tiers whose items list its entities."""
-
-    relations: bool = False
-    given_entities: Sequence[str] | None = None
-    listed_in: Sequence[str] = ()
-
-    @staticmethod
-    def columns_of(analysis: TextAnalysis | None) -> dict[str, Any]:
-        """The ``texts`` columns of a text indexed as ``analysis`` (None: not indexed)."""
-        if analysis is None:
-            return {"analysis": schema.NOT_ANALYSED, "given_entities": None, "listed_in": None}
-        return analysis.columns()
-
-    def columns(self) -> dict[str, Any]:
-        """The ``texts`` columns of an indexed text."""
-        return {
-            "analysis": schema.WITH_RELATIONS if self.relations else schema.ENTITIES_ONLY,
-            "given_entities": None
-            if self.given_entities is None
-            else json.dumps(list(self.given_entities), ensure_ascii=False),
-            "listed_in": json.dumps(list(self.listed_in)) if self.listed_in else None,
-        }
-
-
-@dataclass(frozen=True)
-class MemoryRow:
-    """A memory row's position, owner and text, beside the item itself."""
-
-    seq: int
-    namespace: str
-    tenant: str
-    text_id: int = 0
-    #: What the item shows of its text: "full", or "body" (the text without its head).
-    view: str = "full"
-    #: The save that wrote it (every item of one task result shares it), and its key.
-    result_id: str | None = None
-    dedupe_key: str | None = None
-
-
-def query_terms(query: str) -> list[str]:
-    """Lower-cased word tokens of a query, stop words dropped unless nothing else is left.
-
-    Example:
-        >>> query_terms("Who works at the Acme office?")
-        ['works', 'acme', 'office']
-    """
-    tokens = [t for t in _TOKEN.findall(query.lower()) if t]
-    kept = [t for t in tokens if t not in STOP_WORDS]
-    return list(dict.fromkeys(kept or tokens))
-
-
-def fts_query_from_text(query: str) -> str | None:
-    """An FTS5 query that matches any of the query's terms (each quoted, so no syntax leaks).
-
-    Example:
-        >>> fts_query_from_text('Acme "CEO" OR x')
-        '"acme" OR "ceo" OR "x"'
-    """
-    terms = query_terms(query)
-    if not terms:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_UNSHOWN_TEXTS = select(_T.c.id).where(
+    _T.c.id.in_(bindparam("ids", expanding=True)),
+    ~exists().where(_M.c.text_id == _T.c.id),
+)
+_DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
+_ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
+_UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
+_IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
+_OF_TENANT = _M.c.tenant == bindparam("tenant")
+_COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
+_COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
+_ROWS_NEWEST_FIRST = (
+    select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
+    .where(_IN_NAMESPACES)
+    .order_by(_M.c.created_at.desc(), _M.c.seq.desc())
+    .offset(bindparam("skip"))
+)
+_ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
+_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 
 
 class Database:
@@ -184,7 +124,12 @@ class Database:
     def __init__(self, target: str | os.PathLike[str] | None = None) -> None:
         self.target = os.fspath(target) if target is not None else None
         self.engine: Engine = create_engine_for(target)
-        self.dialect = self.engine.dialect.name
+        try:
+            #: What this backend does its own way (chosen once, from the engine).
+            self.dialect: Dialect = dialect_for(self.engine.dialect.name)
+        except NotImplementedError:
+            self.engine.dispose()
+            raise
         self._lock = threading.RLock()
         self._local = threading.local()
         try:
@@ -202,38 +147,20 @@ class Database:
             return self.engine.url.render_as_string(hide_password=True)
         return str(Path(self.target))
 
-    @property
-    def persistent(self) -> bool:
-        """False for the ephemeral in-memory database."""
-        return self.target is not None
-
     def close(self) -> None:
         """Release connections. The object must not be used afterwards."""
         self.engine.dispose()
 
     def _initialise(self) -> None:
         with self.write() as conn:
-            if self.dialect == "postgresql":
-                postgres.lock_schema(conn)  # other processes may be creating it right now
+            self.dialect.lock_schema(conn)  # other processes may be creating it right now
             # An older graphmem's tables, rewritten in this transaction.
             upgraded = migrations.upgrade(conn)
             schema.metadata_obj.create_all(conn)
             for table in schema.metadata_obj.sorted_tables:
                 for index in table.indexes:  # indexes added since the file was made
                     index.create(conn, checkfirst=True)
-            if self.dialect == "postgresql":
-                postgres.create_extras(conn)
-            if self.dialect == "sqlite":
-                conn.exec_driver_sql(f"PRAGMA application_id = {schema.APPLICATION_ID}")
-                conn.exec_driver_sql(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS texts_fts USING fts5("
-                    "head, body, content='texts', content_rowid='id', "
-                    "tokenize='porter unicode61 remove_diacritics 2')"
-                )
-                for sql in _SQLITE_FTS_TRIGGERS:
-                    conn.exec_driver_sql(sql)
-                if upgraded:  # the texts were copied before the index existed
-                    conn.exec_driver_sql("INSERT INTO texts_fts(texts_fts) VALUES ('rebuild')")
+            self.dialect.create_extras(conn, rebuild=upgraded)
             if upgraded:
                 dump.reset_sequences(conn)
             version = conn.execute(
@@ -254,33 +181,44 @@ class Database:
 
     @contextmanager
     def write(self, durable: bool = True) -> Iterator[Connection]:
-        """One write transaction; nested calls in the same thread join the outer one.
+        """One write transaction; a nested call in the same thread is a SAVEPOINT of it.
 
-        Callbacks registered with :meth:`after_commit` run once the outermost transaction
-        has committed; those registered with :meth:`after_rollback` run if it rolls back.
-        ``durable=False`` is for bookkeeping (access counts): its commit survives a crash of
-        the process but not a power loss (SQLite ``synchronous=NORMAL`` in WAL mode,
-        PostgreSQL ``synchronous_commit=off``), and costs no disk flush.
+        If the body of a nested call raises, only what it wrote is rolled back (and the
+        callbacks it registered are dropped, its :meth:`after_rollback` ones run); the
+        exception goes on unchanged, so a caller that catches it keeps the outer
+        transaction's other writes. Callbacks registered with :meth:`after_commit` run once
+        the outermost transaction has committed; those registered with
+        :meth:`after_rollback` run if it rolls back. ``durable=False`` is for bookkeeping
+        (access counts): its commit survives a crash of the process but not a power loss
+        (SQLite ``synchronous=NORMAL`` in WAL mode, PostgreSQL ``synchronous_commit=off``),
+        and costs no disk flush; a nested call keeps the outer one's durability.
+
+        Example:
+            >>> db = Database()
+            >>> with db.write() as conn:
+            ...     kept = db.insert_memory(conn, MemoryItem("kept"), namespace="n")
+            ...     try:
+            ...         with db.write() as inner:
+            ...             _ = db.insert_memory(inner, MemoryItem("undone"), namespace="n")
+            ...             raise ValueError("inner failure")
+            ...     except ValueError:
+            ...         pass
+            >>> with db.read() as conn:
+            ...     [item.content for _, item in db.list_items(conn, ["n"])]
+            ['kept']
         """
         with self._lock:
             current = getattr(self._local, "tx", None)
             if current is not None:
-                yield current.conn
+                with current.savepoint():
+                    yield current.conn
                 return
             with self._disk_full_is_named(), self.engine.connect() as conn:
                 conn = conn.execution_options(graphmem_write=True)
-                tx = _Transaction(conn)
+                tx = Transaction(conn)
                 self._local.tx = tx
-                # Set outside the transaction (SQLite refuses it inside), on the driver's
-                # connection (SQLAlchemy's would begin one first).
-                driver: Any = conn.connection.driver_connection
-                relaxed = not durable and self.dialect == "sqlite" and driver is not None
-                if relaxed:
-                    driver.execute("PRAGMA synchronous = NORMAL")
                 try:
-                    with conn.begin():
-                        if not durable and self.dialect == "postgresql":
-                            conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                    with self.dialect.write_transaction(conn, durable=durable):
                         yield conn
                         for callback in tx.before_commit:
                             callback()
@@ -289,9 +227,6 @@ class Database:
                     for callback in tx.on_rollback:
                         callback()
                     raise
-                finally:
-                    if relaxed:
-                        driver.execute("PRAGMA synchronous = FULL")
                 self._local.tx = None
             for callback in tx.on_commit:
                 callback()
@@ -303,7 +238,7 @@ class Database:
         try:
             yield
         except OperationalError as exc:
-            if not _is_disk_full(exc):
+            if not is_disk_full(exc):
                 raise
             raise StorageFullError(
                 f"{self.describe()}: the disk is full; nothing of this write was stored "
@@ -377,9 +312,10 @@ class Database:
         """After a bulk load: PostgreSQL's planner statistics of the graphmem tables made
         again (``ANALYZE``), so the first queries on a fresh store plan with its real sizes,
         not autovacuum's later guess. SQLite keeps none (its plans rely on the indexes)."""
-        if self.dialect == "postgresql":
+        statement = self.dialect.analyze_statement
+        if statement is not None:
             with self.write() as conn:
-                conn.exec_driver_sql(_ANALYZE_TABLES)
+                conn.exec_driver_sql(statement)
 
     def generation(self, conn: Connection) -> int:
         """The stored graph generation (0 for a new database); read once per read transaction
@@ -410,9 +346,8 @@ class Database:
                 yield reading
                 return
             with self.engine.connect() as conn:
-                if self.dialect == "postgresql":
-                    # One snapshot for the whole read (a graph view and its generation agree).
-                    conn = conn.execution_options(isolation_level="REPEATABLE READ")
+                # One snapshot for the whole read (a graph view and its generation agree).
+                conn = self.dialect.read_isolation(conn)
                 with conn.begin():
                     self._local.read_conn = conn
                     try:
@@ -480,7 +415,7 @@ class Database:
         out: list[tuple[MemoryRow, MemoryItem]] = []
         for chunk in chunks(list(text_ids), 500):
             stmt = _ITEMS.where(_M.c.text_id.in_(chunk)).order_by(_M.c.seq)
-            out.extend((_row_key(r), _row_to_item(r)) for r in conn.execute(stmt))
+            out.extend((memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt))
         out.sort(key=lambda pair: pair[0].seq)
         return out
 
@@ -490,7 +425,7 @@ class Database:
             return []
         values = [
             {
-                **_item_values(r.item, r.namespace, r.importance, r.author_key),
+                **item_columns(r.item, r.namespace, r.importance, r.author_key),
                 "text_id": r.text_id,
                 "view": r.view,
                 "result_id": r.result_id or r.item.memory_id,
@@ -526,7 +461,7 @@ class Database:
         ).first()
         if row is None:
             return None
-        return _row_key(row), _row_to_item(row)
+        return memory_row_of(row), item_of_row(row)
 
     def results_with_keys(
         self, conn: Connection, tenant: str, keys: Sequence[str], *, writing: bool = False
@@ -544,8 +479,8 @@ class Database:
             ...     db.results_with_keys(conn, "", ["k1", "k2"])
             {'k1': 'r1'}
         """
-        if writing and keys and self.dialect == "postgresql":
-            postgres.lock_dedupe_keys(conn)
+        if writing and keys:
+            self.dialect.lock_dedupe_keys(conn)
         found: dict[str, str] = {}
         for chunk in chunks(list(keys), 500):
             stmt = select(_M.c.dedupe_key, _M.c.result_id).where(
@@ -570,7 +505,7 @@ class Database:
             if namespaces is not None:
                 stmt = stmt.where(_M.c.namespace.in_(list(namespaces)))
             out.extend(
-                (_row_key(r), _row_to_item(r)) for r in conn.execute(stmt.order_by(_M.c.seq))
+                (memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt.order_by(_M.c.seq))
             )
         return out
 
@@ -602,21 +537,6 @@ class Database:
         row = conn.execute(select(_T.c.head, _T.c.body).where(_T.c.id == text_id)).first()
         return (str(row[0]), str(row[1])) if row is not None else None
 
-    def existing_ids(
-        self, conn: Connection, memory_ids: Sequence[str], namespaces: Sequence[str]
-    ) -> set[str]:
-        """Which of ``memory_ids`` are in ``namespaces``."""
-        if not memory_ids:
-            return set()
-        stmt = select(_M.c.memory_id).where(
-            _M.c.memory_id.in_(list(memory_ids)), _M.c.namespace.in_(list(namespaces))
-        )
-        return {str(m) for m in conn.execute(stmt).scalars()}
-
-    def fetch(self, conn: Connection, seqs: Sequence[int]) -> dict[int, MemoryItem]:
-        """Items by ``seq`` (missing ones left out)."""
-        return {seq: item for seq, (_, item) in self.fetch_rows(conn, seqs).items()}
-
     def fetch_rows(
         self, conn: Connection, seqs: Sequence[int]
     ) -> dict[int, tuple[MemoryRow, MemoryItem]]:
@@ -624,7 +544,7 @@ class Database:
         out: dict[int, tuple[MemoryRow, MemoryItem]] = {}
         for chunk in chunks(list(seqs), 500):
             for row in conn.execute(_ITEMS_BY_SEQ, {"seqs": chunk}).all():
-                out[row.seq] = (_row_key(row), _row_to_item(row))
+                out[row.seq] = (memory_row_of(row), item_of_row(row))
         return out
 
     def list_items(
@@ -650,7 +570,7 @@ class Database:
         stmt = stmt.order_by(*(c.desc() if newest_first else c.asc() for c in order))
         if limit is not None:
             stmt = stmt.limit(limit)
-        return [(_row_key(r), _row_to_item(r)) for r in conn.execute(stmt)]
+        return [(memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt)]
 
     def count(
         self, conn: Connection, namespaces: Sequence[str] | None, tenant: str | None = None
@@ -690,7 +610,7 @@ class Database:
         stmt = _ROWS_NEWEST_FIRST
         if tenant is not None:
             stmt, params["tenant"] = _ROWS_OF_TENANT_NEWEST_FIRST, tenant
-        return [_row_key(r) for r in reversed(conn.execute(stmt, params).all())]
+        return [memory_row_of(r) for r in reversed(conn.execute(stmt, params).all())]
 
     def eviction_candidates(
         self, conn: Connection, namespace: str, tenant: str | None = None
@@ -710,13 +630,6 @@ class Database:
             )
             for r in conn.execute(stmt)
         ]
-
-    def delete_rows(self, conn: Connection, seqs: Sequence[int]) -> int:
-        """Delete tier items, and the texts no item shows any more (their mentions and
-        evidence cascade). Returns the number of items deleted."""
-        deleted, orphans = self.delete_items(conn, seqs)
-        self.delete_texts(conn, orphans)
-        return deleted
 
     def delete_items(self, conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]:
         """Delete tier items; returns how many, and the ids of the texts that no item shows
@@ -741,33 +654,14 @@ class Database:
 
     def _scrub(self, conn: Connection) -> None:
         """Texts were deleted or rewritten in this transaction: leave none of their words in
-        the SQLite file. Freed pages are zeroed (``secure_delete``, set on every connection);
-        before the commit, FTS5's ``optimize`` rewrites the full-text index into one segment
-        without them (a deleted row otherwise stays in its segment, marked deleted, until a
-        merge); after it, the WAL, which holds the older page images, is checkpointed and
-        truncated. PostgreSQL deletes the rows and their ``tsvector`` index entries in the
-        transaction (its space is reused; ``VACUUM`` returns it)."""
+        the database (:meth:`Dialect.scrub_before_commit`, :meth:`Dialect.scrub_after_commit`;
+        on SQLite freed pages are zeroed too, by ``secure_delete``)."""
         tx = getattr(self._local, "tx", None)
-        if self.dialect != "sqlite" or tx is None or tx.forgot_text:
+        if tx is None or tx.forgot_text:
             return
         tx.forgot_text = True
-        tx.before_commit.append(
-            lambda: conn.exec_driver_sql("INSERT INTO texts_fts(texts_fts) VALUES ('optimize')")
-        )
-        tx.on_commit.append(self._empty_wal)
-
-    def _empty_wal(self) -> None:
-        """Checkpoint the WAL and truncate it to nothing; a reader holding an older snapshot
-        makes it wait (at most ``WAL_SCRUB_WAIT_MS``), after which the next checkpoint does it."""
-        with self.engine.connect() as conn:
-            driver: Any = conn.connection.driver_connection
-            if driver is None:
-                return
-            driver.execute(_WAL_SCRUB_TIMEOUT)
-            try:
-                driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            finally:
-                driver.execute(_BUSY_TIMEOUT)
+        tx.before_commit.append(lambda: self.dialect.scrub_before_commit(conn))
+        tx.on_commit.append(lambda: self.dialect.scrub_after_commit(self.engine))
 
     def shows_text(self, conn: Connection, text_id: int, namespace: str) -> bool:
         """Whether an item of ``namespace`` already shows the text ``text_id`` (a promotion's
@@ -790,7 +684,7 @@ class Database:
         author_key: str | None = None,
     ) -> None:
         """Rewrite a row's fields from ``item`` (same seq, namespace and text)."""
-        values = _item_values(item, None, importance, author_key)
+        values = item_columns(item, None, importance, author_key)
         values.pop("namespace")
         conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
 
@@ -834,21 +728,9 @@ class Database:
         On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
         of every matching text an item of the search shows (:func:`ranking_rows.lexical_hits`); on
         PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
-        (:func:`graphmem.store.postgres.search_statement`).
+        (:func:`graphmem.store.dialects.postgresql.search_statement`).
         """
-        fts = fts_query_from_text(query)
-        if fts is None:
-            return []
-        conds = [_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters)]
-        if self.dialect == "postgresql":
-            pg_stmt, params = postgres.search_statement(query_terms(query), conds, limit, heads)
-            return [(int(seq), float(score)) for seq, score in conn.execute(pg_stmt, params)]
-        if self.dialect == "sqlite":
-            from .ranking_rows import Scope, lexical_hits
-
-            scope = Scope.of(namespaces, tenant, sql_filters, heads)
-            return lexical_hits(conn, fts, scope, limit)
-        raise NotImplementedError(f"full-text search is not implemented for {self.dialect}")
+        return self.dialect.search(conn, query, namespaces, tenant, sql_filters, limit, heads)
 
     # ------------------------------------------------------------------ key-value
     def kv_get(self, conn: Connection, key: str) -> Any | None:
@@ -875,166 +757,3 @@ class Database:
         stmt = select(schema.kv.c.key).order_by(schema.kv.c.key)
         keys = [str(k) for k in conn.execute(stmt).scalars()]
         return [k for k in keys if prefix is None or k.startswith(prefix)]
-
-
-# ---------------------------------------------------------------------- helpers
-# Statements run once per row, built once (building one costs ~200 us, more than running it).
-_INSERT_ITEMS = insert(_M).returning(_M.c.seq, sort_by_parameter_order=True)
-_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
-_ITEMS = select(_M, _T.c.head, _T.c.body).join(_T, _T.c.id == _M.c.text_id)
-_ITEMS_BY_SEQ = _ITEMS.where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_TOUCH = (
-    update(_M)
-    .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-    .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
-)
-_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_UNSHOWN_TEXTS = select(_T.c.id).where(
-    _T.c.id.in_(bindparam("ids", expanding=True)),
-    ~exists().where(_M.c.text_id == _T.c.id),
-)
-_DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
-_ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
-_UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
-_IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
-_OF_TENANT = _M.c.tenant == bindparam("tenant")
-_COUNT = select(func.count()).select_from(_M).where(_IN_NAMESPACES)
-_COUNT_OF_TENANT = _COUNT.where(_OF_TENANT)
-_ROWS_NEWEST_FIRST = (
-    select(_M.c.seq, _M.c.namespace, _M.c.tenant, _M.c.text_id)
-    .where(_IN_NAMESPACES)
-    .order_by(_M.c.created_at.desc(), _M.c.seq.desc())
-    .offset(bindparam("skip"))
-)
-_ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
-_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-
-
-@dataclass
-class _Transaction:
-    conn: Connection
-    on_commit: list[Callable[[], None]] = field(default_factory=list)
-    on_rollback: list[Callable[[], None]] = field(default_factory=list)
-    before_commit: list[Callable[[], None]] = field(default_factory=list)
-    generation: tuple[int, int] | None = None
-    #: Texts were deleted or rewritten: their words are scrubbed (:meth:`Database._scrub`).
-    forgot_text: bool = False
-
-
-#: How long emptying the WAL after a forgetting commit waits for readers of older snapshots.
-WAL_SCRUB_WAIT_MS = 2_000
-#: The statements that set those waits (fixed text: SQL is never assembled from values).
-_WAL_SCRUB_TIMEOUT = "PRAGMA busy_timeout = 2000"
-_BUSY_TIMEOUT = "PRAGMA busy_timeout = 60000"  # engine.BUSY_TIMEOUT_MS, restored
-
-#: Every table a save writes (a fixed statement: SQL text is never assembled at run time).
-_ANALYZE_TABLES = (
-    "ANALYZE texts, memories, entities, aliases, mentions, relations, relation_evidence"
-)
-_SQLITE_FTS_TRIGGERS = (
-    "CREATE TRIGGER IF NOT EXISTS texts_fts_ai AFTER INSERT ON texts BEGIN "
-    "INSERT INTO texts_fts(rowid, head, body) VALUES (new.id, new.head, new.body); END",
-    "CREATE TRIGGER IF NOT EXISTS texts_fts_ad AFTER DELETE ON texts BEGIN "
-    "INSERT INTO texts_fts(texts_fts, rowid, head, body) "
-    "VALUES('delete', old.id, old.head, old.body); END",
-    "CREATE TRIGGER IF NOT EXISTS texts_fts_au AFTER UPDATE OF head, body ON texts BEGIN "
-    "INSERT INTO texts_fts(texts_fts, rowid, head, body) "
-    "VALUES('delete', old.id, old.head, old.body); "
-    "INSERT INTO texts_fts(rowid, head, body) VALUES (new.id, new.head, new.body); END",
-)
-
-
-def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
-    """SQL conditions on ``memories`` rows: of ``tenant`` (when given), with column filters."""
-    conds: list[Any] = []
-    if tenant is not None:
-        conds.append(_M.c.tenant == tenant)
-    for key, value in (sql_filters or {}).items():
-        column = _M.c[key]
-        conds.append(column.is_(None) if value is None else column == value)
-    return [and_(*conds)] if conds else []
-
-
-def _item_values(
-    item: MemoryItem, namespace: str | None, importance: float | None, author_key: str | None
-) -> dict[str, Any]:
-    return {
-        "memory_id": item.memory_id,
-        "namespace": namespace,
-        "tenant": item.user_id or "",
-        "memory_type": item.memory_type,
-        "metadata": encode_metadata(item.metadata),
-        "agent_id": item.agent_id,
-        "task_id": item.task_id,
-        "conversation_id": item.conversation_id,
-        "user_id": item.user_id,
-        "importance": importance,
-        "relevance_score": float(item.relevance_score),
-        "access_count": int(item.access_count),
-        "created_at": time_text(item.timestamp),
-        "last_accessed": time_text(item.last_accessed) if item.last_accessed else None,
-        "embedding": encode_embedding(item.embedding) if item.embedding is not None else None,
-        "author_key": author_key,
-    }
-
-
-def _row_key(row: Any) -> MemoryRow:
-    return MemoryRow(
-        seq=int(row.seq),
-        namespace=row.namespace,
-        tenant=row.tenant,
-        text_id=int(row.text_id),
-        view=getattr(row, "view", "full"),
-        result_id=getattr(row, "result_id", None),
-        dedupe_key=getattr(row, "dedupe_key", None),
-    )
-
-
-def shown_content(head: str, body: str, view: str) -> str:
-    """The content a tier item shows of its text: the body, or head and body ("task result").
-
-    Example:
-        >>> shown_content("Audit Acme", "Acme passed", "full"), shown_content("Audit Acme", "Acme passed", "body")
-        ('Audit Acme Acme passed', 'Acme passed')
-    """
-    return f"{head} {body}" if head and view != "body" else body
-
-
-def shows_mention(items: Any, mentions: Any) -> Any:
-    """SQL condition: the item (a ``memories`` row) shows the mention (a ``mentions`` row of
-    its text): a "body" item does not show its text's head."""
-    return or_(mentions.c.in_head == 0, items.c.view == "full")
-
-
-def _row_to_item(row: Any) -> MemoryItem:
-    return MemoryItem(
-        content=shown_content(row.head, row.body, row.view),
-        memory_type=row.memory_type,
-        timestamp=stored_time(row.created_at),
-        metadata=decode_metadata(row.metadata),
-        agent_id=row.agent_id,
-        task_id=row.task_id,
-        conversation_id=row.conversation_id,
-        user_id=row.user_id,
-        relevance_score=float(row.relevance_score),
-        access_count=int(row.access_count),
-        last_accessed=stored_time(row.last_accessed) if row.last_accessed else None,
-        embedding=decode_embedding(row.embedding) if row.embedding is not None else None,
-        memory_id=row.memory_id,
-    )
-
-
-#: SQLite's result codes for a write that found no space: SQLITE_FULL, and SQLITE_IOERR_WRITE
-#: / SQLITE_IOERR_SHMSIZE, which a full file system gives when the WAL or its index grows.
-_DISK_FULL_CODES = frozenset({13, 778, 4874})
-
-
-def _is_disk_full(exc: OperationalError) -> bool:
-    code = getattr(exc.orig, "sqlite_errorcode", None)
-    return code in _DISK_FULL_CODES or "disk is full" in str(exc.orig)
-
-
-def chunks(values: list[_V], size: int) -> Iterator[list[_V]]:
-    """``values`` in consecutive pieces of at most ``size`` (for bounded ``IN`` lists)."""
-    for start in range(0, len(values), size):
-        yield values[start : start + size]

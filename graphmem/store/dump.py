@@ -18,10 +18,11 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, func, insert, select, text
+from sqlalchemy import Connection, Table, func, insert, select
 from sqlalchemy.exc import IntegrityError, StatementError
 
 from . import schema
+from .dialects import dialect_of
 
 __all__ = [
     "DUMP_TABLES",
@@ -229,24 +230,13 @@ def reset_sequences(conn: Connection) -> None:
     in one sequence per serial column.
     """
     held = _ids_held_by_pending_merges(conn)
+    dialect = dialect_of(conn)
     for name, table in DUMP_TABLES.items():
         (pk,) = _primary_key(table)
         if pk.type.python_type is not int:
             continue  # text keys (graphmem_meta, kv) have no sequence
         largest = max(int(conn.execute(select(func.max(pk))).scalar() or 0), held.get(name, 0))
-        if conn.dialect.name == "postgresql":
-            conn.execute(
-                select(func.setval(func.pg_get_serial_sequence(name, pk.name), largest + 1, False))
-            )
-        elif conn.dialect.name == "sqlite" and largest:
-            # Only ever raised: a sequence already past ``largest`` keeps the ids it gave out.
-            raised = conn.execute(_RAISE_SQLITE_SEQUENCE, {"name": name, "seq": largest})
-            if not raised.rowcount:
-                conn.execute(_START_SQLITE_SEQUENCE, {"name": name, "seq": largest})
-
-
-_RAISE_SQLITE_SEQUENCE = text("UPDATE sqlite_sequence SET seq = max(seq, :seq) WHERE name = :name")
-_START_SQLITE_SEQUENCE = text("INSERT INTO sqlite_sequence (name, seq) VALUES (:name, :seq)")
+        dialect.reset_sequence(conn, name, pk.name, largest)
 
 
 def _ids_held_by_pending_merges(conn: Connection) -> dict[str, int]:

@@ -7,28 +7,45 @@ entity while it has mentions or hand-added relations (:func:`prune_unsupported`)
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    bindparam,
-    case,
-    delete,
-    exists,
-    func,
-    insert,
-    select,
-    union_all,
-    update,
-)
-from sqlalchemy import text as sql_text
+from sqlalchemy import Connection, bindparam, case, delete, exists, func, insert, select, union_all
 
-from ..errors import InvalidArgumentError
-from ..items import time_text, utc_now
-from .database import shown_content, shows_mention
+from .batch_rows import (
+    EntityLabel,
+    EntityTouch,
+    EvidenceInsert,
+    MentionInsert,
+    RelationInsert,
+    RelationUpdate,
+    TextLabels,
+    next_relation_id,
+    recount,
+    subtract_counts,
+    write_batch,
+)
+from .label_rows import (
+    DECLARED_PATTERNS_KEY,
+    RELABELLED_KEY,
+    LabelWeight,
+    alias_labels,
+    mention_label_counts,
+    pick_label,
+    read_setting,
+    set_entity_label,
+    vote_labels,
+    write_setting,
+)
+from .memory_rows import chunks, shown_content, shows_mention
+from .merge_rows import (
+    FORGOTTEN_MERGE,
+    log_merge,
+    merge_entity_rows,
+    take_merge,
+    unmerge_entity_rows,
+)
 from .schema import (
     TYPED_RELATION,
     aliases,
@@ -36,13 +53,21 @@ from .schema import (
     memories,
     mentions,
     merges,
-    meta,
     relation_evidence,
     relations,
     texts,
 )
 
 __all__ = [
+    "EntityLabel",
+    "EntityTouch",
+    "EvidenceInsert",
+    "LabelWeight",
+    "MentionInsert",
+    "RelationInsert",
+    "RelationUpdate",
+    "TextLabels",
+    "delete_relation",
     "EntityRow",
     "IndexRows",
     "EvidenceRow",
@@ -90,9 +115,6 @@ __all__ = [
 # statement costs several times more than executing it.
 _INSERT_ENTITY = insert(entities)
 _INSERT_ALIAS = insert(aliases)
-_INSERT_MENTIONS = insert(mentions)
-_INSERT_RELATION = insert(relations)
-_INSERT_EVIDENCE = insert(relation_evidence)
 _ALIAS_EXISTS = select(aliases.c.id).where(
     aliases.c.tenant == bindparam("tenant"), aliases.c.key == bindparam("key")
 )
@@ -106,73 +128,6 @@ _CONVERSATION_CONTAINS = (
         | texts.c.head.like(bindparam("pattern"), escape="\\"),
     )
     .limit(1)
-)
-_SET_LABEL = (
-    update(entities).where(entities.c.id == bindparam("eid")).values(label=bindparam("new_label"))
-)
-_UPDATE_RELATIONS = (
-    update(relations)
-    .where(relations.c.id == bindparam("rid"))
-    .values(
-        confidence=bindparam("new_confidence"),
-        first_seen=bindparam("new_first_seen"),
-        last_seen=bindparam("new_last_seen"),
-        valid_from=bindparam("new_valid_from"),
-        valid_to=bindparam("new_valid_to"),
-        support=bindparam("new_support"),
-    )
-)
-_TOUCH_ENTITIES = (
-    update(entities)
-    .where(entities.c.id == bindparam("eid"))
-    .values(
-        first_seen=bindparam("new_first_seen"),
-        last_seen=bindparam("new_last_seen"),
-        mentions=bindparam("new_mentions"),
-    )
-)
-# Run once per indexing batch: built once.
-_MENTION_LABELS = (
-    select(
-        mentions.c.entity_id,
-        mentions.c.label,
-        mentions.c.label_source,
-        func.count(),
-        func.min(mentions.c.id),
-    )
-    .where(mentions.c.entity_id.in_(bindparam("ids", expanding=True)))
-    .group_by(mentions.c.entity_id, mentions.c.label, mentions.c.label_source)
-)
-# Past the largest id ever given out (AUTOINCREMENT's sqlite_sequence, PostgreSQL's serial
-# sequence), not only the largest in use: ids are never reused.
-_NEXT_RELATION_ID = {
-    "sqlite": sql_text(
-        "SELECT max(coalesce((SELECT max(id) FROM relations), 0), "
-        "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'relations'), 0)) + 1"
-    ),
-    "postgresql": sql_text(
-        "SELECT GREATEST(COALESCE((SELECT max(id) FROM relations), 0), COALESCE("
-        "pg_sequence_last_value(pg_get_serial_sequence('relations', 'id')::regclass), 0)) + 1"
-    ),
-}
-# Relations inserted under ids of their own (write_batch) do not move PostgreSQL's sequence:
-# moved here, so that a relation inserted without an id (a merge's) does not collide.
-_PAST_PG_RELATION_IDS = sql_text(
-    "SELECT setval(pg_get_serial_sequence('relations', 'id'), GREATEST(:largest, COALESCE("
-    "pg_sequence_last_value(pg_get_serial_sequence('relations', 'id')::regclass), 0)))"
-)
-_LESS_MENTIONS = (
-    update(entities)
-    .where(entities.c.id == bindparam("eid"))
-    .values(mentions=entities.c.mentions - bindparam("n"))
-)
-_LESS_SUPPORT = (
-    update(relations)
-    .where(relations.c.id == bindparam("rid"))
-    .values(support=relations.c.support - bindparam("n"))
-)
-_SET_TEXT_LABELS = (
-    update(texts).where(texts.c.id == bindparam("tid")).values(entity_labels=bindparam("labels"))
 )
 
 
@@ -328,7 +283,7 @@ _COUNT_TENANT_TEXTS = (
 def texts_by_tenant(conn: Connection, text_ids: Sequence[int]) -> dict[str, int]:
     """How many of ``text_ids`` each tenant has."""
     out: dict[str, int] = {}
-    for chunk in _chunks(sorted(set(text_ids))):
+    for chunk in chunks(sorted(set(text_ids)), 500):
         for tenant, n in conn.execute(
             select(texts.c.tenant, func.count())
             .where(texts.c.id.in_(chunk))
@@ -404,51 +359,6 @@ def tier_entity_mentions(
     ]
 
 
-def recount(
-    conn: Connection, entity_ids: Iterable[int] = (), relation_ids: Iterable[int] = ()
-) -> None:
-    """Set the stored mention count of entities and the support of relations from their rows
-    (after rows moved between them: merges, unmerges)."""
-    for chunk in _chunks(sorted(set(entity_ids))):
-        conn.execute(
-            update(entities)
-            .where(entities.c.id.in_(chunk))
-            .values(
-                mentions=select(func.count())
-                .where(mentions.c.entity_id == entities.c.id)
-                .scalar_subquery()
-            )
-        )
-    for chunk in _chunks(sorted(set(relation_ids))):
-        conn.execute(
-            update(relations)
-            .where(relations.c.id.in_(chunk))
-            .values(
-                support=select(func.count())
-                .where(relation_evidence.c.relation_id == relations.c.id)
-                .scalar_subquery()
-            )
-        )
-
-
-def subtract_counts(
-    conn: Connection, entity_counts: Mapping[int, int], relation_counts: Mapping[int, int]
-) -> None:
-    """Take deleted mentions (entity id -> how many) and evidence (relation id -> how many)
-    off the stored counts."""
-    if entity_counts:
-        conn.execute(_LESS_MENTIONS, [{"eid": e, "n": n} for e, n in sorted(entity_counts.items())])
-    if relation_counts:
-        conn.execute(
-            _LESS_SUPPORT, [{"rid": r, "n": n} for r, n in sorted(relation_counts.items())]
-        )
-
-
-def _chunks(values: list[int], size: int = 500) -> Iterable[list[int]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
 def insert_entity(conn: Connection, tenant: str, key: str, name: str, label: str, seen: str) -> int:
     """Create an entity and its first alias; returns its id."""
     result = conn.execute(
@@ -484,62 +394,6 @@ def conversation_contains(conn: Connection, tenant: str, conversation_id: str, t
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     params = {"tenant": tenant, "conversation_id": conversation_id, "pattern": f"%{escaped}%"}
     return conn.execute(_CONVERSATION_CONTAINS, params).first() is not None
-
-
-#: The weight of one mention's label in its entity's vote, from the label and what gave it
-#: (:func:`graphmem.extract.entity_types.label_weight`; the store does not decide it).
-LabelWeight = Callable[[str, str | None], float]
-
-
-def _one_each(label: str, source: str | None) -> float:
-    return 1.0
-
-
-def mention_label_counts(
-    conn: Connection, entity_ids: Sequence[int], weight: LabelWeight = _one_each
-) -> dict[int, dict[str, tuple[float, int]]]:
-    """For each entity, its mention labels: ``label -> (votes, id of the first)``, each
-    mention counting ``weight(label, label_source)`` (one by default)."""
-    out: dict[int, dict[str, tuple[float, int]]] = {}
-    for entity_id, label, source, n, first_id in conn.execute(
-        _MENTION_LABELS, {"ids": sorted(set(entity_ids))}
-    ):
-        votes = out.setdefault(int(entity_id), {})
-        total, first = votes.get(label, (0.0, int(first_id)))
-        votes[label] = (total + int(n) * weight(label, source), min(first, int(first_id)))
-    return out
-
-
-def pick_label(
-    votes: Mapping[str, tuple[float, Any]], preferred: Callable[[str], bool] | None = None
-) -> str:
-    """The label voted for an entity from ``label -> (mentions, first)``: the most frequent,
-    a tie going to the label seen first so one odd mention does not flip an entity's label.
-    Labels ``preferred`` accepts (the user's declared types) win over all others.
-
-    Examples:
-        >>> pick_label({"PERSON": (5, 1), "PROJECT": (1, 9)})
-        'PERSON'
-        >>> pick_label({"PERSON": (5, 1), "PROJECT": (1, 9)}, preferred=lambda x: x == "PROJECT")
-        'PROJECT'
-    """
-    if preferred is not None and any(preferred(label) for label in votes):
-        votes = {label: n for label, n in votes.items() if preferred(label)}
-    return min(votes, key=lambda label: (-votes[label][0], votes[label][1], label))
-
-
-def vote_labels(
-    conn: Connection,
-    entity_ids: Iterable[int],
-    preferred: Callable[[str], bool] | None = None,
-    weight: LabelWeight = _one_each,
-) -> dict[int, str]:
-    """Set each entity's label to the vote of its stored mentions (each counting
-    ``weight``); returns the new labels."""
-    counts = mention_label_counts(conn, list(entity_ids), weight)
-    out = {e: pick_label(v, preferred) for e, v in counts.items()}
-    write_batch(conn, entity_labels=[{"eid": e, "label": label} for e, label in out.items()])
-    return out
 
 
 def evidence_for(
@@ -645,346 +499,6 @@ def delete_index_rows(conn: Connection, text_id: int) -> None:
     )
     conn.execute(delete(mentions).where(mentions.c.text_id == text_id))
     conn.execute(delete(relation_evidence).where(relation_evidence.c.text_id == text_id))
-
-
-def merge_entity_rows(
-    conn: Connection,
-    tenant: str,
-    keep_id: int,
-    merge_id: int,
-    preferred: Callable[[str], bool] | None = None,
-    weight: LabelWeight = _one_each,
-) -> dict[str, Any]:
-    """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo.
-    The kept entity's label is voted again (``preferred``, ``weight``: as
-    :func:`vote_labels`)."""
-    e, r, ev = entities, relations, relation_evidence
-    involved = conn.execute(
-        select(r).where(
-            r.c.tenant == tenant, (r.c.subject_id == merge_id) | (r.c.object_id == merge_id)
-        )
-    ).all()
-    involved_ids = [row.id for row in involved]
-    evidence = (
-        conn.execute(select(ev).where(ev.c.relation_id.in_(involved_ids))).all()
-        if involved_ids
-        else []
-    )
-    snapshot: dict[str, Any] = {
-        "kept_entity": dict(conn.execute(select(e).where(e.c.id == keep_id)).one()._mapping),
-        "merged_entity": dict(conn.execute(select(e).where(e.c.id == merge_id)).one()._mapping),
-        "aliases": [
-            int(i)
-            for i in conn.execute(
-                select(aliases.c.id).where(aliases.c.entity_id == merge_id)
-            ).scalars()
-        ],
-        "mentions": [
-            int(i)
-            for i in conn.execute(
-                select(mentions.c.id).where(mentions.c.entity_id == merge_id)
-            ).scalars()
-        ],
-        "relations": [dict(row._mapping) for row in involved],
-        "evidence": [dict(row._mapping) for row in evidence],
-        "kept_relations_before": [],
-        "created_relations": [],
-    }
-    for rel in involved:
-        subject = keep_id if rel.subject_id == merge_id else rel.subject_id
-        obj = keep_id if rel.object_id == merge_id else rel.object_id
-        if subject == obj:
-            continue  # a relation between the two merged entities has nothing left to link
-        existing = conn.execute(
-            select(r).where(
-                r.c.tenant == tenant,
-                r.c.subject_id == subject,
-                r.c.predicate == rel.predicate,
-                r.c.object_id == obj,
-            )
-        ).first()
-        if existing is None:
-            created = conn.execute(
-                insert(r).values(
-                    tenant=tenant,
-                    subject_id=subject,
-                    predicate=rel.predicate,
-                    object_id=obj,
-                    confidence=float(rel.confidence),
-                    first_seen=rel.first_seen,
-                    last_seen=rel.last_seen,
-                    valid_from=rel.valid_from,
-                    valid_to=rel.valid_to,
-                )
-            )
-            target = int(created.inserted_primary_key[0])  # type: ignore[index]
-            snapshot["created_relations"].append(target)
-        else:
-            target = int(existing.id)
-            if all(k["id"] != target for k in snapshot["kept_relations_before"]):
-                snapshot["kept_relations_before"].append(dict(existing._mapping))
-            conn.execute(
-                update(r)
-                .where(r.c.id == target)
-                .values(
-                    confidence=max(float(existing.confidence), float(rel.confidence)),
-                    first_seen=min(existing.first_seen, rel.first_seen),
-                    last_seen=max(existing.last_seen, rel.last_seen),
-                )
-            )
-        conn.execute(update(ev).where(ev.c.relation_id == rel.id).values(relation_id=target))
-    if involved_ids:
-        conn.execute(delete(r).where(r.c.id.in_(involved_ids)))
-    conn.execute(update(aliases).where(aliases.c.entity_id == merge_id).values(entity_id=keep_id))
-    conn.execute(update(mentions).where(mentions.c.entity_id == merge_id).values(entity_id=keep_id))
-    kept, merged = snapshot["kept_entity"], snapshot["merged_entity"]
-    conn.execute(delete(e).where(e.c.id == merge_id))
-    conn.execute(
-        update(e)
-        .where(e.c.id == keep_id)
-        .values(
-            first_seen=min(kept["first_seen"], merged["first_seen"]),
-            last_seen=max(kept["last_seen"], merged["last_seen"]),
-        )
-    )
-    vote_labels(conn, [keep_id], preferred, weight)
-    recount(conn, [keep_id], _relations_of(conn, [keep_id]))
-    return snapshot
-
-
-#: The snapshot a merge keeps once everything it moved was forgotten (its names go too).
-FORGOTTEN_MERGE = "forgotten"
-
-
-def unmerge_entity_rows(conn: Connection, snapshot: dict[str, Any]) -> bool:
-    """Undo :func:`merge_entity_rows` from its snapshot. Rows forgotten since the merge
-    (texts deleted, entities pruned) are not put back: a relation stays away when one of its
-    ends is gone, evidence when its text or relation is. Returns whether some were left out
-    (the caller then reads the two entities' derived fields again from their rows)."""
-    if snapshot.get(FORGOTTEN_MERGE):
-        return False
-    e, r, ev = entities, relations, relation_evidence
-    merged_id = snapshot["merged_entity"]["id"]
-    alive = {merged_id} | set(
-        conn.execute(select(e.c.id).where(e.c.id.in_(sorted(_snapshot_entities(snapshot)))))
-        .scalars()
-        .all()
-    )
-    text_ids = sorted({row["text_id"] for row in snapshot["evidence"] if row["text_id"]})
-    texts_alive = set(conn.execute(select(texts.c.id).where(texts.c.id.in_(text_ids))).scalars())
-    partial = snapshot["kept_entity"]["id"] not in alive
-    conn.execute(insert(e).values(**snapshot["merged_entity"]))
-    restored: set[int] = set()
-    for row in snapshot["relations"]:
-        if row["subject_id"] in alive and row["object_id"] in alive:
-            conn.execute(insert(r).values(**row))
-            restored.add(row["id"])
-        else:
-            partial = True
-    for row in snapshot["evidence"]:
-        if row["relation_id"] not in restored or (
-            row["text_id"] is not None and row["text_id"] not in texts_alive
-        ):
-            partial = True
-            continue
-        moved = conn.execute(
-            update(ev).where(ev.c.id == row["id"]).values(relation_id=row["relation_id"])
-        )
-        if not moved.rowcount:
-            conn.execute(insert(ev).values(**row))
-    for row in snapshot["kept_relations_before"]:
-        conn.execute(update(r).where(r.c.id == row["id"]).values(**row))
-    if snapshot["created_relations"]:
-        conn.execute(delete(r).where(r.c.id.in_(snapshot["created_relations"])))
-    if snapshot["aliases"]:
-        conn.execute(
-            update(aliases).where(aliases.c.id.in_(snapshot["aliases"])).values(entity_id=merged_id)
-        )
-    if snapshot["mentions"]:
-        conn.execute(
-            update(mentions)
-            .where(mentions.c.id.in_(snapshot["mentions"]))
-            .values(entity_id=merged_id)
-        )
-    kept = snapshot["kept_entity"]
-    conn.execute(update(e).where(e.c.id == kept["id"]).values(**kept))
-    both = [kept["id"], merged_id]
-    recount(conn, both, _relations_of(conn, both))
-    return partial
-
-
-def _relations_of(conn: Connection, entity_ids: Sequence[int]) -> list[int]:
-    """Ids of the relations with one of ``entity_ids`` as subject or object."""
-    return [
-        int(r)
-        for r in conn.execute(
-            select(relations.c.id).where(
-                relations.c.subject_id.in_(list(entity_ids))
-                | relations.c.object_id.in_(list(entity_ids))
-            )
-        ).scalars()
-    ]
-
-
-def log_merge(
-    conn: Connection,
-    tenant: str,
-    kept_key: str,
-    merged_key: str,
-    snapshot: dict[str, Any],
-    by_hand: bool = False,
-) -> int:
-    """Record a merge and its undo snapshot (``by_hand``: the user asked for it, not
-    indexing); returns the merge id."""
-    result = conn.execute(
-        insert(merges).values(
-            tenant=tenant,
-            kept_key=kept_key,
-            merged_key=merged_key,
-            snapshot=json.dumps(snapshot),
-            created_at=time_text(utc_now()),
-            by_hand=int(by_hand),
-        )
-    )
-    pk = result.inserted_primary_key
-    assert pk is not None
-    return int(pk[0])
-
-
-def take_merge(conn: Connection, tenant: str, merge_id: int) -> dict[str, Any]:
-    """The snapshot of a merge that can be undone now; marks it undone.
-
-    Raises:
-        InvalidArgumentError: unknown id, already undone, or a later merge of the same
-            entities is still in place.
-    """
-    row = conn.execute(
-        select(merges).where(merges.c.id == merge_id, merges.c.tenant == tenant)
-    ).first()
-    if row is None:
-        raise InvalidArgumentError(f"no merge with id {merge_id}")
-    if row.undone_at is not None:
-        raise InvalidArgumentError(f"merge {merge_id} was already undone")
-    snapshot: dict[str, Any] = json.loads(row.snapshot)
-    if snapshot.get(FORGOTTEN_MERGE):  # everything it moved was forgotten: nothing to undo
-        conn.execute(
-            update(merges).where(merges.c.id == merge_id).values(undone_at=time_text(utc_now()))
-        )
-        return snapshot
-    later = conn.execute(
-        select(merges.c.id).where(
-            merges.c.tenant == tenant,
-            merges.c.id > merge_id,
-            merges.c.undone_at.is_(None),
-            merges.c.kept_key.in_([row.kept_key, row.merged_key])
-            | merges.c.merged_key.in_([row.kept_key, row.merged_key]),
-        )
-    ).first()
-    if later is not None:
-        raise InvalidArgumentError(f"undo merge {later.id} before merge {merge_id}")
-    # A later merge that folded away an entity this one's relations link to (Bob Stone <-
-    # Robert Stone, then Dana Scott <- Carol King, Robert and Carol having met) holds rows
-    # this undo would restore: those relations would point at an entity that is gone.
-    touched = _snapshot_entities(snapshot)
-    for later_id, later_snapshot in conn.execute(
-        select(merges.c.id, merges.c.snapshot)
-        .where(merges.c.tenant == tenant, merges.c.id > merge_id, merges.c.undone_at.is_(None))
-        .order_by(merges.c.id.desc())
-    ):
-        folded = json.loads(later_snapshot)
-        if folded.get(FORGOTTEN_MERGE):
-            continue
-        if {folded["kept_entity"]["id"], folded["merged_entity"]["id"]} & touched:
-            raise InvalidArgumentError(
-                f"undo merge {later_id} ({folded['merged_entity']['name']!r} into "
-                f"{folded['kept_entity']['name']!r}) before merge {merge_id}: it changed "
-                "relations this merge moved"
-            )
-    conn.execute(
-        update(merges).where(merges.c.id == merge_id).values(undone_at=time_text(utc_now()))
-    )
-    return snapshot
-
-
-def _snapshot_entities(snapshot: Mapping[str, Any]) -> set[int]:
-    """The entities a merge's snapshot refers to: the two merged and every end of the
-    relations it moved."""
-    out = {int(snapshot["kept_entity"]["id"]), int(snapshot["merged_entity"]["id"])}
-    for row in [*snapshot.get("relations", ()), *snapshot.get("kept_relations_before", ())]:
-        out.update((int(row["subject_id"]), int(row["object_id"])))
-    return out
-
-
-def next_relation_id(conn: Connection) -> int:
-    """The id SQLite gives the next relation inserted (one past the largest ever given out:
-    ids are never reused), so a batch can name its new relations before :func:`write_batch`
-    inserts them."""
-    return int(conn.execute(_NEXT_RELATION_ID[conn.dialect.name]).scalar_one())
-
-
-def write_batch(
-    conn: Connection,
-    *,
-    new_mentions: Sequence[dict[str, Any]] = (),
-    new_relations: Sequence[dict[str, Any]] = (),
-    relation_updates: Sequence[dict[str, Any]] = (),
-    evidence: Sequence[dict[str, Any]] = (),
-    entity_touches: Sequence[dict[str, Any]] = (),
-    entity_labels: Sequence[dict[str, Any]] = (),
-    text_labels: Sequence[dict[str, Any]] = (),
-) -> None:
-    """Apply an indexing batch with one statement per kind (``executemany``).
-
-    ``new_mentions``, ``new_relations`` (with their ``id`` and ``support``) and ``evidence``:
-    rows of ``mentions``, ``relations`` and ``relation_evidence``; ``relation_updates``:
-    ``{"rid", "confidence", "first_seen", "last_seen", "valid_from", "valid_to", "support"}``;
-    ``entity_touches``: ``{"eid", "first_seen", "last_seen", "mentions"}``; ``entity_labels``: ``{"eid",
-    "label"}``; ``text_labels``: ``{"tid", "labels"}``.
-    """
-    if new_mentions:
-        conn.execute(_INSERT_MENTIONS, list(new_mentions))
-    if new_relations:
-        conn.execute(_INSERT_RELATION, list(new_relations))
-        if conn.dialect.name == "postgresql":
-            largest = max(int(r["id"]) for r in new_relations)
-            conn.execute(_PAST_PG_RELATION_IDS, {"largest": largest})
-    if relation_updates:
-        conn.execute(
-            _UPDATE_RELATIONS,
-            [
-                {
-                    "rid": r["rid"],
-                    "new_confidence": r["confidence"],
-                    "new_first_seen": r["first_seen"],
-                    "new_last_seen": r["last_seen"],
-                    "new_valid_from": r["valid_from"],
-                    "new_valid_to": r["valid_to"],
-                    "new_support": r["support"],
-                }
-                for r in relation_updates
-            ],
-        )
-    if evidence:
-        conn.execute(_INSERT_EVIDENCE, list(evidence))
-    if entity_touches:
-        conn.execute(
-            _TOUCH_ENTITIES,
-            [
-                {
-                    "eid": t["eid"],
-                    "new_first_seen": t["first_seen"],
-                    "new_last_seen": t["last_seen"],
-                    "new_mentions": t["mentions"],
-                }
-                for t in entity_touches
-            ],
-        )
-    if entity_labels:
-        conn.execute(
-            _SET_LABEL, [{"eid": e["eid"], "new_label": e["label"]} for e in entity_labels]
-        )
-    if text_labels:
-        conn.execute(_SET_TEXT_LABELS, list(text_labels))
 
 
 _SUBJECT = entities.alias("subj")
@@ -1204,45 +718,6 @@ def prune_candidates(
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
             gone_entities.update(idle)
     return gone_relations, gone_entities
-
-
-# ---------------------------------------------------------------------- declared types
-#: ``graphmem_meta`` keys of what the user declared: entity-ruler patterns (every tenant's),
-#: and the labels set by relabelling (``tenant -> entity key -> label``).
-DECLARED_PATTERNS_KEY = "entity_patterns"
-RELABELLED_KEY = "entity_labels"
-
-
-def read_setting(conn: Connection, key: str) -> Any:
-    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent)."""
-    value = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
-    return None if value is None else json.loads(value)
-
-
-def write_setting(conn: Connection, key: str, value: Any) -> None:
-    """Store ``value`` (JSON) under ``key`` in ``graphmem_meta``."""
-    text = json.dumps(value, sort_keys=True)
-    if conn.execute(update(meta).where(meta.c.key == key).values(value=text)).rowcount == 0:
-        conn.execute(insert(meta).values(key=key, value=text))
-
-
-def set_entity_label(conn: Connection, entity_id: int, label: str) -> None:
-    """Give an entity and every mention of it ``label`` (so later votes keep it)."""
-    conn.execute(update(entities).where(entities.c.id == entity_id).values(label=label))
-    conn.execute(update(mentions).where(mentions.c.entity_id == entity_id).values(label=label))
-
-
-def alias_labels(conn: Connection, entity_id: int) -> dict[str, str]:
-    """The surfaces an entity's mentions were written as -> the label most of them carry."""
-    counts: dict[str, dict[str, int]] = {}
-    rows = conn.execute(
-        select(mentions.c.surface, mentions.c.label, func.count())
-        .where(mentions.c.entity_id == entity_id)
-        .group_by(mentions.c.surface, mentions.c.label)
-    )
-    for surface, label, n in rows:
-        counts.setdefault(surface, {})[label] = int(n)
-    return {s: max(v, key=lambda label: (v[label], label)) for s, v in counts.items()}
 
 
 def entity_ids_named(conn: Connection, keys: Sequence[str]) -> list[tuple[str, str, int]]:

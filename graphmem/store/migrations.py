@@ -51,6 +51,7 @@ from typing import Any
 from sqlalchemy import Column, Connection, MetaData, Table, inspect, select, text, update
 
 from . import schema
+from .dialects import dialect_of
 
 __all__ = [
     "V1_COPIED_TABLES",
@@ -121,21 +122,6 @@ _INSERT_V1_ROWS = {
     "relation_evidence": "INSERT INTO gm_v1_relation_evidence VALUES (:id, :relation_id, "
     ":memory_seq, :sent_start, :sent_end, :rule)",
 }
-_DROP_V1_SQLITE = (
-    "DROP TRIGGER IF EXISTS memories_fts_ai",
-    "DROP TRIGGER IF EXISTS memories_fts_ad",
-    "DROP TRIGGER IF EXISTS memories_fts_au",
-    "DROP TABLE IF EXISTS memories_fts",
-    "DROP TABLE relation_evidence",
-    "DROP TABLE mentions",
-    "DROP TABLE memories",
-)
-# On PostgreSQL the old memories table carries a generated tsvector column and its index.
-_DROP_V1_POSTGRESQL = (
-    "DROP TABLE relation_evidence CASCADE",
-    "DROP TABLE mentions CASCADE",
-    "DROP TABLE memories CASCADE",
-)
 _ADD_COUNT_COLUMNS = (
     "ALTER TABLE entities ADD COLUMN mentions INTEGER NOT NULL DEFAULT 0",
     "ALTER TABLE relations ADD COLUMN support INTEGER NOT NULL DEFAULT 0",
@@ -269,7 +255,7 @@ def upgrade(conn: Connection) -> bool:
     for name, columns in _SCHEMA_5_COLUMNS.items():
         present = {c["name"] for c in inspect(conn).get_columns(name)}
         _run(conn, (sql for column, sql in columns.items() if column not in present))
-    if version < 4 and conn.dialect.name == "sqlite":
+    if version < 4 and dialect_of(conn).rebuilds_pre_v4_ids:
         _rebuild_with_ids_never_reused(conn)  # also the tables schema 1 -> 2 kept
     _add_missing_columns(conn)
     existing = set(inspect(conn).get_table_names())
@@ -311,7 +297,7 @@ def _run(conn: Connection, statements: Iterable[str]) -> None:
 def _v1_to_v2(conn: Connection) -> None:
     _run(conn, _CREATE_V1_COPIES)
     _run(conn, _COPY_V1_TABLES)
-    _run(conn, _DROP_V1_POSTGRESQL if conn.dialect.name == "postgresql" else _DROP_V1_SQLITE)
+    _run(conn, dialect_of(conn).drop_v1_tables)
     _run(conn, _ADD_COUNT_COLUMNS)
     schema.metadata_obj.create_all(
         conn,

@@ -1,46 +1,20 @@
-"""PostgreSQL specifics: schema extras, the start-up lock, and full-text search.
-
-The tables are the same SQLAlchemy schema as on SQLite. PostgreSQL adds:
-
-- stored generated columns ``texts.full_tsv`` (``to_tsvector('english', head || ' ' || body)``)
-  and ``texts.body_tsv`` (the body only, what a ``"body"`` tier item shows) with GIN indexes,
-  the counterpart of SQLite's FTS5 table (English stemming like FTS5's porter tokenizer; the
-  english configuration also drops its own stop words);
-- a transaction-level advisory lock held while the schema is created, so several processes
-  opening a new database at once do not race on ``CREATE TABLE``;
-- :func:`search_statement`: an OR of the query's terms (``to_tsquery`` over quoted lexemes,
-  bound parameters only), keeping only matching rows, scored like BM25: the sum over matched
-  terms of the term's IDF times its ``ts_rank`` (length-normalised frequency).
+"""The PostgreSQL dialect's old home: everything moved to :mod:`graphmem.store.dialects.postgresql`.
 
 Example:
-    >>> tsquery_terms(["acme", "o'brien"])
-    ["'acme'", "'o''brien'"]
+    >>> from graphmem.store.postgres import temporary_schema  # still importable here
 """
 
-from __future__ import annotations
-
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import (
-    Connection,
-    Float,
-    Select,
-    bindparam,
-    cast,
-    create_engine,
-    func,
-    literal_column,
-    select,
-    text,
-    true,
+from .dialects.postgresql import (
+    DEDUPE_LOCK_KEY,
+    FTS_CONFIG,
+    INIT_LOCK_KEY,
+    create_extras,
+    lock_dedupe_keys,
+    lock_schema,
+    search_statement,
+    temporary_schema,
+    tsquery_terms,
 )
-from sqlalchemy.engine import make_url
-from sqlalchemy.schema import CreateSchema, DropSchema
-
-from . import schema
 
 __all__ = [
     "FTS_CONFIG",
@@ -53,132 +27,3 @@ __all__ = [
     "temporary_schema",
     "tsquery_terms",
 ]
-
-#: Text-search configuration of the tsvector column and of queries.
-FTS_CONFIG = "english"
-#: Advisory lock id held while a process creates or checks the schema ("grmm").
-INIT_LOCK_KEY = schema.APPLICATION_ID
-#: The advisory lock key of :func:`lock_dedupe_keys`.
-DEDUPE_LOCK_KEY = schema.APPLICATION_ID + 1
-#: Generated tsvector columns of ``texts`` -> the statements adding the column and its index.
-_TSV_COLUMNS = {
-    "full_tsv": (
-        "ALTER TABLE texts ADD COLUMN full_tsv tsvector "
-        "GENERATED ALWAYS AS (to_tsvector('english', head || ' ' || body)) STORED",
-        "CREATE INDEX ix_texts_full_tsv ON texts USING GIN (full_tsv)",
-    ),
-    "body_tsv": (
-        "ALTER TABLE texts ADD COLUMN body_tsv tsvector "
-        "GENERATED ALWAYS AS (to_tsvector('english', body)) STORED",
-        "CREATE INDEX ix_texts_body_tsv ON texts USING GIN (body_tsv)",
-    ),
-}
-# A constant, never user input: safe to inline.
-_CONFIG: Any = literal_column(f"'{FTS_CONFIG}'::regconfig")
-
-
-def lock_schema(conn: Connection) -> None:
-    """Serialise schema creation between processes (released when the transaction ends)."""
-    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INIT_LOCK_KEY})
-
-
-def lock_dedupe_keys(conn: Connection) -> None:
-    """Serialise the writers that check and store dedupe keys (until the transaction ends),
-    so that two processes cannot both store one key (SQLite's BEGIN IMMEDIATE does it there)."""
-    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": DEDUPE_LOCK_KEY})
-
-
-def create_extras(conn: Connection) -> None:
-    """Add the tsvector columns and their GIN indexes when missing.
-
-    Checked first, so that opening an existing database takes no ``ACCESS EXCLUSIVE`` lock.
-    """
-    for column, (add_column, add_index) in _TSV_COLUMNS.items():
-        has_column = conn.execute(
-            text(
-                "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('texts') "
-                "AND attname = :col AND NOT attisdropped"
-            ),
-            {"col": column},
-        ).first()
-        if has_column is None:
-            conn.exec_driver_sql(add_column)
-        index = f"ix_texts_{column}"
-        if conn.execute(text("SELECT to_regclass(:name)"), {"name": index}).scalar() is None:
-            conn.exec_driver_sql(add_index)
-
-
-def tsquery_terms(terms: Sequence[str]) -> list[str]:
-    """Each term as a quoted ``to_tsquery`` operand, so no tsquery syntax can leak in."""
-    return ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms if t]
-
-
-def search_statement(
-    terms: Sequence[str], conditions: Sequence[Any], limit: int, heads: bool = False
-) -> tuple[Select[Any], dict[str, str]]:
-    """The ranked full-text query and its parameters; rows are ``(seq, score)``, best first.
-
-    ``conditions`` are SQLAlchemy expressions over :data:`schema.memories` (namespace,
-    tenant, filters). Term statistics come from the rows searched (those conditions), so a
-    small tier is not ranked against the whole table; FTS5 uses whole-table statistics. Texts
-    are matched and ranked by their body, or by their whole with ``heads`` (the searched
-    tiers show texts whole), as on SQLite.
-    """
-    operands = tsquery_terms(terms)
-    params = {f"gm_t{i}": op for i, op in enumerate(operands)}
-    params["gm_any"] = " | ".join(operands)
-    m, t = schema.memories, schema.texts
-    tsv: Any = literal_column("texts.full_tsv" if heads else "texts.body_tsv")
-    any_query = func.to_tsquery(_CONFIG, bindparam("gm_any"))
-    term_queries = [
-        func.to_tsquery(_CONFIG, bindparam(name)) for name in params if name != "gm_any"
-    ]
-    matching = (
-        select(m.c.seq, tsv.label("tsv"))
-        .select_from(m.join(t, t.c.id == m.c.text_id))
-        .where(tsv.op("@@")(any_query), *conditions)
-        .cte("gm_matching")
-    )
-    searched = select(func.count()).select_from(m).where(*conditions).scalar_subquery()
-    frequencies = (
-        select(
-            searched.label("total"),
-            *[
-                func.count().filter(matching.c.tsv.op("@@")(q)).label(f"df{i}")
-                for i, q in enumerate(term_queries)
-            ],
-        )
-        .select_from(matching)
-        .cte("gm_df")
-    )
-    score: Any = literal_column("0.0")
-    for i, q in enumerate(term_queries):
-        df = cast(frequencies.c[f"df{i}"], Float)
-        idf = func.ln(1.0 + (cast(frequencies.c.total, Float) - df + 0.5) / (df + 0.5))
-        score = score + idf * cast(func.ts_rank(matching.c.tsv, q, 1), Float)
-    stmt = (
-        select(matching.c.seq, score.label("score"))
-        .select_from(matching)
-        .join(frequencies, true())
-        .order_by(literal_column("score").desc(), matching.c.seq)
-        .limit(limit)
-    )
-    return stmt, params
-
-
-@contextmanager
-def temporary_schema(server_url: str, prefix: str = "graphmem_tmp") -> Iterator[str]:
-    """A URL whose connections work in a new, empty schema of the server at ``server_url``;
-    the schema and everything in it are dropped on exit (for tests and benchmarks sharing one
-    server)."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(CreateSchema(name))
-    url = make_url(server_url).update_query_dict({"options": f"-csearch_path={name}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(DropSchema(name, cascade=True))
-        admin.dispose()

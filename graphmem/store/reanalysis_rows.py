@@ -21,7 +21,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, exists, func, insert, select, union, update
 
 from ..items import time_text, utc_now
-from . import graph_rows, postgres
+from . import graph_rows
+from .dialects import dialect_of
 from .schema import (
     NOT_ANALYSED,
     WITH_RELATIONS,
@@ -101,8 +102,7 @@ def write_versions(conn: Connection, versions: dict[str, Any] | None) -> None:
 def record_first_version(conn: Connection, versions: dict[str, Any]) -> None:
     """Record ``versions`` in a store that holds no analysis and no version yet (the first
     of several processes opening a new store does; the others find it recorded)."""
-    if conn.dialect.name == "postgresql":
-        postgres.lock_schema(conn)  # SQLite's write transactions are serialised already
+    dialect_of(conn).lock_schema(conn)  # SQLite's write transactions are serialised already
     if read_versions(conn) is None and not has_graph_rows(conn):
         write_versions(conn, versions)
 
