@@ -10,6 +10,7 @@ the ranking's documented rules, not copied from a run.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from _workers import HEADINGS
@@ -629,15 +630,21 @@ class TestBoundedWork:
         reports = [f"Quentin Marsh filed report number {n}." for n in range(5)]
         for content in reports:
             memory.save(content)
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 2)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 1)
+        monkeypatch.setattr(
+            search,
+            "DEFAULT_WEIGHTS",
+            replace(search.DEFAULT_WEIGHTS, graph_window=2, graph_min_window=1),
+        )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         # The reports share no word with the query: they come through Quentin Marsh, a
         # neighbour of the named company, and only his two newest mentions are candidates.
         found = [h.item.content for h in hits if not h.explanation.matched_terms]
         assert found and set(found) <= set(reports[-2:])
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 300)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 10)
+        monkeypatch.setattr(
+            search,
+            "DEFAULT_WEIGHTS",
+            replace(search.DEFAULT_WEIGHTS, graph_window=300, graph_min_window=10),
+        )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits}
 
@@ -660,7 +667,10 @@ class TestBoundedWork:
             other.save(f"Quentin Marsh filed turbine report {n} again.")
         found = {h.item.content for h in mine.search_hits("turbine", limit=3)}
         assert set(reports) == found
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 3)
+        monkeypatch.setattr(
+            search,
+            "DEFAULT_WEIGHTS",
+            replace(search.DEFAULT_WEIGHTS, graph_window=3, graph_min_window=3),
+        )
         hits = mine.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits if not h.explanation.matched_terms}
