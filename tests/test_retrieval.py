@@ -623,7 +623,7 @@ class TestBoundedWork:
         assert sorted(found) == [f"Shipment {i} of turbines left the depot." for i in range(6)]
 
     def test_graph_window_takes_the_newest_mentions(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from graphmem.retrieval import search
+        from graphmem.retrieval import weights
 
         memory = LongTermMemory()
         memory.save("Zorblax Industries hired Quentin Marsh.")
@@ -631,9 +631,9 @@ class TestBoundedWork:
         for content in reports:
             memory.save(content)
         monkeypatch.setattr(
-            search,
+            weights,
             "DEFAULT_WEIGHTS",
-            replace(search.DEFAULT_WEIGHTS, graph_window=2, graph_min_window=1),
+            replace(weights.DEFAULT_WEIGHTS, graph_window=2, graph_min_window=1),
         )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         # The reports share no word with the query: they come through Quentin Marsh, a
@@ -641,9 +641,9 @@ class TestBoundedWork:
         found = [h.item.content for h in hits if not h.explanation.matched_terms]
         assert found and set(found) <= set(reports[-2:])
         monkeypatch.setattr(
-            search,
+            weights,
             "DEFAULT_WEIGHTS",
-            replace(search.DEFAULT_WEIGHTS, graph_window=300, graph_min_window=10),
+            replace(weights.DEFAULT_WEIGHTS, graph_window=300, graph_min_window=10),
         )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits}
@@ -654,7 +654,7 @@ class TestBoundedWork:
         """Another tier's newer copies (a facade saves a result to several) must not push a
         tier's own rows out of either window."""
         from graphmem.compat.storage import SQLiteStorage
-        from graphmem.retrieval import search
+        from graphmem.retrieval import weights
 
         storage = SQLiteStorage()
         mine = LongTermMemory(storage=storage)
@@ -668,9 +668,9 @@ class TestBoundedWork:
         found = {h.item.content for h in mine.search_hits("turbine", limit=3)}
         assert set(reports) == found
         monkeypatch.setattr(
-            search,
+            weights,
             "DEFAULT_WEIGHTS",
-            replace(search.DEFAULT_WEIGHTS, graph_window=3, graph_min_window=3),
+            replace(weights.DEFAULT_WEIGHTS, graph_window=3, graph_min_window=3),
         )
         hits = mine.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits if not h.explanation.matched_terms}

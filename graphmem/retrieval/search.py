@@ -45,7 +45,7 @@ from ..items import MemoryItem, stored_time, utc_now
 from ..store import ranking_rows
 from ..store.database import MemoryRow, query_terms
 from ..store.vectors import vector_matrix
-from .weights import DEFAULT_WEIGHTS, RankingWeights
+from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
@@ -149,7 +149,7 @@ def analyse_query(
     """Analyse ``query`` against ``tenant``'s graph (call inside a database read, so the view
     and its matcher are those of one snapshot); ``weights`` (None: :data:`DEFAULT_WEIGHTS`)
     decide how far the graph is expanded."""
-    weights = DEFAULT_WEIGHTS if weights is None else weights
+    weights = resolved(weights)
     index = space.entity_index
     kg = index.graph(tenant)
     named: list[str] = []
@@ -194,7 +194,7 @@ def rank(
     (None: :data:`DEFAULT_WEIGHTS`)."""
     if limit <= 0:
         return []
-    weights = DEFAULT_WEIGHTS if weights is None else weights
+    weights = resolved(weights)
     with space.database.read() as conn:
         ranking = Ranking.of(
             conn,
@@ -238,7 +238,7 @@ class Ranking:
         """Gather and score the candidates: the ``pool`` best lexical hits (the whole lexical
         window when a caller filters further) and the graph's candidates, by ``weights``
         (None: :data:`DEFAULT_WEIGHTS`)."""
-        weights = DEFAULT_WEIGHTS if weights is None else weights
+        weights = resolved(weights)
         db = space.database
         graph_tenant = (
             tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_WEIGHTS", "RankingWeights"]
+__all__ = ["DEFAULT_WEIGHTS", "RankingWeights", "resolved"]
 
 
 @dataclass(frozen=True)
@@ -129,3 +129,14 @@ class RankingWeights:
 
 #: graphmem's ranking.
 DEFAULT_WEIGHTS = RankingWeights()
+
+
+def resolved(weights: RankingWeights | None) -> RankingWeights:
+    """``weights``, or :data:`DEFAULT_WEIGHTS` when None (read at call time: a test may swap
+    the defaults with ``monkeypatch``).
+
+    Example:
+        >>> resolved(None) is DEFAULT_WEIGHTS
+        True
+    """
+    return DEFAULT_WEIGHTS if weights is None else weights
