@@ -9,7 +9,8 @@
    of their stored vectors to the query's; every other candidate is scored by similarity too,
    so that meaning is a boost, never a filter (a question naming the wrong person still finds
    the right one's words).
-4. A weighted sum of the normalised scores, with importance and recency as minor terms. Only
+4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
+   weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
    items with a lexical, graph or semantic score are returned: search never pads with
    non-matches.
 
@@ -231,14 +232,15 @@ class Ranking:
         *,
         tenant: str | None = None,
         sql_filters: Mapping[str, Any] | None = None,
-        pool: int = 100,
+        pool: int | None = None,
         heads: bool = False,
         weights: RankingWeights | None = None,
     ) -> Ranking:
-        """Gather and score the candidates: the ``pool`` best lexical hits (the whole lexical
-        window when a caller filters further) and the graph's candidates, by ``weights``
-        (None: :data:`DEFAULT_WEIGHTS`)."""
+        """Gather and score the candidates: the ``pool`` best lexical hits (None:
+        ``weights.pool_min``; the whole lexical window when a caller filters further) and the
+        graph's candidates, by ``weights`` (None: :data:`DEFAULT_WEIGHTS`)."""
         weights = resolved(weights)
+        pool = weights.pool_min if pool is None else pool
         db = space.database
         graph_tenant = (
             tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
