@@ -11,8 +11,9 @@ Steps, each adding to the one before (the last is graphmem's default ranking):
 5. ``+ answer type`` (= default): memories holding the entity type the question asks for.
 
 Each dataset is ingested once (the default ``LongTermMemory``); the steps only change the
-fusion weights of ``graphmem.retrieval.search`` between query passes. Reported: recall@10 and
-MRR per step, each step's change with a paired-bootstrap 95% interval (2000 resamples, seed 0).
+ranking weights each query pass is given (a ``RankingWeights`` of ``graphmem.retrieval.weights``
+made with ``dataclasses.replace``: nothing global changes). Reported: recall@10 and MRR per
+step, each step's change with a paired-bootstrap 95% interval (2000 resamples, seed 0).
 Re-DocRED uses a fixed random subset of the full-variant queries (``--redocred-queries``).
 
 Example:
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import argparse
 import random
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from common import (
     DEFAULT_LOCOMO,
@@ -36,27 +38,62 @@ from common import (
     score_ranking,
 )
 
+if TYPE_CHECKING:
+    from graphmem.retrieval.weights import RankingWeights
+
+#: Each step's changes to the default weights (``conversation_share``: the share an
+#: entity-linked hit lends to the rest of a document-sized conversation).
 STEPS: list[tuple[str, dict[str, float]]] = [
-    ("lexical", {"author": 0.0, "graph": 0.0, "adjacency": 0.0, "answer_type": 0.0, "share": 0.0}),
-    ("+ author links", {"graph": 0.0, "adjacency": 0.0, "answer_type": 0.0, "share": 0.0}),
-    ("+ entity links and graph hops", {"adjacency": 0.0, "answer_type": 0.0, "share": 0.0}),
+    (
+        "lexical",
+        {
+            "author": 0.0,
+            "graph": 0.0,
+            "adjacency": 0.0,
+            "answer_type": 0.0,
+            "conversation_share": 0.0,
+        },
+    ),
+    (
+        "+ author links",
+        {"graph": 0.0, "adjacency": 0.0, "answer_type": 0.0, "conversation_share": 0.0},
+    ),
+    (
+        "+ entity links and graph hops",
+        {"adjacency": 0.0, "answer_type": 0.0, "conversation_share": 0.0},
+    ),
     ("+ adjacency", {"answer_type": 0.0}),
     ("+ answer type (default)", {}),
 ]
 
 
-def _apply(overrides: dict[str, float], defaults: dict[str, float], share: float) -> None:
-    import graphmem.retrieval.search as search
+def step_weights(overrides: dict[str, float]) -> RankingWeights:
+    """The default ranking weights with a step's ``overrides``.
 
-    search.FUSION_WEIGHTS.clear()
-    search.FUSION_WEIGHTS.update(defaults)
-    for key, value in overrides.items():
-        if key == "share":
-            search.CONVERSATION_SHARE = value
-        else:
-            search.FUSION_WEIGHTS[key] = value
-    if "share" not in overrides:
-        search.CONVERSATION_SHARE = share
+    Example:
+        >>> step_weights(dict(STEPS[0][1])).graph, step_weights({}).graph
+        (0.0, 0.6)
+    """
+    from graphmem.retrieval.weights import DEFAULT_WEIGHTS
+
+    return replace(DEFAULT_WEIGHTS, **overrides)
+
+
+def search(memory: Any, question: str, weights: RankingWeights, limit: int = 20) -> list[Any]:
+    """``memory.search(question, limit)`` ranked by ``weights``: the ranking the tier's search
+    runs for an unfiltered query (the same candidates, filter step included), given weights."""
+    from graphmem.retrieval.search import rank
+
+    hits = rank(
+        memory.space,
+        [memory.namespace],
+        question,
+        sql_filters={},
+        predicate=lambda item: True,
+        limit=limit,
+        weights=weights,
+    )
+    return [hit.item for hit in hits]
 
 
 def _memory(records: Any) -> tuple[Any, dict[str, str]]:
@@ -77,26 +114,33 @@ def _memory(records: Any) -> tuple[Any, dict[str, str]]:
 
 
 def run(groups: list[tuple[Any, Any]], name: str) -> list[tuple[str, list[dict[str, float]]]]:
-    import graphmem.retrieval.search as search
-
-    defaults = dict(search.FUSION_WEIGHTS)
-    share = search.CONVERSATION_SHARE
     memories = []
     for gi, (records, queries) in enumerate(groups):
         log(f"{name}: ingesting group {gi + 1}/{len(groups)} ({len(records)} records)")
         memories.append((_memory(records), queries))
+    _check_default(memories)
     results = []
     for step, overrides in STEPS:
-        _apply(overrides, defaults, share)
+        weights = step_weights(overrides)
         rows = []
         for (memory, id_of), queries in memories:
             for q in queries:
-                ranked = [id_of[i.memory_id] for i in memory.search(q.question, limit=20)]
+                ranked = [id_of[i.memory_id] for i in search(memory, q.question, weights)]
                 rows.append(score_ranking(ranked, q.gold))
         log(f"{name}: {step}: R@10 {100 * sum(r['R@10'] for r in rows) / len(rows):.1f}")
         results.append((step, rows))
-    _apply({}, defaults, share)
     return results
+
+
+def _check_default(memories: list[tuple[tuple[Any, dict[str, str]], Any]]) -> None:
+    """The default step ranks as the tier's own search does (first queries of each group)."""
+    default = step_weights({})
+    for (memory, _), queries in memories:
+        for q in queries[:3]:
+            own = [item.memory_id for item in memory.search(q.question, limit=20)]
+            given = [item.memory_id for item in search(memory, q.question, default)]
+            if own != given:
+                raise SystemExit(f"ablation: default weights rank {q.question!r} differently")
 
 
 def table(title: str, results: list[tuple[str, list[dict[str, float]]]]) -> str:

@@ -45,8 +45,8 @@ from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermM
 from .memories._sql import SQLMemory, check_limit
 from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
-from .retrieval.context import ContextEntry, ContextReport, ContextSection
-from .retrieval.search import Hit, Ranking, analyse_query
+from .retrieval.context import ContextReport, ContextSources, assemble_context, context_ranking
+from .retrieval.search import Hit, Ranking
 from .store import Connection, MemoryRow, graph_rows
 
 if TYPE_CHECKING:
@@ -66,9 +66,6 @@ KNOWLEDGE_SCOPES = ("agent", "team")
 
 _LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
-_RECENT, _KNOWLEDGE, _RELATED = 200, 200, 150
-#: Related memories in the context text (Calute's layout); the report holds up to ``max_items``.
-_RELATED_SHOWN = 3
 
 
 @dataclass
@@ -226,33 +223,17 @@ def _result_keys(
 _SHORT_TERM = ShortTermMemory.default_namespace
 _TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
 
-#: Typed relations the context lists under each known entity.
-_RELATIONS_PER_ENTITY = 3
 
-
-def _known_entities(memory: EntityMemory, keys: list[str], names: list[str]) -> list[ContextEntry]:
-    """What the memory knows of each entity: what it is ("Samir Haddad (PERSON)"; with no
-    typed relation, who or what it is mentioned with), then its strongest typed relations,
-    current ones first, each with when it held ("Samir Haddad works_at Kestrel Automation
-    (2025-03-03 to 2025-04-21)"), each relation once."""
-    relations = memory.known_relations(keys, _RELATIONS_PER_ENTITY)
-    kg = memory.graph
-    listed: set[int | None] = set()
-    out: list[ContextEntry] = []
-    for key, name in zip(keys, names, strict=True):
-        head = f"{name} ({kg.nodes[key]['label']})"
-        if not relations.get(key):
-            partners = kg.strongest_co_occurring(key, _RELATIONS_PER_ENTITY)
-            head += f", mentioned with {', '.join(partners)}" if partners else ""
-        out.append(ContextEntry(head, 10**9, tier="entity"))
-        for edge in relations.get(key, []):
-            if edge.relation_id in listed:
-                continue
-            listed.add(edge.relation_id)
-            when = f" ({edge.validity})" if edge.validity else ""
-            line = f"{edge.subject} {edge.predicate} {edge.object}{when}"
-            out.append(ContextEntry(line, 10**9, tier="entity"))
-    return out
+def _recent_context(
+    tier: ShortTermMemory, conn: Connection, agent_role: str | None, n: int
+) -> tuple[list[MemoryItem], list[Hit]]:
+    """A context's "Recent context": the ``n`` newest items of ``tier``, oldest first (those
+    of ``agent_role`` when given, read as hits: they count as accessed)."""
+    if not agent_role:
+        return tier.get_recent(n=n), []
+    rows = tier._select(conn, {"agent_id": agent_role}, n, newest_first=True, by_time=True)
+    hits = [Hit.listed(row, item) for row, item in reversed(rows)]
+    return [hit.item for hit in hits], hits
 
 
 class PersistenceDisabledWarning(UserWarning):
@@ -1015,14 +996,14 @@ class CortexMemory:
         namespaces = [*self._contextual_namespaces()]
         if self.long_term is not None:
             namespaces.insert(0, self.long_term.namespace)
-        return Ranking.of(
+        return context_ranking(
             conn,
             self._space,
             sorted(namespaces),
-            analyse_query(self._space, self.user_id or "", query),
+            query,
             tenant=self.user_id,
-            sql_filters={"agent_id": agent_role} if agent_role else None,
-            pool=max(shown * 5, 100),
+            agent_role=agent_role,
+            shown=shown,
         )
 
     def build_context_report(
@@ -1068,101 +1049,27 @@ class CortexMemory:
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
-        agent_filter = {"agent_id": agent_role} if agent_role else None
-        report = ContextReport(task=task_description, background=additional_context or None)
-        shown: set[str] = set()
-        #: The saves shown (a task result is one save in several tiers: shown once).
-        saves: set[str] = set()
-
-        def entry(item: MemoryItem, max_chars: int, tier: str, hit: Any = None) -> ContextEntry:
-            shown.add(item.content[:max_chars])
-            shown.add(item.content)
-            return ContextEntry(
-                item.content,
-                max_chars,
-                item.memory_id,
-                tier,
-                hit.score if hit else None,
-                hit.explanation if hit else None,
-            )
-
-        def fresh(item: MemoryItem) -> bool:
-            """Not shown yet (each text once in "Related memories")."""
-            if item.content in shown or item.content[:_RELATED] in shown:
-                return False
-            shown.add(item.content)
-            return True
-
-        searching = bool(task_description.strip())
-        read: list[Hit] = []  # recent items of one agent, and knowledge: accessed
-        related: list[Hit] = []
-        with self._space.database.read() as conn:
-            if self.short_term is not None:
-                if agent_role:
-                    rows = self.short_term._select(
-                        conn, agent_filter, 5, newest_first=True, by_time=True
-                    )
-                    recent_hits = [Hit.listed(row, item) for row, item in reversed(rows)]
-                    read.extend(recent_hits)
-                    saves.update(hit.result_id for hit in recent_hits)
-                    recent = [hit.item for hit in recent_hits]
-                else:
-                    recent = self.short_term.get_recent(n=5)
-                report.sections.append(
-                    ContextSection(
-                        "Recent context:", [entry(i, _RECENT, "short_term") for i in recent]
-                    )
-                )
-            if searching:
-                ranking = self._ranking(
-                    conn, task_description, agent_role if scope == "agent" else None, 5 + max_items
-                )
-            if self.long_term is not None and searching:
-                hits = ranking.take(conn, 5, namespaces={self.long_term.namespace})
-                read.extend(hits)
-                report.sections.append(
-                    ContextSection(
-                        "Relevant knowledge:",
-                        [
-                            entry(h.item, _KNOWLEDGE, "long_term", h)
-                            for h in hits
-                            if h.item.content not in shown and h.result_id not in saves
-                        ],
-                    )
-                )
-                saves.update(h.result_id for h in hits)
-            if self.entity_memory is not None and searching:
-                entity_memory = self.entity_memory
-                counts = entity_memory.mention_counts(ranking.query.named)
-                named = [key for key in ranking.query.named if counts.get(key)][:5]
-                kg = entity_memory.graph
-                report.entities = [kg.name_of(key) for key in named]
-                report.sections.append(
-                    ContextSection(
-                        "Known entities:",
-                        _known_entities(entity_memory, named, report.entities),
-                    )
-                )
-                report.subgraph_builder = lambda names: entity_memory.subgraph(names, depth=1)
-            if searching and max_items > 0:
-                related = ranking.take(
-                    conn,
-                    max_items + len(saves),
-                    namespaces=self._contextual_namespaces(),
-                    predicate=fresh,
-                )
-                related = [h for h in related if h.result_id not in saves][:max_items]
-        # One write: the access counts of what was read (and any promotion they bring).
-        related = self.contextual.shown(related, others=read)
-        if searching and max_items > 0:
-            report.sections.append(
-                ContextSection(
-                    "Related memories:",
-                    [entry(h.item, _RELATED, "contextual", h) for h in related],
-                    shown=_RELATED_SHOWN,
-                )
-            )
-        return report
+        role = agent_role if scope == "agent" else None
+        short_term = self.short_term
+        sources = ContextSources(
+            recent=(
+                None
+                if short_term is None
+                else lambda conn, n: _recent_context(short_term, conn, agent_role, n)
+            ),
+            ranking=(
+                (lambda conn, shown: self._ranking(conn, task_description, role, shown))
+                if task_description.strip()
+                else None
+            ),
+            knowledge=self.long_term.namespace if self.long_term is not None else None,
+            entities=self.entity_memory,
+            related=self._contextual_namespaces(),
+            shown=self.contextual.shown,
+        )
+        return assemble_context(
+            self._space, sources, task_description, additional_context, max_items
+        )
 
     def build_context_for_task(
         self,

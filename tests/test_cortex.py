@@ -6,6 +6,7 @@ import copy
 import inspect
 import os
 import warnings
+from dataclasses import replace
 
 import pytest
 from _workers import HEADINGS
@@ -402,14 +403,17 @@ class TestFacadeSearch:
     ) -> None:
         # Each result is one text shown by four tiers; the graph window counts texts, so a
         # window of 3 still holds the 3 results.
-        from graphmem.retrieval import search
+        from graphmem.retrieval import weights
 
         memory = CortexMemory()
         results = [f"Quentin Marsh inspected turbine {n}" for n in range(3)]
         for text in results:
             memory.save_task_result("Inspection", text, "Ops", importance=0.9)
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 3)
+        monkeypatch.setattr(
+            weights,
+            "DEFAULT_WEIGHTS",
+            replace(weights.DEFAULT_WEIGHTS, graph_window=3, graph_min_window=3),
+        )
         assert {i.content for i in memory.search("turbine", limit=10)} == set(results)
         assert {i.content for i in memory.search("What did Quentin do?", limit=10)} == set(results)
 

@@ -10,6 +10,7 @@ the ranking's documented rules, not copied from a run.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from _workers import HEADINGS
@@ -622,22 +623,28 @@ class TestBoundedWork:
         assert sorted(found) == [f"Shipment {i} of turbines left the depot." for i in range(6)]
 
     def test_graph_window_takes_the_newest_mentions(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from graphmem.retrieval import search
+        from graphmem.retrieval import weights
 
         memory = LongTermMemory()
         memory.save("Zorblax Industries hired Quentin Marsh.")
         reports = [f"Quentin Marsh filed report number {n}." for n in range(5)]
         for content in reports:
             memory.save(content)
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 2)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 1)
+        monkeypatch.setattr(
+            weights,
+            "DEFAULT_WEIGHTS",
+            replace(weights.DEFAULT_WEIGHTS, graph_window=2, graph_min_window=1),
+        )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         # The reports share no word with the query: they come through Quentin Marsh, a
         # neighbour of the named company, and only his two newest mentions are candidates.
         found = [h.item.content for h in hits if not h.explanation.matched_terms]
         assert found and set(found) <= set(reports[-2:])
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 300)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 10)
+        monkeypatch.setattr(
+            weights,
+            "DEFAULT_WEIGHTS",
+            replace(weights.DEFAULT_WEIGHTS, graph_window=300, graph_min_window=10),
+        )
         hits = memory.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits}
 
@@ -647,7 +654,7 @@ class TestBoundedWork:
         """Another tier's newer copies (a facade saves a result to several) must not push a
         tier's own rows out of either window."""
         from graphmem.compat.storage import SQLiteStorage
-        from graphmem.retrieval import search
+        from graphmem.retrieval import weights
 
         storage = SQLiteStorage()
         mine = LongTermMemory(storage=storage)
@@ -660,7 +667,10 @@ class TestBoundedWork:
             other.save(f"Quentin Marsh filed turbine report {n} again.")
         found = {h.item.content for h in mine.search_hits("turbine", limit=3)}
         assert set(reports) == found
-        monkeypatch.setattr(search, "GRAPH_WINDOW", 3)
-        monkeypatch.setattr(search, "GRAPH_MIN_WINDOW", 3)
+        monkeypatch.setattr(
+            weights,
+            "DEFAULT_WEIGHTS",
+            replace(weights.DEFAULT_WEIGHTS, graph_window=3, graph_min_window=3),
+        )
         hits = mine.search_hits("What does Zorblax Industries do?", limit=10)
         assert set(reports) <= {h.item.content for h in hits if not h.explanation.matched_terms}

@@ -23,6 +23,7 @@ from ..compat.storage import resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError, StorageFullError
 from ..filters import check_filters, item_matches
 from ..items import MemoryItem, check_importance, check_query, utc_now
+from ..retrieval.rerank import rerank_by_context
 from ..retrieval.search import Hit, rank
 from ..store import Connection
 from ._sql import SQLMemory, check_limit, split_filters
@@ -255,7 +256,7 @@ class ContextualMemory(Memory):
                 "short_term" if hit.namespace == self.short_term.namespace else "long_term"
             )
         if self.context_stack:
-            hits = self._rerank_by_context(hits)
+            hits = rerank_by_context(hits, self.get_current_context() or {})
         self.record_access(hits, others)
         return hits
 
@@ -320,25 +321,6 @@ class ContextualMemory(Memory):
         )
         stored = {k: v for k, v in item.metadata.items() if k != "source"}
         self._space.database.update_metadata(conn, hit.seq, {**stored, "promoted": True})
-
-    def _rerank_by_context(self, hits: list[Hit]) -> list[Hit]:
-        current = self.get_current_context() or {}
-        current_words = set(str(current.get("data", "")).lower().split())
-
-        def match(hit: Hit) -> float:
-            context = hit.item.metadata.get("context") or {}
-            if not isinstance(context, dict):
-                return 0.0
-            score = 0.5 if context.get("type") == current.get("type") else 0.0
-            words = set(str(context.get("data", "")).lower().split())
-            if words and current_words:
-                score += 0.5 * len(words & current_words) / max(len(words), len(current_words))
-            return score
-
-        for hit in hits:
-            hit.score = hit.score * 0.7 + match(hit) * 0.3
-            hit.item.relevance_score = hit.score
-        return sorted(hits, key=lambda h: -h.score)
 
     def retrieve(
         self,

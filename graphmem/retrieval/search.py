@@ -9,7 +9,8 @@
    of their stored vectors to the query's; every other candidate is scored by similarity too,
    so that meaning is a boost, never a filter (a question naming the wrong person still finds
    the right one's words).
-4. A weighted sum of the normalised scores, with importance and recency as minor terms. Only
+4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
+   weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
    items with a lexical, graph or semantic score are returned: search never pads with
    non-matches.
 
@@ -32,6 +33,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,65 +46,29 @@ from ..items import MemoryItem, stored_time, utc_now
 from ..store import ranking_rows
 from ..store.database import MemoryRow, query_terms
 from ..store.vectors import vector_matrix
+from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..space import MemorySpace
 
 __all__ = [
+    "DEFAULT_WEIGHTS",
     "FUSION_WEIGHTS",
     "Explanation",
     "Hit",
     "QueryAnalysis",
     "Ranking",
+    "RankingWeights",
     "analyse_query",
     "rank",
 ]
 
-#: Weights of the fused score. One ranking serves every workload.
-FUSION_WEIGHTS = {
-    "lexical": 1.0,
-    "graph": 0.6,
-    "adjacency": 0.7,
-    "author": 0.5,
-    "semantic": 0.5,
-    "answer_type": 0.15,
-    "importance": 0.05,
-    "recency": 0.05,
-}
-#: How many of the strongest hits lend score to their conversational neighbours, and how much
-#: a neighbour at distance 1, 2... receives (times the lender's score).
-ADJACENCY_SOURCES = 20
-#: A hit linked to a query entity lends this share to every memory of its conversation, when
-#: the conversation is document-sized (in a long one it would be a uniform shift).
-CONVERSATION_SHARE = 0.7
-CONVERSATION_SHARE_MAX = 64
-ADJACENCY_DECAY = (1.0, 0.7)
-#: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names.
-HOP_DECAY = (1.0, 0.5, 0.2)
-#: Graph candidates: the query's strongest entities (named ones first), and of each its
-#: newest ``GRAPH_WINDOW`` memories besides the lexical candidates, so that a query's cost
-#: does not grow with the store.
-GRAPH_ENTITIES = 10
-GRAPH_WINDOW = 300
-#: An entity's window holds ``GRAPH_WINDOW`` times its weight and rarity texts, at least this many.
-GRAPH_MIN_WINDOW = 10
-#: An entity's window is looked for in its newest ``GRAPH_SCAN`` times that many mentions (so
-#: a search of one agent's memories costs no more than one of all of them).
-GRAPH_SCAN = 4
-#: Lexical candidates a search takes when the caller filters its hits further (a callable
-#: filter): enough for the filter to leave ``limit`` hits in all but pathological cases.
-FILTERED_POOL = 5000
-#: Semantic candidates: of the newest ``SEMANTIC_SCOPE`` memories that mention or were said by
-#: an entity the query names, the ``SEMANTIC_CANDIDATES`` most similar to the query. A
-#: similarity scores by where it lies between the scope's median (0) and its best (1).
-SEMANTIC_SCOPE = 2000
-SEMANTIC_CANDIDATES = 50
+#: The fused score's weights by term name, read-only: those of :data:`DEFAULT_WEIGHTS` (a
+#: ranking's weights are a :class:`~graphmem.retrieval.weights.RankingWeights` passed per call).
+FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType(DEFAULT_WEIGHTS.fusion())
 #: Words of a memory that an explanation names as "similar to" the query (per-word models).
 SIMILAR_WORDS = 3
-#: Items that only the graph brings in are scored further (priors, adjacency) for this many
-#: of the strongest (the lexical candidates always): the rest cannot reach a context.
-GRAPH_CANDIDATES = 100
 
 
 @dataclass
@@ -178,22 +144,26 @@ class QueryAnalysis:
     vector: np.ndarray | None = None
 
 
-def analyse_query(space: MemorySpace, tenant: str, query: str) -> QueryAnalysis:
+def analyse_query(
+    space: MemorySpace, tenant: str, query: str, weights: RankingWeights | None = None
+) -> QueryAnalysis:
     """Analyse ``query`` against ``tenant``'s graph (call inside a database read, so the view
-    and its matcher are those of one snapshot)."""
+    and its matcher are those of one snapshot); ``weights`` (None: :data:`DEFAULT_WEIGHTS`)
+    decide how far the graph is expanded."""
+    weights = resolved(weights)
     index = space.entity_index
     kg = index.graph(tenant)
     named: list[str] = []
     if len(kg) and query.strip():
         named = named_keys(kg, index.known_names(tenant), query)
-    weights, parents = _expand(kg, named)
+    entity_weights, parents = _expand(kg, named, weights)
     embedder = get_embedder() if named else None
     meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
         text=query,
         terms=query_terms(query),
         named=named,
-        weights=weights,
+        weights=entity_weights,
         parents=parents,
         expected_labels=expected_answer_labels(query),
         tenant=tenant,
@@ -218,11 +188,14 @@ def rank(
     predicate: Callable[[MemoryItem], bool] | None = None,
     limit: int = 10,
     heads: bool = False,
+    weights: RankingWeights | None = None,
 ) -> list[Hit]:
     """Rank the items of ``namespaces`` for ``query``; best first, at most ``limit``.
-    ``heads``: the tiers show their texts whole (the entity tier)."""
+    ``heads``: the tiers show their texts whole (the entity tier); ``weights``: the ranking
+    (None: :data:`DEFAULT_WEIGHTS`)."""
     if limit <= 0:
         return []
+    weights = resolved(weights)
     with space.database.read() as conn:
         ranking = Ranking.of(
             conn,
@@ -231,8 +204,9 @@ def rank(
             query,
             tenant=tenant,
             sql_filters=sql_filters,
-            pool=FILTERED_POOL if predicate is not None else max(limit * 10, 100),
+            pool=weights.filtered_pool if predicate is not None else weights.search_pool(limit),
             heads=heads,
+            weights=weights,
         )
         return ranking.take(conn, limit, predicate=predicate)
 
@@ -246,6 +220,7 @@ class Ranking:
     query: QueryAnalysis
     order: list[int]
     scores: dict[int, _Score]
+    weights: RankingWeights = DEFAULT_WEIGHTS
 
     @classmethod
     def of(
@@ -257,17 +232,21 @@ class Ranking:
         *,
         tenant: str | None = None,
         sql_filters: Mapping[str, Any] | None = None,
-        pool: int = 100,
+        pool: int | None = None,
         heads: bool = False,
+        weights: RankingWeights | None = None,
     ) -> Ranking:
-        """Gather and score the candidates: the ``pool`` best lexical hits (the whole lexical
-        window when a caller filters further) and the graph's candidates."""
+        """Gather and score the candidates: the ``pool`` best lexical hits (None:
+        ``weights.pool_min``; the whole lexical window when a caller filters further) and the
+        graph's candidates, by ``weights`` (None: :data:`DEFAULT_WEIGHTS`)."""
+        weights = resolved(weights)
+        pool = weights.pool_min if pool is None else pool
         db = space.database
         graph_tenant = (
             tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
         )
         if isinstance(query, str):
-            query = analyse_query(space, graph_tenant, query)
+            query = analyse_query(space, graph_tenant, query, weights)
         kg = space.entity_index.graph(graph_tenant)
         scope = ranking_rows.Scope.of(namespaces, tenant, sql_filters, heads)
         lexical = dict(
@@ -285,15 +264,14 @@ class Ranking:
             conn,
             kg,
             scope,
-            query.weights,
-            query.parents,
+            query,
             ranking_rows.item_texts(conn, list(lexical)) if query.weights else {},
+            weights,
         )
-        named = {key for key, via in query.parents.items() if via is None}
-        semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph])
-        scores = _fuse(conn, scope, lexical, graph, named, query.expected_labels, semantic)
-        order = sorted(scores, key=lambda seq: (-scores[seq].total, -seq))
-        return cls(space, query, order, scores)
+        semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph], weights)
+        scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
+        order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
+        return cls(space, query, order, scores, weights)
 
     def take(
         self,
@@ -322,7 +300,7 @@ class Ranking:
                 if found is None or (predicate is not None and not predicate(found[1])):
                     continue
                 hit = Hit.listed(*found)
-                hit.score = self.scores[seq].total
+                hit.score = self.scores[seq].total(self.weights)
                 hits.append(hit)
                 if len(hits) >= limit:
                     break
@@ -364,29 +342,25 @@ class _Score:
     typed: bool = False
     namespace: str = ""
 
-    @property
-    def total(self) -> float:
-        return self.without_meaning + self._boosted(FUSION_WEIGHTS["semantic"] * self.semantic)
+    def total(self, w: RankingWeights) -> float:
+        """The fused score by the weights ``w``."""
+        return self.without_meaning(w) + self._boosted(w.semantic * self.semantic, w)
 
-    @property
-    def without_meaning(self) -> float:
+    def without_meaning(self, w: RankingWeights) -> float:
         """The score from every term but the semantic one."""
-        w = FUSION_WEIGHTS
         return (
             self._boosted(
-                w["lexical"] * self.lexical
-                + w["graph"] * self.graph
-                + w["adjacency"] * self.adjacency
+                w.lexical * self.lexical + w.graph * self.graph + w.adjacency * self.adjacency,
+                w,
             )
             + self.prior
         )
 
-    def _boosted(self, relevance: float) -> float:
-        w = FUSION_WEIGHTS
+    def _boosted(self, relevance: float, w: RankingWeights) -> float:
         if self.authored:
-            relevance *= 1.0 + w["author"]
+            relevance *= 1.0 + w.author
         if self.typed:
-            relevance *= 1.0 + w["answer_type"]
+            relevance *= 1.0 + w.answer_type
         return relevance
 
     def sources(self) -> list[str]:
@@ -398,20 +372,20 @@ class _Score:
 
 
 def _expand(
-    kg: KnowledgeGraph, starts: Sequence[str]
+    kg: KnowledgeGraph, starts: Sequence[str], w: RankingWeights
 ) -> tuple[dict[str, float], dict[str, str | None]]:
-    """The :data:`GRAPH_ENTITIES` strongest entity keys reached from ``starts`` (the keys a
+    """The ``w.graph_entities`` strongest entity keys reached from ``starts`` (the keys a
     query names) -> weight, and the entity each was reached from (None for the named ones;
     fewer, stronger entities ranked better than 50 per hop on both benchmarks:
     docs/benchmarks.md)."""
     weights: dict[str, float] = {}
     parent: dict[str, str | None] = {}
     for start in starts:
-        weights[start] = HOP_DECAY[0]
+        weights[start] = w.hop_decay[0]
         parent[start] = None
     frontier = list(starts)
     for hop in (1, 2):
-        room = GRAPH_ENTITIES - len(weights)
+        room = w.graph_entities - len(weights)
         if room <= 0:
             break  # a further hop weighs less than every entity kept so far: none would be used
         # The frontier's strongest neighbours (ties by name), only as many as there is room
@@ -426,15 +400,11 @@ def _expand(
         reached = heapq.nsmallest(room, candidates, key=lambda n: (-candidates[n][0], n))
         for nbr in reached:
             support, via = candidates[nbr]
-            weights[nbr] = HOP_DECAY[hop] * min(1.0, 0.5 + 0.1 * support)
+            weights[nbr] = w.hop_decay[hop] * min(1.0, w.support_base + w.support_step * support)
             parent[nbr] = via
-        frontier = reached[:_HOP2_FRONTIER]
-    strongest = sorted(weights, key=lambda key: (-weights[key], key))[:GRAPH_ENTITIES]
+        frontier = reached[: w.hop2_frontier]
+    strongest = sorted(weights, key=lambda key: (-weights[key], key))[: w.graph_entities]
     return {key: weights[key] for key in strongest}, {key: parent[key] for key in strongest}
-
-
-#: Second-hop expansion starts from this many of the strongest first-hop entities.
-_HOP2_FRONTIER = 10
 
 
 def expected_answer_labels(query: str) -> frozenset[str]:
@@ -474,16 +444,16 @@ def _graph_scores(
     conn: Any,
     kg: KnowledgeGraph,
     scope: ranking_rows.Scope,
-    weights: Mapping[str, float],
-    parents: Mapping[str, str | None],
-    lexical_items: Mapping[int, tuple[int, str]] | None = None,
+    query: QueryAnalysis,
+    lexical_items: Mapping[int, tuple[int, str]],
+    w: RankingWeights,
 ) -> dict[int, tuple[float, str]]:
     """seq -> (graph score, the entity key that contributed most), for the
-    :data:`GRAPH_CANDIDATES` best items only the graph brings in and every lexical candidate
+    ``w.graph_candidates`` best items only the graph brings in and every lexical candidate
     that has one.
 
     Every lexical candidate is checked against the query's entities; new candidates are, of
-    each entity, the items showing its :data:`GRAPH_WINDOW` newest texts: bounded work at any
+    each entity, the items showing its ``w.graph_window`` newest texts: bounded work at any
     store size.
 
     In a memory that also names the entity it was reached from, an entity counts only as much
@@ -492,78 +462,98 @@ def _graph_scores(
     calls names beside a speaker ("Glad", "Kinda") no longer lift the speaker's own turns;
     beside a rare name it adds nearly its full weight (docs/benchmarks.md).
     """
-    lexical = {seq: text_id for seq, (text_id, _) in (lexical_items or {}).items()}
-    lexical_views = {seq: view for seq, (_, view) in (lexical_items or {}).items()}
+    lexical = {seq: text_id for seq, (text_id, _) in lexical_items.items()}
     nodes = kg.nodes
-    by_id = {nodes[key]["entity_id"]: key for key in weights if key in nodes}
+    by_id = {nodes[key]["entity_id"]: key for key in query.weights if key in nodes}
     by_id.pop(None, None)
     if not by_id:
         return {}
-    entity_ids = list(by_id)
-    # Rarity on an absolute scale (1.0 for an entity mentioned once, near 0 for one in every
-    # text of the tenant), so that a name the whole memory mentions cannot outweigh the words
-    # of the query. Both counts are kept in the graph view.
-    total = max(1, kg.texts)
-    scale = math.log(1 + total)
-    rarity = {
-        key: math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
-        for key in by_id.values()
-    }
+    scoring = _EntityScoring(by_id, query.weights, query.parents, _rarity(kg, by_id.values()))
     # Each entity's window in proportion to what its texts can score: a rare entity the query
     # names brings all of its newest texts, a hub reached on the way a few. A window holds the
     # newest texts an item of the search shows the entity in, looked for among the entity's
-    # newest GRAPH_SCAN-times-its-size mentions.
+    # newest graph_scan-times-its-size mentions.
     size = {
-        entity_id: max(GRAPH_MIN_WINDOW, round(GRAPH_WINDOW * weights[key] * rarity[key]))
+        entity_id: max(
+            w.graph_min_window,
+            round(w.graph_window * query.weights[key] * scoring.rarity[key]),
+        )
         for entity_id, key in by_id.items()
     }
     windows: set[tuple[int, int]] = set()
     text_of: dict[int, int] = {}
-    views: dict[int, str] = {}
-    for entity_id, seq, text_id, view in ranking_rows.graph_windows(conn, size, GRAPH_SCAN, scope):
+    views = {seq: view for seq, (_, view) in lexical_items.items()}
+    for entity_id, seq, text_id, view in ranking_rows.graph_windows(
+        conn, size, w.graph_scan, scope
+    ):
         windows.add((seq, entity_id))
         text_of[seq] = text_id
-        views[seq] = view
-
-    def scores(pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
-        named_in: dict[int, set[str]] = {}
-        for seq, entity_id in pairs:
-            named_in.setdefault(seq, set()).add(by_id[entity_id])
-        out: dict[int, tuple[float, str]] = {}
-        for seq, keys in named_in.items():
-            best, score = (0.0, ""), 0.0
-            for key in keys:
-                via = parents.get(key)
-                share = rarity[via] if via is not None and via in keys else 1.0
-                contribution = weights[key] * rarity[key] * share
-                score += contribution
-                best = max(best, (contribution, key))
-            out[seq] = (min(1.0, score), best[1])
-        return out
-
+        views.setdefault(seq, view)
     # The strongest items the windows bring in, by what the windows show of them; then every
     # query entity each of those and each lexical candidate shows, for their final score.
-    first = scores(windows)
+    first = scoring.scores(windows)
     # The strongest texts only the graph brings in (a text's items score alike).
     best_of: dict[int, tuple[float, int]] = {}
     for seq, (score, _) in first.items():
         if seq not in lexical:
             text_id = text_of[seq]
             best_of[text_id] = max(best_of.get(text_id, (0.0, 0)), (score, seq))
-    strongest = set(heapq.nlargest(GRAPH_CANDIDATES, best_of, key=lambda t: best_of[t]))
+    strongest = set(heapq.nlargest(w.graph_candidates, best_of, key=lambda t: best_of[t]))
     kept = [seq for seq in first if seq not in lexical and text_of[seq] in strongest]
-    chosen = {**{seq: text_of[seq] for seq in kept}, **lexical}
-    views.update(lexical_views)
     by_text: dict[int, list[int]] = {}
-    for seq, text_id in chosen.items():
+    for seq, text_id in {**{seq: text_of[seq] for seq in kept}, **lexical}.items():
         by_text.setdefault(text_id, []).append(seq)
     pairs = {
         (seq, entity_id)
-        for text_id, entity_id, flag in ranking_rows.entities_of_texts(conn, by_text, entity_ids)
+        for text_id, entity_id, flag in ranking_rows.entities_of_texts(conn, by_text, list(by_id))
         for seq in by_text[text_id]
         if not flag or views.get(seq) == "full"
     }
-    return scores(pairs)
+    return scoring.scores(pairs)
+
+
+def _rarity(kg: KnowledgeGraph, keys: Iterable[str]) -> dict[str, float]:
+    """Entity key -> its rarity on an absolute scale (1.0 for an entity mentioned once, near 0
+    for one in every text of the tenant), so that a name the whole memory mentions cannot
+    outweigh the words of the query. Both counts are kept in the graph view."""
+    total = max(1, kg.texts)
+    scale = math.log(1 + total)
+    nodes = kg.nodes
+    return {
+        key: math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
+        for key in keys
+    }
+
+
+@dataclass
+class _EntityScoring:
+    """How the query's entities score the items that show them."""
+
+    by_id: Mapping[int, str]
+    weights: Mapping[str, float]
+    parents: Mapping[str, str | None]
+    rarity: Mapping[str, float]
+
+    def strength(self, key: str) -> float:
+        """What a text showing only the entity ``key`` scores."""
+        return self.weights[key] * self.rarity[key]
+
+    def scores(self, pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
+        """seq -> (score, the strongest entity) of the items of ``(seq, entity id)`` pairs."""
+        named_in: dict[int, set[str]] = {}
+        for seq, entity_id in pairs:
+            named_in.setdefault(seq, set()).add(self.by_id[entity_id])
+        out: dict[int, tuple[float, str]] = {}
+        for seq, keys in named_in.items():
+            best, score = (0.0, ""), 0.0
+            for key in keys:
+                via = self.parents.get(key)
+                share = self.rarity[via] if via is not None and via in keys else 1.0
+                contribution = self.strength(key) * share
+                score += contribution
+                best = max(best, (contribution, key))
+            out[seq] = (min(1.0, score), best[1])
+        return out
 
 
 def _semantic_scores(
@@ -572,8 +562,9 @@ def _semantic_scores(
     scope: ranking_rows.Scope,
     query: QueryAnalysis,
     others: Sequence[int],
+    w: RankingWeights,
 ) -> dict[int, float]:
-    """seq -> semantic score: the :data:`SEMANTIC_CANDIDATES` memories of the query's named
+    """seq -> semantic score: the ``w.semantic_candidates`` memories of the query's named
     entities (mentioning them, or said by them) most similar to the query, and every other
     candidate (``others``) by the same scale: where its similarity lies between the median
     (0) and the best (1) of the named entities' memories."""
@@ -585,7 +576,7 @@ def _semantic_scores(
         for key in query.named
         if key in nodes and nodes[key].get("entity_id") is not None
     ]
-    rows = ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, SEMANTIC_SCOPE)
+    rows = ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope)
     if not rows:
         return {}
     texts = _similarities(rows, query.vector)
@@ -595,7 +586,7 @@ def _semantic_scores(
         return {}
     # The most similar items, newest first among equals (a text's items score alike).
     out: dict[int, float] = {}
-    for i in sorted(range(len(rows)), key=lambda i: -values[i])[:SEMANTIC_CANDIDATES]:
+    for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
         if values[i] > floor:
             out[rows[i][0]] = (values[i] - floor) / (best - floor)
     scoped = {seq for seq, _, _ in rows}
@@ -641,11 +632,11 @@ def _similar_words(query: QueryAnalysis, contents: Sequence[str]) -> dict[str, l
 def _fuse(
     conn: Any,
     scope: ranking_rows.Scope,
+    query: QueryAnalysis,
     lexical: Mapping[int, float],
     graph: Mapping[int, tuple[float, str]],
-    named: set[str],
-    expected: frozenset[str] = frozenset(),
-    semantic: Mapping[int, float] | None = None,
+    semantic: Mapping[int, float],
+    w: RankingWeights,
 ) -> dict[int, _Score]:
     """Lexical scores relative to the best hit, graph scores by entity rarity (absolute),
     semantic similarity, conversational adjacency, and the minor priors."""
@@ -657,12 +648,13 @@ def _fuse(
         entry = scores.setdefault(seq, _Score())
         entry.graph = value
         entry.entity = key
-    for seq, value in (semantic or {}).items():
+    for seq, value in semantic.items():
         scores.setdefault(seq, _Score()).semantic = value
     facts = ranking_rows.candidate_facts(conn, scores)
-    _add_adjacency(conn, scope, scores, facts)
+    _add_adjacency(conn, scope, scores, facts, w)
     facts.update(ranking_rows.candidate_facts(conn, [s for s in scores if s not in facts]))
-    _add_priors(scores, facts, named, expected)
+    named = {key for key, via in query.parents.items() if via is None}
+    _add_priors(scores, facts, named, query.expected_labels, w)
     return scores
 
 
@@ -671,13 +663,14 @@ def _add_adjacency(
     scope: ranking_rows.Scope,
     scores: dict[int, _Score],
     facts: Mapping[int, ranking_rows.CandidateFacts],
+    w: RankingWeights,
 ) -> None:
     """A strong hit lends score to its neighbours in the same conversation (the reply, the
     sentence before): answers often sit next to the words that match. The lenders are the
     strongest by every term, meaning included (on LoCoMo multi-hop, lenders chosen without it
     lost 6 of the 10 points meaning brings on the first conversation), but lend only their
     lexical and graph score."""
-    strongest = sorted(scores, key=lambda s: -scores[s].total)[:ADJACENCY_SOURCES]
+    strongest = sorted(scores, key=lambda s: -scores[s].total(w))[: w.adjacency_sources]
     owner = {seq: facts[seq].conversation_id for seq in strongest if seq in facts}
     conversations = sorted({c for c in owner.values() if c is not None})
     members = ranking_rows.conversation_members(conn, conversations, scope)
@@ -706,16 +699,13 @@ def _add_adjacency(
             continue
         line = lines[owned]
         position = places[owned][text_of[seq]]
-        base = (
-            scores[seq].lexical * FUSION_WEIGHTS["lexical"]
-            + scores[seq].graph * FUSION_WEIGHTS["graph"]
-        )
-        if scores[seq].graph > 0 and len(line) <= CONVERSATION_SHARE_MAX:
+        base = scores[seq].lexical * w.lexical + scores[seq].graph * w.graph
+        if scores[seq].graph > 0 and len(line) <= w.conversation_share_max:
             # A memory naming the query's entity vouches for its whole (document-sized)
             # conversation: the pronoun sentences of a document are about the same entity.
             for neighbour in line:
-                lend(neighbour, base * CONVERSATION_SHARE)
-        for distance, decay in enumerate(ADJACENCY_DECAY, start=1):
+                lend(neighbour, base * w.conversation_share)
+        for distance, decay in enumerate(w.adjacency_decay, start=1):
             for neighbour_at in (position - distance, position + distance):
                 if 0 <= neighbour_at < len(line):
                     lend(line[neighbour_at], base * decay)
@@ -727,7 +717,8 @@ def _add_priors(
     scores: dict[int, _Score],
     facts: Mapping[int, ranking_rows.CandidateFacts],
     named: set[str],
-    expected: frozenset[str] = frozenset(),
+    expected: frozenset[str],
+    w: RankingWeights,
 ) -> None:
     """Author links (the query names who said it), then importance and recency as minor terms."""
     now = utc_now()
@@ -741,9 +732,9 @@ def _add_priors(
         score.typed = bool(expected and labels and expected & set(labels.split(",")))
         when = stored_time(fact.created_at)
         age_days = max(0.0, (now - when).total_seconds() / 86400)
-        recency = 1.0 / (1.0 + age_days / 30.0)
-        value = 0.5 if fact.importance is None else float(fact.importance)
-        score.prior = FUSION_WEIGHTS["importance"] * value + FUSION_WEIGHTS["recency"] * recency
+        recency = 1.0 / (1.0 + age_days / w.recency_days)
+        value = w.default_importance if fact.importance is None else float(fact.importance)
+        score.prior = w.importance * value + w.recency * recency
 
 
 def _matched_terms(terms: Sequence[str], content: str) -> list[str]:

@@ -1,0 +1,142 @@
+"""Every number of the ranking formula, in one frozen object passed per call.
+
+A search, a context and the context stack's re-rank all read their weights, candidate pools
+and decays from a :class:`RankingWeights`; :data:`DEFAULT_WEIGHTS` is graphmem's ranking
+(one ranking serves every workload: docs/benchmarks.md). To try another ranking, pass a
+changed copy; nothing global changes.
+
+Example:
+    >>> from dataclasses import replace
+    >>> lexical_only = replace(DEFAULT_WEIGHTS, graph=0.0, adjacency=0.0, author=0.0)
+    >>> lexical_only.lexical, lexical_only.graph, DEFAULT_WEIGHTS.graph
+    (1.0, 0.0, 0.6)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_WEIGHTS", "RankingWeights", "resolved"]
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """The weights of the fused score and the sizes that bound its candidates.
+
+    Example:
+        >>> DEFAULT_WEIGHTS.fusion()["answer_type"]
+        0.15
+    """
+
+    # -- the fused score: relevance terms (lexical, graph, adjacency, semantic), each
+    # boosted by author links and answer types, plus importance and recency as minor priors.
+    lexical: float = 1.0
+    graph: float = 0.6
+    adjacency: float = 0.7
+    author: float = 0.5
+    semantic: float = 0.5
+    answer_type: float = 0.15
+    importance: float = 0.05
+    recency: float = 0.05
+    #: The importance of an item that has none.
+    default_importance: float = 0.5
+    #: Recency halves after this many days (``1 / (1 + age / recency_days)``).
+    recency_days: float = 30.0
+
+    # -- graph candidates
+    #: Weight of an entity reached after 0, 1 and 2 hops from an entity the query names...
+    hop_decay: tuple[float, float, float] = (1.0, 0.5, 0.2)
+    #: ... times ``min(1, support_base + support_step * support)`` of the relation reaching it.
+    support_base: float = 0.5
+    support_step: float = 0.1
+    #: The query's strongest entities kept (named ones first); fewer, stronger entities ranked
+    #: better than 50 per hop on both benchmarks.
+    graph_entities: int = 10
+    #: Second-hop expansion starts from this many of the strongest first-hop entities.
+    hop2_frontier: int = 10
+    #: Of each entity, its newest ``graph_window`` times its weight and rarity texts (at least
+    #: ``graph_min_window``) besides the lexical candidates, so that a query's cost does not
+    #: grow with the store...
+    graph_window: int = 300
+    graph_min_window: int = 10
+    #: ... looked for in its newest ``graph_scan`` times that many mentions (so a search of one
+    #: agent's memories costs no more than one of all of them).
+    graph_scan: int = 4
+    #: Items that only the graph brings in are scored further (priors, adjacency) for this many
+    #: of the strongest (the lexical candidates always): the rest cannot reach a context.
+    graph_candidates: int = 100
+
+    # -- conversational adjacency
+    #: How many of the strongest hits lend score to their conversational neighbours, and how
+    #: much a neighbour at distance 1, 2... receives (times the lender's score).
+    adjacency_sources: int = 20
+    adjacency_decay: tuple[float, ...] = (1.0, 0.7)
+    #: A hit linked to a query entity lends this share to every memory of its conversation,
+    #: when the conversation is document-sized (at most ``conversation_share_max`` texts; in a
+    #: long one it would be a uniform shift).
+    conversation_share: float = 0.7
+    conversation_share_max: int = 64
+
+    # -- semantic candidates: of the newest ``semantic_scope`` memories that mention or were
+    # said by an entity the query names, the ``semantic_candidates`` most similar to the query.
+    semantic_scope: int = 2000
+    semantic_candidates: int = 50
+
+    # -- lexical candidate pools
+    #: A search of ``limit`` hits takes ``max(limit * pool_per_hit, pool_min)`` lexical hits...
+    pool_per_hit: int = 10
+    pool_min: int = 100
+    #: ... a context showing ``n`` items ``max(n * context_pool_per_item, pool_min)``...
+    context_pool_per_item: int = 5
+    #: ... and a search whose caller filters its hits further (a callable filter) this many:
+    #: enough for the filter to leave ``limit`` hits in all but pathological cases.
+    filtered_pool: int = 5000
+
+    # -- the context stack's re-rank (a contextual memory with a current context): a hit
+    # keeps ``1 - context_share`` of its score and gains ``context_share`` times its match:
+    # ``context_type`` when its context has the current one's type, plus ``context_words``
+    # times the share of their words in common.
+    context_share: float = 0.3
+    context_type: float = 0.5
+    context_words: float = 0.5
+
+    def fusion(self) -> dict[str, float]:
+        """The weights of the fused score by term name (as ``FUSION_WEIGHTS`` lists them)."""
+        return {
+            "lexical": self.lexical,
+            "graph": self.graph,
+            "adjacency": self.adjacency,
+            "author": self.author,
+            "semantic": self.semantic,
+            "answer_type": self.answer_type,
+            "importance": self.importance,
+            "recency": self.recency,
+        }
+
+    def search_pool(self, limit: int) -> int:
+        """Lexical candidates a search of ``limit`` hits takes.
+
+        Example:
+            >>> DEFAULT_WEIGHTS.search_pool(5), DEFAULT_WEIGHTS.search_pool(30)
+            (100, 300)
+        """
+        return max(limit * self.pool_per_hit, self.pool_min)
+
+    def context_pool(self, shown: int) -> int:
+        """Lexical candidates a ranking for a context showing ``shown`` items takes."""
+        return max(shown * self.context_pool_per_item, self.pool_min)
+
+
+#: graphmem's ranking.
+DEFAULT_WEIGHTS = RankingWeights()
+
+
+def resolved(weights: RankingWeights | None) -> RankingWeights:
+    """``weights``, or :data:`DEFAULT_WEIGHTS` when None (read at call time: a test may swap
+    the defaults with ``monkeypatch``).
+
+    Example:
+        >>> resolved(None) is DEFAULT_WEIGHTS
+        True
+    """
+    return DEFAULT_WEIGHTS if weights is None else weights
