@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ._batches import batched, one_ahead
 from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from .extract.entity_patterns import PatternSource
@@ -36,21 +37,29 @@ from .items import (
     check_content,
     check_event_time,
     check_importance,
+    check_limit,
     check_optional_id,
     check_query,
     check_workers,
     encode_metadata,
 )
-from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
-from .memories._sql import SQLMemory, check_limit
+from .memories import (
+    ContextualMemory,
+    EntityMemory,
+    LongTermMemory,
+    ShortTermMemory,
+    Tier,
+    UserMemory,
+)
 from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import ContextEntry, ContextReport, ContextSection
 from .retrieval.search import Hit, Ranking, analyse_query
-from .store import Connection, MemoryRow, graph_rows
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
+
+    from .store import Connection, MemoryRow
 
 __all__ = [
     "KNOWLEDGE_SCOPES",
@@ -481,27 +490,13 @@ class CortexMemory:
         batch_size = check_capacity(batch_size, "batch_size")
         tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(records)]
         workers = check_workers(workers)
-        step = max(1, batch_size)
-        chunks = [tasks[start : start + step] for start in range(0, len(tasks), step)]
+        chunks = batched(tasks, batch_size, progress, "saving task results", unit="results")
         ids: list[str] = []
         with self._space.writer.bulk(workers, len(tasks)) as pool:
-            ahead = self._prepare_tasks(chunks[0], pool=pool) if chunks else None
-            bar = None
-            if progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
-            for position, chunk in enumerate(chunks):
-                current = ahead
-                after = chunks[position + 1] if position + 1 < len(chunks) else None
-                # The next batch is analysed (by the workers) while this one is written.
-                ahead = self._prepare_tasks(after, pool=pool) if after else None
-                assert current is not None
+            prepared = (self._prepare_tasks(list(chunk), pool=pool) for chunk in chunks)
+            # The next batch is analysed (by the workers) while this one is written.
+            for current in one_ahead(prepared):
                 ids.extend(self._store_tasks(current))
-                if bar is not None:
-                    bar.update(len(chunk))
-            if bar is not None:
-                bar.close()
         return ids
 
     def _write_tasks(
@@ -591,26 +586,26 @@ class CortexMemory:
                     writer.write(conn, run, [docs[id(t)] for t in run])
                     run = []
                     for tier in full:
-                        tier._enforce_capacity(conn)
+                        tier.evict(conn)
                     room.update(self._rooms(conn, full))
             writer.write(conn, run, [docs[id(t)] for t in run])
             for tier in at_end:
-                tier._enforce_capacity(conn)
+                tier.evict(conn)
         return ids
 
     @staticmethod
-    def _rooms(conn: Connection, tiers: list[SQLMemory]) -> dict[SQLMemory, int]:
+    def _rooms(conn: Connection, tiers: list[Tier]) -> dict[Tier, int]:
         """How many more items each bounded tier holds before it evicts."""
-        rooms = {tier: tier._capacity_room(conn) for tier in tiers}
+        rooms = {tier: tier.capacity_room(conn) for tier in tiers}
         return {tier: room for tier, room in rooms.items() if room is not None}
 
-    def _capacity_policies(self) -> tuple[list[SQLMemory], list[SQLMemory]]:
+    def _capacity_policies(self) -> tuple[list[Tier], list[Tier]]:
         """The bounded tiers a batch evicts from once, at its end (first in, first out, and
         no eviction can take a text another result of the batch still needs: the short-term
         lines, contextual items whose text the entity tier keeps), and those that must evict
         as soon as they are full (by value: long-term memory; first in, first out otherwise)."""
-        at_end: list[SQLMemory] = []
-        at_once: list[SQLMemory] = []
+        at_end: list[Tier] = []
+        at_once: list[Tier] = []
         if self.short_term is not None:
             at_end.append(self.short_term)
         if self.entity_memory is not None:
@@ -628,19 +623,19 @@ class CortexMemory:
         shows it."""
         out: list[NewText] = []
         if self.short_term is not None:
-            item = self.short_term._build(**task.short_term())
-            line = self.short_term._new_text(item)
+            item = self.short_term.prepare(**task.short_term())
+            line = self.short_term.as_new_text(item)
             line.result_id, line.dedupe_key = result_id, task.dedupe_key
             out.append(line)
         items: list[NewItem] = []
         long_term = task.long_term()
         if self.long_term is not None and long_term is not None:
-            items.append(self.long_term._new_item(self.long_term._build(**long_term), "body"))
+            items.append(self.long_term.as_new_item(self.long_term.prepare(**long_term), "body"))
         entity = self.entity_memory
         if entity is not None:
-            items.append(entity._new_item(entity._build(**task.entity())))
+            items.append(entity.as_new_item(entity.prepare(**task.entity())))
         part, item = self.contextual.routed_item(task.contextual())
-        items.append(part._new_item(item, "body"))
+        items.append(part.as_new_item(item, "body"))
         out.append(
             NewText(
                 head=task.task if entity is not None else "",
@@ -674,15 +669,15 @@ class CortexMemory:
         interaction = f"[{agent_role}] {action}: {content}"
         items: list[NewItem] = []
         if self.short_term is not None:
-            item = self.short_term._build(
+            item = self.short_term.prepare(
                 interaction, metadata={"action": action}, agent_id=agent_role, timestamp=when
             )
-            items.append(self.short_term._new_item(item))
+            items.append(self.short_term.as_new_item(item))
         if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
-            item = self.long_term._build(
+            item = self.long_term.prepare(
                 interaction, agent_id=agent_role, importance=importance, timestamp=when
             )
-            items.append(self.long_term._new_item(item))
+            items.append(self.long_term.as_new_item(item))
         return self._write_shared(items)
 
     def _write_shared(self, items: list[NewItem], relations: bool = False) -> str:
@@ -704,10 +699,10 @@ class CortexMemory:
         with self._space.database.write() as conn:
             writer.write(conn, [text], docs)
             for tier in tiers.values():
-                tier._enforce_capacity(conn)
+                tier.evict(conn)
         return result_id
 
-    def _tiers(self) -> dict[str, SQLMemory]:
+    def _tiers(self) -> dict[str, Tier]:
         """The facade's own tiers (those that exist), by namespace, in the seed's order."""
         tiers = [
             self.short_term,
@@ -718,7 +713,7 @@ class CortexMemory:
         ]
         return {t.namespace: t for t in tiers if t is not None}
 
-    def _tier_of(self, namespace: str) -> SQLMemory:
+    def _tier_of(self, namespace: str) -> Tier:
         return self._tiers()[namespace]
 
     def save_cortex_decision(
@@ -745,18 +740,18 @@ class CortexMemory:
         metadata = {"type": "cortex_decision", "has_outcome": outcome is not None}
         items: list[NewItem] = []
         if self.long_term is not None:
-            item = self.long_term._build(
+            item = self.long_term.prepare(
                 content,
                 metadata=metadata,
                 importance=importance,
                 agent_id="cortex_manager",
                 timestamp=when,
             )
-            items.append(self.long_term._new_item(item))
+            items.append(self.long_term.as_new_item(item))
         part, item = self.contextual.routed_item(
             {"content": content, "metadata": metadata, "importance": importance, "timestamp": when}
         )
-        items.append(part._new_item(item))
+        items.append(part.as_new_item(item))
         return self._write_shared(items)
 
     # ------------------------------------------------------------------ forgetting
@@ -1233,5 +1228,4 @@ class CortexMemory:
                 for user_id in sorted(users) if self.user_id is None else [self.user_id]:
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
-            graph_rows.delete_tenant_graph(conn, self.user_id or "")
-            self._space.entity_index.forget(conn, {self.user_id or ""})
+            self._space.forget_graph(conn, self.user_id or "")
