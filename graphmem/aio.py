@@ -176,7 +176,7 @@ class AsyncCortexMemory:
         ``dedupe_key`` to find it again: saving it once more returns the stored id)."""
         self._check_open()
         cancelled = threading.Event()
-        database = self.sync._space.database
+        database = self.sync.space.database
 
         def guarded(memory: CortexMemory) -> T:
             if cancelled.is_set():

@@ -362,6 +362,17 @@ class CortexMemory:
     def __repr__(self) -> str:
         return f"CortexMemory({self._space.database.describe()!r})"
 
+    @property
+    def space(self) -> SQLiteStorage:
+        """The memory space every tier of this facade lives in (``storage`` when one was
+        given or persisted, else its in-memory database).
+
+        Example:
+            >>> CortexMemory().space.describe()
+            'in-memory database'
+        """
+        return self._space
+
     # ------------------------------------------------------------------ entity types
     def use_extraction(
         self, *, spacy_model: str | None = None, extractor: Extractor | None = None

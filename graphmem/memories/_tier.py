@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._batches import batched
 from ..base import Memory
-from ..compat.storage import SQLiteStorage, resolve_storage
+from ..compat.storage import resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..filters import check_filters, item_matches
 from ..index.writer import NewItem, NewText, author_key, embed_items
@@ -54,7 +54,7 @@ from ..items import (
     utc_now,
 )
 from ..retrieval.search import Hit, rank
-from ..space import split_filters
+from ..space import MemorySpace, split_filters
 
 if TYPE_CHECKING:
     from ..store import Connection, MemoryRow
@@ -84,14 +84,14 @@ class Tier(Memory):
         tenant: str | None = None,
     ) -> None:
         super().__init__(storage=storage, max_items=max_items, enable_embeddings=enable_embeddings)
-        self._space: SQLiteStorage = resolve_storage(storage)
+        self._space: MemorySpace = resolve_storage(storage)
         self.namespace = namespace or self.default_namespace
         self._tenant = check_optional_id(tenant, "tenant")
         self._write_lock = threading.RLock()
 
     # ------------------------------------------------------------------ helpers
     @property
-    def space(self) -> SQLiteStorage:
+    def space(self) -> MemorySpace:
         """The SQL database and entity index this tier lives in."""
         return self._space
 
