@@ -181,7 +181,6 @@ def _csv_values(reader: csv.DictReader[str], where: str) -> Iterator[tuple[int, 
 def _record(
     row: dict[str, Any], where: str, user: str | None, time_field: str = TIME_FIELD
 ) -> dict[str, Any]:
-    from .cortex import check_dedupe_key
     from .items import (
         check_content,
         check_event_time,
@@ -189,6 +188,7 @@ def _record(
         check_optional_id,
         encode_metadata,
     )
+    from .task_results import check_dedupe_key
 
     known = ["content", *(time_field if f == TIME_FIELD else f for f in RECORD_FIELDS)]
     unknown = sorted(set(row) - set(known))
