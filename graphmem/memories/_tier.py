@@ -59,7 +59,7 @@ from ..space import MemorySpace, split_filters
 if TYPE_CHECKING:
     from ..store import Connection, MemoryRow
 
-__all__ = ["SQLMemory", "Tier", "check_limit", "split_filters"]
+__all__ = ["SQLMemory", "Tier"]
 
 
 class Tier(Memory):
