@@ -166,7 +166,7 @@ def ingest_and_query(
         raw = records(extra, seed=4)
         for first in range(0, extra, 1000):
             items = [
-                tier._new_item(tier._build(r["content"], agent_id=r["agent_id"], importance=0.5))
+                tier.as_new_item(tier.prepare(r["content"], agent_id=r["agent_id"], importance=0.5))
                 for r in raw[first : first + 1000]
             ]
             with db.write() as conn:  # one executemany per kind and batch, no extraction

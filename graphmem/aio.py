@@ -26,13 +26,17 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .cortex import CortexMemory, task_results_list
 from .errors import InvalidArgumentTypeError, MemoryClosedError
 from .items import MemoryItem
 from .retrieval.context import ContextReport
 from .retrieval.search import Hit
+
+if TYPE_CHECKING:
+    from .extract.entity_patterns import PatternSource
+    from .extract.extractor import Extractor
 
 __all__ = ["AsyncCortexMemory", "warm_up", "writer_thread"]
 
@@ -172,7 +176,7 @@ class AsyncCortexMemory:
         ``dedupe_key`` to find it again: saving it once more returns the stored id)."""
         self._check_open()
         cancelled = threading.Event()
-        database = self.sync._space.database
+        database = self.sync.space.database
 
         def guarded(memory: CortexMemory) -> T:
             if cancelled.is_set():
@@ -215,11 +219,20 @@ class AsyncCortexMemory:
         )
 
     async def save_task_results(
-        self, results: Iterable[Mapping[str, Any]], *, batch_size: int = 256
+        self,
+        results: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        progress: bool = False,
+        workers: int | None = None,
     ) -> list[str]:
-        """See :meth:`CortexMemory.save_task_results`."""
+        """See :meth:`CortexMemory.save_task_results` (the whole call is one write)."""
         records = task_results_list(results)
-        return await self.write(lambda m: m.save_task_results(records, batch_size=batch_size))
+        return await self.write(
+            lambda m: m.save_task_results(
+                records, batch_size=batch_size, progress=progress, workers=workers
+            )
+        )
 
     async def save_agent_interaction(
         self,
@@ -298,7 +311,21 @@ class AsyncCortexMemory:
             )
         )
 
-    async def declare_entities(self, patterns: Any) -> int:
+    # ------------------------------------------------------------------ entity types
+    async def use_extraction(
+        self, *, spacy_model: str | None = None, extractor: Extractor | None = None
+    ) -> None:
+        """See :meth:`CortexMemory.use_extraction`. It runs in the writer thread, so the saves
+        awaited before it analyse with the old extraction and those awaited after it with
+        the new, but outside a transaction: loading a pipeline takes seconds and stores
+        nothing."""
+        self._check_open()
+        await asyncio.get_running_loop().run_in_executor(
+            self._writer,
+            lambda: self.sync.use_extraction(spacy_model=spacy_model, extractor=extractor),
+        )
+
+    async def declare_entities(self, patterns: PatternSource) -> int:
         """See :meth:`CortexMemory.declare_entities`."""
         return await self.write(lambda m: m.declare_entities(patterns))
 

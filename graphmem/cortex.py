@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ._batches import batched, one_ahead
 from .compat.storage import SQLiteStorage
 from .errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from .extract.entity_patterns import PatternSource
 from .extract.extractor import Extractor
-from .extract.workers import AnalysisPool
 from .index.writer import NewItem, NewText, new_result_id
 from .items import (
     MemoryItem,
@@ -36,21 +35,33 @@ from .items import (
     check_content,
     check_event_time,
     check_importance,
+    check_limit,
     check_optional_id,
     check_query,
     check_workers,
-    encode_metadata,
 )
-from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, UserMemory
-from .memories._sql import SQLMemory, check_limit
+from .memories import (
+    ContextualMemory,
+    EntityMemory,
+    LongTermMemory,
+    ShortTermMemory,
+    Tier,
+    UserMemory,
+)
 from .memories.contextual import one_per_text
 from .memories.user import USER_NAMESPACES
-from .retrieval.context import ContextReport, ContextSources, assemble_context, context_ranking
+from .retrieval.context import (
+    ContextReport,
+    ContextSources,
+    assemble_context,
+    context_ranking,
+)
 from .retrieval.search import Hit, Ranking
-from .store import Connection, MemoryRow, graph_rows
+from .task_results import TaskWriter, task_record, task_results_list
+from .task_results import check_dedupe_key as check_dedupe_key  # re-exported (its old home)
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from .store import Connection
 
 __all__ = [
     "KNOWLEDGE_SCOPES",
@@ -64,121 +75,7 @@ __all__ = [
 #: Calute's rule) or every agent's of the memory ("team").
 KNOWLEDGE_SCOPES = ("agent", "team")
 
-_LONG_TERM_TASK_THRESHOLD = 0.7
 _LONG_TERM_INTERACTION_THRESHOLD = 0.6
-
-
-@dataclass
-class _PreparedTasks:
-    """Task results ready to write: their ids, those not stored yet (``pending``, by
-    position) with their texts, and the texts' analysis (a function that waits for it)."""
-
-    tasks: list[_TaskRecord]
-    ids: list[str]
-    pending: list[int]
-    pairs: dict[int, list[NewText]]
-    flat: list[NewText]
-    docs: Callable[[], list[Doc | None]]
-
-
-@dataclass(frozen=True)
-class _TaskRecord:
-    """A validated task result, and what each tier stores of it (``save`` keyword arguments)."""
-
-    task: str
-    result: str
-    agent: str
-    importance: float
-    metadata: dict[str, Any]
-    #: ``task_metadata["conversation_id"]``, stored in the items' own column so that search
-    #: can filter by it and rank a turn's neighbours (as every tier does for its own saves).
-    conversation_id: str | None
-    #: When the task was done (None: now), every item's ``timestamp``.
-    timestamp: datetime | None = None
-    #: Saving again with this key changes nothing (see :meth:`CortexMemory.save_task_result`).
-    dedupe_key: str | None = None
-    #: ``task_metadata["task_id"]``, likewise every item's ``task_id`` (``forget`` filters by it).
-    task_id: str | None = None
-
-    def _fields(self) -> dict[str, Any]:
-        return {
-            "metadata": self.metadata,
-            "agent_id": self.agent,
-            "conversation_id": self.conversation_id,
-            "task_id": self.task_id,
-            "timestamp": self.timestamp,
-        }
-
-    def short_term(self) -> dict[str, Any]:
-        """Calute's short-term line (a text of its own)."""
-        content = f"Task completed: {self.task[:100]} - Result: {self.result[:200]}"
-        return {"content": content, **self._fields()}
-
-    def long_term(self) -> dict[str, Any] | None:
-        """None below the long-term threshold."""
-        if self.importance < _LONG_TERM_TASK_THRESHOLD:
-            return None
-        return self.contextual()
-
-    def entity(self) -> dict[str, Any]:
-        """Calute's entity-tier content, ``"{task} {result}"``: the whole of the result's text."""
-        return {"content": f"{self.task} {self.result}", **self._fields()}
-
-    def contextual(self) -> dict[str, Any]:
-        return {"content": self.result, **self._fields(), "importance": self.importance}
-
-
-_TASK_FIELDS = (
-    "task_description",
-    "result",
-    "agent_role",
-    "importance",
-    "task_metadata",
-    "timestamp",
-    "dedupe_key",
-)
-#: Longest ``dedupe_key`` (its column holds 512 characters).
-_MAX_KEY_CHARS = 512
-
-
-def task_results_list(results: object) -> list[Any]:
-    """The records of :meth:`CortexMemory.save_task_results` as a list; anything but an
-    iterable of them (a number, None, a string, a single dict) is refused by name."""
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise InvalidArgumentTypeError(
-            f"results must be an iterable of dicts, got {type(results).__name__}"
-        )
-    return list(results)
-
-
-def _task_record(record: object, where: str = "") -> _TaskRecord:
-    """Validate the arguments of one task result (``where`` prefixes the names in errors:
-    ``"results[3]."`` for :meth:`CortexMemory.save_task_results`)."""
-    if not isinstance(record, Mapping):
-        raise InvalidArgumentTypeError(
-            f"{where.rstrip('.')} must be a dict, got {type(record).__name__}"
-        )
-    unknown = sorted(set(record) - set(_TASK_FIELDS))
-    if unknown:
-        raise InvalidArgumentError(f"{where.rstrip('.')}: unknown key(s) {', '.join(unknown)}")
-    task = check_content(record.get("task_description"), f"{where}task_description")
-    result = check_content(record.get("result"), f"{where}result")
-    agent = check_content(record.get("agent_role"), f"{where}agent_role")
-    importance = check_importance(record.get("importance", 0.5), f"{where}importance")
-    extra = record.get("task_metadata")
-    if extra is not None and not isinstance(extra, dict):
-        raise InvalidArgumentTypeError(
-            f"{where}task_metadata must be a dict or None, got {type(extra).__name__}"
-        )
-    encode_metadata(extra or {}, f"{where}task_metadata")
-    conversation = check_optional_id(
-        (extra or {}).get("conversation_id"), f"{where}task_metadata['conversation_id']"
-    )
-    task_id = check_optional_id((extra or {}).get("task_id"), f"{where}task_metadata['task_id']")
-    when = check_event_time(record.get("timestamp"), f"{where}timestamp")
-    key = check_dedupe_key(record.get("dedupe_key"), f"{where}dedupe_key")
-    metadata = {**(extra or {}), "task": task[:100], "agent_role": agent}
-    return _TaskRecord(task, result, agent, importance, metadata, conversation, when, key, task_id)
 
 
 def check_knowledge_scope(value: object) -> str:
@@ -196,34 +93,6 @@ def check_knowledge_scope(value: object) -> str:
     return str(value)
 
 
-def check_dedupe_key(value: object, name: str = "dedupe_key") -> str | None:
-    """A caller's idempotency key: None, or a non-blank str of at most 512 characters.
-
-    Example:
-        >>> check_dedupe_key("crm-sync-2025-03-03")
-        'crm-sync-2025-03-03'
-    """
-    if value is None:
-        return None
-    key = check_content(value, name)
-    if len(key) > _MAX_KEY_CHARS:
-        raise InvalidArgumentError(f"{name} is {len(key):,} characters; the limit is 512")
-    return key
-
-
-def _result_keys(
-    tenant: str, tasks: list[_TaskRecord], ids: list[str]
-) -> list[tuple[str, str | None, str]]:
-    """``(tenant, dedupe_key, result id)`` of each task result."""
-    return [(tenant, task.dedupe_key, rid) for task, rid in zip(tasks, ids, strict=True)]
-
-
-#: The namespace of the facade's short-term lines ("Task completed: ..."), and the metadata
-#: keys tiers add to a task result's (entity names, importance, context, promotion mark).
-_SHORT_TERM = ShortTermMemory.default_namespace
-_TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
-
-
 def _recent_context(
     tier: ShortTermMemory, conn: Connection, agent_role: str | None, n: int
 ) -> tuple[list[MemoryItem], list[Hit]]:
@@ -231,7 +100,7 @@ def _recent_context(
     of ``agent_role`` when given, read as hits: they count as accessed)."""
     if not agent_role:
         return tier.get_recent(n=n), []
-    rows = tier._select(conn, {"agent_id": agent_role}, n, newest_first=True, by_time=True)
+    rows = tier.select(conn, {"agent_id": agent_role}, n, newest_first=True, by_time=True)
     hits = [Hit.listed(row, item) for row, item in reversed(rows)]
     return [hit.item for hit in hits], hits
 
@@ -330,9 +199,21 @@ class CortexMemory:
         self.contextual = ContextualMemory(
             short_term_capacity=short_term_capacity, long_term_storage=space, tenant=tenant
         )
+        self._tasks = TaskWriter(self)
 
     def __repr__(self) -> str:
         return f"CortexMemory({self._space.database.describe()!r})"
+
+    @property
+    def space(self) -> SQLiteStorage:
+        """The memory space every tier of this facade lives in (``storage`` when one was
+        given or persisted, else its in-memory database).
+
+        Example:
+            >>> CortexMemory().space.describe()
+            'in-memory database'
+        """
+        return self._space
 
     # ------------------------------------------------------------------ entity types
     def use_extraction(
@@ -416,7 +297,7 @@ class CortexMemory:
             ...                         dedupe_key="crm-1") == again
             True
         """
-        task = _task_record(
+        task = task_record(
             {
                 "task_description": task_description,
                 "result": result,
@@ -427,7 +308,7 @@ class CortexMemory:
                 "dedupe_key": dedupe_key,
             }
         )
-        return self._write_tasks([task])[0]
+        return self._tasks.write([task])[0]
 
     def save_task_results(
         self,
@@ -460,180 +341,16 @@ class CortexMemory:
         """
         records = task_results_list(results)
         batch_size = check_capacity(batch_size, "batch_size")
-        tasks = [_task_record(r, f"results[{i}].") for i, r in enumerate(records)]
+        tasks = [task_record(r, f"results[{i}].") for i, r in enumerate(records)]
         workers = check_workers(workers)
-        step = max(1, batch_size)
-        chunks = [tasks[start : start + step] for start in range(0, len(tasks), step)]
+        chunks = batched(tasks, batch_size, progress, "saving task results", unit="results")
         ids: list[str] = []
         with self._space.writer.bulk(workers, len(tasks)) as pool:
-            ahead = self._prepare_tasks(chunks[0], pool=pool) if chunks else None
-            bar = None
-            if progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=len(tasks), unit="results", desc="saving task results")
-            for position, chunk in enumerate(chunks):
-                current = ahead
-                after = chunks[position + 1] if position + 1 < len(chunks) else None
-                # The next batch is analysed (by the workers) while this one is written.
-                ahead = self._prepare_tasks(after, pool=pool) if after else None
-                assert current is not None
-                ids.extend(self._store_tasks(current))
-                if bar is not None:
-                    bar.update(len(chunk))
-            if bar is not None:
-                bar.close()
+            prepared = (self._tasks.prepare(list(chunk), pool=pool) for chunk in chunks)
+            # The next batch is analysed (by the workers) while this one is written.
+            for current in one_ahead(prepared):
+                ids.extend(self._tasks.store(current))
         return ids
-
-    def _write_tasks(
-        self,
-        tasks: list[_TaskRecord],
-        result_ids: list[str] | None = None,
-        before: Callable[[Connection], dict[str, str]] | None = None,
-    ) -> list[str]:
-        """Write task results in one transaction: each one text ("task result", analysed
-        once, task and result apart) shown by every tier that keeps it, and Calute's
-        short-term line as a text of its own.
-
-        The rows are exactly those of one ``save_task_result`` after another: texts are
-        indexed in order (names one result makes known are recognised in the next), and a
-        tier that evicts by value does so right after the result that fills it. Texts and
-        items go in with one statement per kind for each run of results between two such
-        evictions; first-in-first-out tiers evict once at the end, which leaves the same rows.
-
-        Returns the result ids (``result_ids``, else new ones; a result whose dedupe key is
-        stored already, or repeats an earlier one's, is not written: its id is the stored
-        one). ``before`` runs first in the transaction (:meth:`update` deletes the old
-        version there) and returns memory ids to keep, by tier namespace.
-        """
-        return self._store_tasks(self._prepare_tasks(tasks, result_ids, before), before)
-
-    def _prepare_tasks(
-        self,
-        tasks: list[_TaskRecord],
-        result_ids: list[str] | None = None,
-        before: Callable[[Connection], dict[str, str]] | None = None,
-        pool: AnalysisPool | None = None,
-    ) -> _PreparedTasks:
-        """The first half of :meth:`_write_tasks`: the texts of the results not stored yet,
-        their analysis started (in ``pool``'s workers when given)."""
-        writer = self._space.writer
-        database = self._space.database
-        ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
-        known: list[str | None] = [None] * len(tasks)
-        # (an update's old version still holds its key until ``before``; without keys, one
-        # transaction per call)
-        if before is None and any(task.dedupe_key is not None for task in tasks):
-            with database.read() as conn:  # no analysis of what is stored already
-                keys = _result_keys(self.user_id or "", tasks, ids)
-                known = writer.known_results(conn, keys, writing=False)
-        pending = [i for i, k in enumerate(known) if k is None]
-        for i, k in enumerate(known):
-            ids[i] = k or ids[i]
-        pairs = {i: self._task_texts(tasks[i], ids[i]) for i in pending}
-        flat = [text for i in pending for text in pairs[i]]
-        # outside the database lock, in nlp.pipe batches
-        return _PreparedTasks(tasks, ids, pending, pairs, flat, writer.analyse_later(flat, pool))
-
-    def _store_tasks(
-        self,
-        prepared: _PreparedTasks,
-        before: Callable[[Connection], dict[str, str]] | None = None,
-    ) -> list[str]:
-        """The second half of :meth:`_write_tasks`: the one write transaction."""
-        writer = self._space.writer
-        database, index = self._space.database, self._space.entity_index
-        tasks, ids, pending, pairs = prepared.tasks, prepared.ids, prepared.pending, prepared.pairs
-        analysed = iter(prepared.docs())
-        docs = {id(text): next(analysed) for text in prepared.flat}
-        at_end, at_once = self._capacity_policies()
-        with database.write() as conn, index.deferred_writes(conn):
-            kept = before(conn) if before is not None else {}
-            for text in prepared.flat:
-                for ni in text.items:
-                    ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
-            known = writer.known_results(conn, _result_keys(self.user_id or "",
-                [tasks[i] for i in pending], [ids[i] for i in pending]))  # fmt: skip
-            for i, k in zip(list(pending), known, strict=True):
-                if k is not None:  # another writer stored it meanwhile
-                    ids[i] = k
-                    pending.remove(i)
-            room = self._rooms(conn, at_once)
-            run: list[NewText] = []
-            for pair in (pairs[i] for i in pending):
-                run.extend(pair)
-                full = []
-                for tier in {self._tier_of(ni.namespace) for t in pair for ni in t.items}:
-                    if tier in room:
-                        room[tier] -= 1
-                        if room[tier] < 0:
-                            full.append(tier)
-                if full:
-                    writer.write(conn, run, [docs[id(t)] for t in run])
-                    run = []
-                    for tier in full:
-                        tier._enforce_capacity(conn)
-                    room.update(self._rooms(conn, full))
-            writer.write(conn, run, [docs[id(t)] for t in run])
-            for tier in at_end:
-                tier._enforce_capacity(conn)
-        return ids
-
-    @staticmethod
-    def _rooms(conn: Connection, tiers: list[SQLMemory]) -> dict[SQLMemory, int]:
-        """How many more items each bounded tier holds before it evicts."""
-        rooms = {tier: tier._capacity_room(conn) for tier in tiers}
-        return {tier: room for tier, room in rooms.items() if room is not None}
-
-    def _capacity_policies(self) -> tuple[list[SQLMemory], list[SQLMemory]]:
-        """The bounded tiers a batch evicts from once, at its end (first in, first out, and
-        no eviction can take a text another result of the batch still needs: the short-term
-        lines, contextual items whose text the entity tier keeps), and those that must evict
-        as soon as they are full (by value: long-term memory; first in, first out otherwise)."""
-        at_end: list[SQLMemory] = []
-        at_once: list[SQLMemory] = []
-        if self.short_term is not None:
-            at_end.append(self.short_term)
-        if self.entity_memory is not None:
-            at_end.append(self.contextual.short_term)
-        else:
-            at_once.append(self.contextual.short_term)
-        for tier in (self.long_term, self.contextual.long_term):
-            if tier is not None:
-                at_once.append(tier)
-        return at_end, at_once
-
-    def _task_texts(self, task: _TaskRecord, result_id: str) -> list[NewText]:
-        """The texts of one task result (all of the save ``result_id``): the short-term line
-        (when that tier exists) and the result, whose head is the task when the entity tier
-        shows it."""
-        out: list[NewText] = []
-        if self.short_term is not None:
-            item = self.short_term._build(**task.short_term())
-            line = self.short_term._new_text(item)
-            line.result_id, line.dedupe_key = result_id, task.dedupe_key
-            out.append(line)
-        items: list[NewItem] = []
-        long_term = task.long_term()
-        if self.long_term is not None and long_term is not None:
-            items.append(self.long_term._new_item(self.long_term._build(**long_term), "body"))
-        entity = self.entity_memory
-        if entity is not None:
-            items.append(entity._new_item(entity._build(**task.entity())))
-        part, item = self.contextual.routed_item(task.contextual())
-        items.append(part._new_item(item, "body"))
-        out.append(
-            NewText(
-                head=task.task if entity is not None else "",
-                body=task.result,
-                items=items,
-                index=True,
-                relations=entity is not None and entity.extract_relations,
-                result_id=result_id,
-                dedupe_key=task.dedupe_key,
-            )
-        )
-        return out
 
     def save_agent_interaction(
         self,
@@ -655,15 +372,15 @@ class CortexMemory:
         interaction = f"[{agent_role}] {action}: {content}"
         items: list[NewItem] = []
         if self.short_term is not None:
-            item = self.short_term._build(
+            item = self.short_term.prepare(
                 interaction, metadata={"action": action}, agent_id=agent_role, timestamp=when
             )
-            items.append(self.short_term._new_item(item))
+            items.append(self.short_term.as_new_item(item))
         if self.long_term is not None and importance >= _LONG_TERM_INTERACTION_THRESHOLD:
-            item = self.long_term._build(
+            item = self.long_term.prepare(
                 interaction, agent_id=agent_role, importance=importance, timestamp=when
             )
-            items.append(self.long_term._new_item(item))
+            items.append(self.long_term.as_new_item(item))
         return self._write_shared(items)
 
     def _write_shared(self, items: list[NewItem], relations: bool = False) -> str:
@@ -672,7 +389,7 @@ class CortexMemory:
         result_id = new_result_id()
         if not items:
             return result_id
-        tiers = {ni.namespace: self._tier_of(ni.namespace) for ni in items}
+        tiers = {ni.namespace: self._tasks.tier_of(ni.namespace) for ni in items}
         text = NewText(
             body=items[0].item.content,
             items=items,
@@ -685,22 +402,12 @@ class CortexMemory:
         with self._space.database.write() as conn:
             writer.write(conn, [text], docs)
             for tier in tiers.values():
-                tier._enforce_capacity(conn)
+                tier.evict(conn)
         return result_id
 
-    def _tiers(self) -> dict[str, SQLMemory]:
+    def _tiers(self) -> dict[str, Tier]:
         """The facade's own tiers (those that exist), by namespace, in the seed's order."""
-        tiers = [
-            self.short_term,
-            self.long_term,
-            self.entity_memory,
-            self.contextual.short_term,
-            self.contextual.long_term,
-        ]
-        return {t.namespace: t for t in tiers if t is not None}
-
-    def _tier_of(self, namespace: str) -> SQLMemory:
-        return self._tiers()[namespace]
+        return self._tasks.tiers()
 
     def save_cortex_decision(
         self,
@@ -726,18 +433,18 @@ class CortexMemory:
         metadata = {"type": "cortex_decision", "has_outcome": outcome is not None}
         items: list[NewItem] = []
         if self.long_term is not None:
-            item = self.long_term._build(
+            item = self.long_term.prepare(
                 content,
                 metadata=metadata,
                 importance=importance,
                 agent_id="cortex_manager",
                 timestamp=when,
             )
-            items.append(self.long_term._new_item(item))
+            items.append(self.long_term.as_new_item(item))
         part, item = self.contextual.routed_item(
             {"content": content, "metadata": metadata, "importance": importance, "timestamp": when}
         )
-        items.append(part._new_item(item))
+        items.append(part.as_new_item(item))
         return self._write_shared(items)
 
     # ------------------------------------------------------------------ forgetting
@@ -885,7 +592,7 @@ class CortexMemory:
                 if value is not None
             },
         }
-        task = _task_record(changed)
+        task = task_record(changed)
 
         def replace_old(conn: Connection) -> dict[str, str]:
             rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
@@ -894,68 +601,11 @@ class CortexMemory:
             self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
             return {row.namespace: item.memory_id for row, item in rows}
 
-        return self._write_tasks([task], [result_id], before=replace_old)[0]
+        return self._tasks.write([task], [result_id], before=replace_old)[0]
 
     def _stored_task(self, conn: Connection, result_id: str) -> dict[str, Any]:
         """The :meth:`save_task_result` arguments a stored task result was saved with."""
-        db = self._space.database
-        rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
-        if not rows:
-            raise MemoryNotFound(f"no result {result_id!r} in this memory")
-        first = rows[0][1].metadata
-        if "task" not in first or "agent_role" not in first:
-            raise InvalidArgumentError(
-                f"{result_id!r} is not a task result; update it with its tier's update()"
-            )
-        line = self.short_term.namespace if self.short_term is not None else _SHORT_TERM
-        texts = [(row, item) for row, item in rows if row.namespace != line]
-        if not texts:
-            raise InvalidArgumentError(
-                f"{result_id!r}: only its short-term line is left (its result text was "
-                "evicted); save it again"
-            )
-        row, item = texts[0]
-        head, body = db.text_parts(conn, row.text_id) or ("", item.content)
-        # The task metadata as given: the short-term line keeps it as it is; the other tiers
-        # add keys of their own.
-        lines = [i for r, i in rows if r.namespace == line]
-        metadata = dict(lines[0].metadata) if lines else self._given_metadata(texts)
-        metadata.pop("task", None)
-        metadata.pop("agent_role", None)
-        importances = [
-            i.metadata["importance"]
-            for r, i in texts
-            if r.view == "body" and isinstance(i.metadata.get("importance"), int | float)
-        ]
-        return {
-            "task_description": head or first["task"],
-            "result": body,
-            "agent_role": first["agent_role"],
-            # Kept by long-term and contextual memory; when neither has it any more, the default.
-            "importance": importances[0] if importances else 0.5,
-            "task_metadata": metadata or None,
-            "timestamp": item.timestamp,
-            "dedupe_key": row.dedupe_key,
-        }
-
-    def _given_metadata(self, items: list[tuple[MemoryRow, MemoryItem]]) -> dict[str, Any]:
-        """The task metadata as the caller gave it, from the tier items of one result: each
-        key from an item of a tier that adds no key of that name (the caller's own
-        ``entities`` from the long-term item, its ``importance`` from the entity item)."""
-        adds: dict[str, set[str]] = {}
-        if self.entity_memory is not None:
-            adds[self.entity_memory.namespace] = {"entities"}
-        if self.long_term is not None:
-            adds[self.long_term.namespace] = {"importance"}
-        for tier in (self.contextual.short_term, self.contextual.long_term):
-            adds[tier.namespace] = {"context", "importance", "promoted", "source"}
-        metadata: dict[str, Any] = {}
-        for row, item in items:
-            added = adds.get(row.namespace, set(_TIER_METADATA))
-            for key, value in item.metadata.items():
-                if key not in added:
-                    metadata.setdefault(key, value)
-        return metadata
+        return self._tasks.stored(conn, result_id, self._namespaces())
 
     # ------------------------------------------------------------------ context
     def search(
@@ -1140,5 +790,4 @@ class CortexMemory:
                 for user_id in sorted(users) if self.user_id is None else [self.user_id]:
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
-            graph_rows.delete_tenant_graph(conn, self.user_id or "")
-            self._space.entity_index.forget(conn, {self.user_id or ""})
+            self._space.forget_graph(conn, self.user_id or "")

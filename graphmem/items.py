@@ -31,6 +31,8 @@ __all__ = [
     "check_event_time",
     "check_finite",
     "check_importance",
+    "check_limit",
+    "check_memory_id",
     "check_optional_id",
     "check_query",
     "check_updates",
@@ -318,6 +320,20 @@ def check_capacity(value: object, name: str) -> int:
     return _stored_int(value, name, 1, "a positive int")
 
 
+def check_limit(limit: object, name: str = "limit") -> int:
+    """A non-negative int limit (of a search, a listing ...); 0 asks for nothing.
+
+    Example:
+        >>> check_limit(10), check_limit(0, "max_items")
+        (10, 0)
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidArgumentTypeError(f"{name} must be an int, got {type(limit).__name__}")
+    if limit < 0:
+        raise InvalidArgumentError(f"{name} must be >= 0, got {limit}")
+    return limit
+
+
 #: Most analysis worker processes one ingest may start.
 MAX_WORKERS = 256
 
@@ -437,6 +453,18 @@ def check_optional_id(value: object, name: str) -> str | None:
     if not isinstance(value, str):
         raise InvalidArgumentTypeError(f"{name} must be a str or None, got {type(value).__name__}")
     _check_encodable(value, name)
+    return value
+
+
+def check_memory_id(value: object, name: str = "memory_id") -> str:
+    """A memory id argument: a str (an id no memory has is not an error: it finds nothing).
+
+    Example:
+        >>> check_memory_id("0b6c")
+        '0b6c'
+    """
+    if not isinstance(value, str):
+        raise InvalidArgumentTypeError(f"{name} must be a str, got {type(value).__name__}")
     return value
 
 

@@ -181,7 +181,6 @@ def _csv_values(reader: csv.DictReader[str], where: str) -> Iterator[tuple[int, 
 def _record(
     row: dict[str, Any], where: str, user: str | None, time_field: str = TIME_FIELD
 ) -> dict[str, Any]:
-    from .cortex import check_dedupe_key
     from .items import (
         check_content,
         check_event_time,
@@ -189,6 +188,7 @@ def _record(
         check_optional_id,
         encode_metadata,
     )
+    from .task_results import check_dedupe_key
 
     known = ["content", *(time_field if f == TIME_FIELD else f for f in RECORD_FIELDS)]
     unknown = sorted(set(row) - set(known))
@@ -269,8 +269,40 @@ def ingest_records(
         >>> ingest_records(storage, [{"content": "Alice met Bob"}, {"content": "Bob met Carol"}])
         IngestSummary(saved=1, skipped=1)
     """
-    from .index.writer import NewText, new_result_id
+    from ._batches import batched, one_ahead
     from .items import check_workers
+
+    texts = _ingest_texts(storage, records)
+    writer, database = storage.writer, storage.database
+    saved = 0
+    with writer.bulk(check_workers(workers), len(texts)) as pool:
+
+        def started(
+            batch: Sequence[NewText],
+        ) -> tuple[list[NewText], Callable[[], list[Doc | None]]]:
+            with database.read() as conn:  # skip what landed before analysing it again
+                fresh = _new_results(writer, conn, list(batch))
+            return fresh, writer.analyse_later(fresh, pool)
+
+        batches = batched(texts, batch_size, progress, "ingesting")
+        # The next batch is analysed (by the workers) while this one is written.
+        for batch, analysed in one_ahead(started(whole) for whole in batches):
+            if batch:
+                docs = analysed()
+                with database.write() as conn:
+                    known = writer.known_results(conn, _keys(batch))
+                    fresh = [
+                        (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
+                    ]
+                    writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+                saved += len(fresh)
+    return IngestSummary(saved, len(texts) - saved)
+
+
+def _ingest_texts(storage: SQLiteStorage, records: Sequence[dict[str, Any]]) -> list[NewText]:
+    """Each record as one text shown by a ``long_term`` and an ``entity`` item (checked,
+    nothing written), keyed by its ``dedupe_key`` or its fingerprint."""
+    from .index.writer import NewText, new_result_id
     from .memories import EntityMemory, LongTermMemory
 
     long_term = LongTermMemory(storage=storage, max_items=None)
@@ -281,8 +313,8 @@ def ingest_records(
         key = fields.pop("dedupe_key", None)
         try:
             items = [
-                long_term._new_item(long_term._build(**fields)),
-                entity._new_item(entity._build(**fields)),
+                long_term.as_new_item(long_term.prepare(**fields)),
+                entity.as_new_item(entity.prepare(**fields)),
             ]
         except TypeError as exc:  # a field the tiers do not take
             raise InvalidArgumentError(f"records[{position}]: {exc}") from None
@@ -295,42 +327,7 @@ def ingest_records(
                 dedupe_key=key if key is not None else _fingerprint(items[0].item, fields),
             )
         )
-    writer, database = storage.writer, storage.database
-    step = max(1, batch_size)
-    batches = [texts[start : start + step] for start in range(0, len(texts), step)]
-    saved = 0
-    with writer.bulk(check_workers(workers), len(texts)) as pool:
-
-        def started(batch: list[NewText]) -> tuple[list[NewText], Callable[[], list[Doc | None]]]:
-            with database.read() as conn:  # skip what landed before analysing it again
-                batch = _new_results(writer, conn, batch)
-            return batch, writer.analyse_later(batch, pool)
-
-        ahead = started(batches[0]) if batches else None
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(texts), unit="memories", desc="ingesting")
-        for position, whole in enumerate(batches):
-            assert ahead is not None
-            batch, analysed = ahead
-            # The next batch is analysed (by the workers) while this one is written.
-            ahead = started(batches[position + 1]) if position + 1 < len(batches) else None
-            if batch:
-                docs = analysed()
-                with database.write() as conn:
-                    known = writer.known_results(conn, _keys(batch))
-                    fresh = [
-                        (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
-                    ]
-                    writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
-                saved += len(fresh)
-            if bar is not None:
-                bar.update(len(whole))
-        if bar is not None:
-            bar.close()
-    return IngestSummary(saved, len(texts) - saved)
+    return texts
 
 
 def _fingerprint(item: MemoryItem, fields: dict[str, Any]) -> str:

@@ -120,7 +120,7 @@ class _Observations(EntityMemory):
         metadata: dict[str, Any] = {"about": about}
         if label is not None:
             metadata["about_label"] = label
-        return [self._new_text(self._make_item(c, metadata, {})) for c in contents]
+        return [self.as_new_text(self._make_item(c, metadata, {})) for c in contents]
 
 
 @dataclass

@@ -16,19 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base import Memory
 from ..compat.storage import resolve_storage
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError, StorageFullError
 from ..filters import check_filters, item_matches
-from ..items import MemoryItem, check_importance, check_query, utc_now
+from ..items import (
+    MemoryItem,
+    check_importance,
+    check_limit,
+    check_memory_id,
+    check_query,
+    utc_now,
+)
 from ..retrieval.rerank import rerank_by_context
 from ..retrieval.search import Hit, rank
-from ..store import Connection
-from ._sql import SQLMemory, check_limit, split_filters
+from ..space import split_filters
+from ._tier import Tier
 from .long_term import LongTermMemory
 from .short_term import ShortTermMemory
+
+if TYPE_CHECKING:
+    from ..store import Connection
 
 __all__ = ["ContextualMemory", "one_per_text"]
 
@@ -61,7 +71,7 @@ class ContextualMemory(Memory):
 
     Args:
         short_term_capacity: capacity of the short-term part.
-        long_term_storage: a :class:`~graphmem.storage.SQLiteStorage` both parts live in
+        long_term_storage: a :class:`~graphmem.compat.storage.SQLiteStorage` both parts live in
             (else an in-memory database).
         promotion_threshold: accesses after which a short-term item is copied to long-term.
         importance_threshold: importance from which ``save`` goes straight to long-term.
@@ -149,12 +159,12 @@ class ContextualMemory(Memory):
             },
             to_long_term=to_long_term,
         )
-        part._write([item])
+        part.write_items([item])
         return item
 
     def routed_item(
         self, record: Mapping[str, Any], *, to_long_term: bool = False
-    ) -> tuple[SQLMemory, MemoryItem]:
+    ) -> tuple[Tier, MemoryItem]:
         """The part a save goes to and the item it stores there (validated, nothing written):
         the long-term part when ``importance >= importance_threshold`` or ``to_long_term``.
 
@@ -172,10 +182,10 @@ class ContextualMemory(Memory):
         if self.context_stack:
             metadata["context"] = self.get_current_context()
         if to_long_term or importance >= self.importance_threshold:
-            return self.long_term, self.long_term._build(
+            return self.long_term, self.long_term.prepare(
                 metadata=metadata, importance=importance, **fields
             )
-        return self.short_term, self.short_term._build(
+        return self.short_term, self.short_term.prepare(
             metadata={**metadata, "importance": importance}, **fields
         )
 
@@ -184,7 +194,7 @@ class ContextualMemory(Memory):
     ) -> list[MemoryItem]:
         """Batch :meth:`save`: records are dicts of its keyword arguments (returned in order)."""
         batch_size = check_limit(batch_size, "batch_size") or 1
-        routed: list[tuple[SQLMemory, MemoryItem]] = []
+        routed: list[tuple[Tier, MemoryItem]] = []
         for position, record in enumerate(records):
             if not isinstance(record, Mapping):
                 raise InvalidArgumentTypeError(
@@ -195,7 +205,7 @@ class ContextualMemory(Memory):
             routed.append(self.routed_item(fields, to_long_term=to_long_term))
         for part in (self.long_term, self.short_term):
             items = [item for owner, item in routed if owner is part]
-            part._write_in_batches(items, [None] * len(items), batch_size, progress)
+            part.write_in_batches(items, [None] * len(items), batch_size, progress)
         return [item for _, item in routed]
 
     def search(
@@ -228,7 +238,7 @@ class ContextualMemory(Memory):
                 hits = [
                     Hit.listed(row, item)
                     for part in parts
-                    for row, item in part._select(conn, filters, limit, newest_first=True)
+                    for row, item in part.select(conn, filters, limit, newest_first=True)
                 ]
             hits.sort(key=lambda h: h.item.timestamp, reverse=True)
             hits = one_per_text(hits, limit)
@@ -292,7 +302,7 @@ class ContextualMemory(Memory):
                         promoted += 1
                     hit.item.metadata["promoted"] = True
                 if promoted:
-                    self.long_term._enforce_capacity(conn)
+                    self.long_term.evict(conn)
         except StorageFullError:
             pass  # the disk is full: the search still answers (promotions wait for space)
 
@@ -304,7 +314,7 @@ class ContextualMemory(Memory):
             k: v for k, v in item.metadata.items() if k not in ("source", "importance", "promoted")
         }
         importance = item.metadata.get("importance", 0.6)
-        promoted = self.long_term._build(
+        promoted = self.long_term.prepare(
             item.content,
             metadata=metadata,
             agent_id=item.agent_id,
@@ -315,7 +325,7 @@ class ContextualMemory(Memory):
         self._space.writer.add_items(
             conn,
             hit.text_id,
-            [self.long_term._new_item(promoted, hit.view)],
+            [self.long_term.as_new_item(promoted, hit.view)],
             # The copy belongs to the save that wrote the item: deleting that removes both.
             result_id=self._space.database.result_id_of(conn, hit.seq),
         )
@@ -330,13 +340,10 @@ class ContextualMemory(Memory):
     ) -> MemoryItem | list[MemoryItem] | None:
         """By id from either part (promoting when due), or by filters: short-term first."""
         if memory_id is not None:
-            if not isinstance(memory_id, str):
-                raise InvalidArgumentTypeError(
-                    f"memory_id must be a str, got {type(memory_id).__name__}"
-                )
+            check_memory_id(memory_id)
             db = self._space.database
             with db.read() as conn:
-                found = self.short_term._find(conn, memory_id)
+                found = self.short_term.find_row(conn, memory_id)
             if found is not None:
                 [hit] = self.shown([Hit.listed(*found)])
                 hit.item.metadata.pop("source", None)
@@ -394,12 +401,12 @@ class ContextualMemory(Memory):
         return "\n".join(lines) if lines else "No context available."
 
     def _recent_items(self, limit: int) -> list[MemoryItem]:
-        items = [*self.long_term._recent_items(limit), *self.short_term._recent_items(limit)]
+        items = [*self.long_term.recent_items(limit), *self.short_term.recent_items(limit)]
         items.sort(key=lambda i: i.timestamp)
         return items[-limit:] if limit > 0 else []
 
     def _all_items(self) -> list[MemoryItem]:
-        return [*self.short_term._all_items(), *self.long_term._all_items()]
+        return [*self.short_term.all_items(), *self.long_term.all_items()]
 
     def __len__(self) -> int:
         return len(self.short_term) + len(self.long_term)

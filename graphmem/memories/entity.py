@@ -19,17 +19,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import networkx as nx
 
 from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
-from ..extract.entities import Mention, find_mentions, relation_spans
-from ..extract.entity_patterns import PatternSource
-from ..extract.extractor import Extractor
-from ..extract.normalize import canonical_key
-from ..extract.query import named_keys
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..index.reanalysis import DEFAULT_BATCH_SIZE, reanalyse
 from ..items import (
@@ -40,8 +35,12 @@ from ..items import (
     check_optional_id,
     stored_time,
 )
-from ..store import graph_rows
-from ._sql import SQLMemory
+from ..space.analysis import known_keys_in, names_in_text, relations_between
+from ._tier import Tier
+
+if TYPE_CHECKING:
+    from ..extract.entity_patterns import PatternSource
+    from ..extract.extractor import Extractor
 
 __all__ = ["EntityMemory"]
 
@@ -66,11 +65,11 @@ def _reading_graph(method: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-class EntityMemory(SQLMemory):
+class EntityMemory(Tier):
     """Tracks entities and their relationships across memories (a knowledge graph).
 
     Args:
-        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+        storage: a :class:`~graphmem.compat.storage.SQLiteStorage` to persist in (else in memory).
         max_items: accepted for Calute compatibility (entity memories are not evicted).
         enable_embeddings: accepted for Calute compatibility; unused.
         spacy_model: a bigger spaCy pipeline you installed (``"en_core_web_md"``, a package
@@ -111,7 +110,7 @@ class EntityMemory(SQLMemory):
             self.space.entity_index.use_extraction(spacy_model=spacy_model, extractor=extractor)
 
     # ------------------------------------------------------------------ writing
-    def save(
+    def prepare(
         self,
         content: str,
         metadata: dict[str, Any] | None = None,
@@ -120,26 +119,14 @@ class EntityMemory(SQLMemory):
         timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save a memory and link its entities; ``metadata["entities"]`` lists them.
+        """The item :meth:`save` stores: a memory whose entities are linked, and listed in
+        ``metadata["entities"]``.
 
         Args:
             entities: names to link instead of extracting them.
             timestamp: when it happened (a datetime or an ISO 8601 string; default now): the
                 time of its mentions and statements (``first_seen``, ``valid_from`` ...).
         """
-        item = self._build(content, metadata, entities=entities, timestamp=timestamp, **kwargs)
-        self._write([item], [entities])
-        return item
-
-    def _build(
-        self,
-        content: str,
-        metadata: dict[str, Any] | None = None,
-        entities: list[str] | None = None,
-        *,
-        timestamp: datetime | str | None = None,
-        **kwargs: Any,
-    ) -> MemoryItem:
         if entities is not None:
             if not isinstance(entities, list | tuple) or not all(
                 isinstance(e, str) for e in entities
@@ -152,9 +139,14 @@ class EntityMemory(SQLMemory):
         }
         return self._make_item(content, metadata, kwargs, timestamp=timestamp, **fields)
 
-    def _from_record(self, record: dict[str, Any]) -> tuple[MemoryItem, Any]:
-        entities = record.get("entities")
-        return self._build(**record), entities
+    def _prepared(
+        self,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        entities: list[str] | None = None,
+        **kwargs: Any,
+    ) -> tuple[MemoryItem, Any]:
+        return self.prepare(content, metadata, entities, **kwargs), entities
 
     def add_relation(
         self,
@@ -397,7 +389,7 @@ class EntityMemory(SQLMemory):
         out: dict[str, dict[str, Any]] = {}
         seen_rows: dict[str, set[int]] = {}
         with self.space.database.read() as conn:
-            rows = graph_rows.tier_entity_mentions(
+            rows = self.space.tier_entity_mentions(
                 conn, self.namespace, self._graph_tenant, self._tenant, key
             )
         for name, memory_id, content, created, seq in rows:
@@ -452,7 +444,7 @@ class EntityMemory(SQLMemory):
         nodes = kg.nodes
         wanted = {nodes[key]["entity_id"]: key for key in keys if key in nodes}
         with self.space.database.read() as conn:
-            rows = graph_rows.typed_relations_of(conn, list(wanted), per_entity)
+            rows = self.space.typed_relations_of(conn, list(wanted), per_entity)
         out: dict[str, list[Edge]] = {}
         for entity_id, r in rows:
             if r.subject_key in nodes and r.object_key in nodes:
@@ -541,7 +533,7 @@ class EntityMemory(SQLMemory):
                 return False
             ids = [kg.graph.nodes[key]["entity_id"] for key in ends]
             db.bump_generation(conn)
-            removed = graph_rows.delete_relation(
+            removed = self.space.delete_relation(
                 conn, self._graph_tenant, ids[0], predicate, ids[1]
             )
             # The views are rebuilt from the tables on next use, and again if this rolls back.
@@ -595,18 +587,7 @@ class EntityMemory(SQLMemory):
     def extract_entities(self, text: str) -> list[str]:
         """Entity names in ``text`` (known ones by their canonical name), in text order."""
         check_content(text, "text")
-        doc = self.space.entity_index.analyse([MemoryItem(text)], relations=False)[0]
-        kg = self.graph
-        names: list[str] = []
-        index = self.space.entity_index
-        for mention in find_mentions(
-            doc, index.matcher(self._graph_tenant), declared=index.declared_names
-        ):
-            key = kg.resolve(mention.surface)
-            name = kg.name_of(key) if key is not None else mention.surface
-            if name not in names:
-                names.append(name)
-        return names
+        return names_in_text(self.space, self._graph_tenant, text)
 
     def _extract_relationships(self, text: str, entities: list[str]) -> list[tuple[str, str, str]]:
         """Typed relations in ``text`` between the given entities, as Calute's method returns
@@ -626,35 +607,10 @@ class EntityMemory(SQLMemory):
             raise InvalidArgumentTypeError(f"text must be a str, got {type(text).__name__}")
         if not isinstance(entities, list | tuple) or not all(isinstance(e, str) for e in entities):
             raise InvalidArgumentTypeError("entities must be a list of str")
-        index = self.space.entity_index
-        source = index.relation_source
-        if not text.strip() or not entities or source is None:
+        if not text.strip() or not entities or self.space.entity_index.relation_source is None:
             return []
         check_content(text, "text")
-        kg = self.graph
-        wanted: dict[str, str] = {}  # resolved key (or canonical key) -> the caller's name
-        for name in entities:
-            wanted.setdefault(kg.resolve(name) or canonical_key(name), name)
-        doc = index.analyse([MemoryItem(text)], relations=True)[0]
-        labelled: list[tuple[Mention, str]] = []
-        names: dict[tuple[int, int], str] = {}
-        for mention in find_mentions(
-            doc, index.matcher(self._graph_tenant), declared=index.declared_names
-        ):
-            key = kg.resolve(mention.surface) or mention.key
-            if key in wanted:
-                node = kg.graph.nodes.get(key)
-                labelled.append((mention, node["label"] if node is not None else mention.label))
-                names[(mention.span.start_char, mention.span.end_char)] = wanted[key]
-        spans, _ = relation_spans(labelled)
-        triples: list[tuple[str, str, str]] = []
-        for cand in source.extract(doc, spans):
-            subject = names.get((cand.subject.start_char, cand.subject.end_char))
-            obj = names.get((cand.object.start_char, cand.object.end_char))
-            triple = (subject, cand.predicate, obj)
-            if subject and obj and subject != obj and triple not in triples:
-                triples.append((subject, cand.predicate, obj))
-        return triples
+        return relations_between(self.space, self._graph_tenant, text, entities)
 
     def known_entities_in(self, text: str) -> list[tuple[str, int]]:
         """The known entities ``text`` names, in text order, with how many memories of this
@@ -667,10 +623,9 @@ class EntityMemory(SQLMemory):
             [('Alice Johnson', 1), ('Acme Corp', 1)]
         """
         check_content(text, "text")
-        index = self.space.entity_index
         with self.space.database.read():  # one view and its matcher, of the same generation
             kg = self.graph
-            keys = named_keys(kg, index.known_names(self._graph_tenant), text)
+            keys = known_keys_in(self.space, self._graph_tenant, text)
         counts = self.mention_counts(keys)
         return [(kg.name_of(key), counts[key]) for key in keys if counts.get(key)]
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compat.storage import SQLiteStorage
 from ..errors import InvalidArgumentError
 from ..items import MemoryItem, check_importance, stored_time, time_text, utc_now
-from ..store import Connection
-from ..store.database import MemoryRow
-from ._sql import SQLMemory
+from ._tier import Tier
+
+if TYPE_CHECKING:
+    from ..store import Connection, MemoryRow
 
 __all__ = ["EVICTION_SLACK", "LongTermMemory"]
 
@@ -26,11 +27,11 @@ __all__ = ["EVICTION_SLACK", "LongTermMemory"]
 EVICTION_SLACK = 0.05
 
 
-class LongTermMemory(SQLMemory):
+class LongTermMemory(Tier):
     """Persistent knowledge with importance, searched lexically and through the graph.
 
     Args:
-        storage: a :class:`~graphmem.storage.SQLiteStorage`; default: ``db_path`` or memory.
+        storage: a :class:`~graphmem.compat.storage.SQLiteStorage`; default: ``db_path`` or memory.
         enable_embeddings: accepted for Calute compatibility; unused.
         db_path: a SQLite file to persist in when no storage is given.
         max_items: capacity; beyond it the least valuable items are evicted (old,
@@ -71,7 +72,7 @@ class LongTermMemory(SQLMemory):
         )
         self.retention_days = retention_days
 
-    def save(
+    def prepare(
         self,
         content: str,
         metadata: dict[str, Any] | None = None,
@@ -83,33 +84,9 @@ class LongTermMemory(SQLMemory):
         timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save an item; ``importance`` (0-1) is kept in ``metadata["importance"]``;
-        ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now)."""
-        item = self._build(
-            content,
-            metadata,
-            agent_id=agent_id,
-            user_id=user_id,
-            conversation_id=conversation_id,
-            importance=importance,
-            timestamp=timestamp,
-            **kwargs,
-        )
-        self._write([item])
-        return item
-
-    def _build(
-        self,
-        content: str,
-        metadata: dict[str, Any] | None = None,
-        agent_id: str | None = None,
-        user_id: str | None = None,
-        conversation_id: str | None = None,
-        importance: float = 0.5,
-        *,
-        timestamp: datetime | str | None = None,
-        **kwargs: Any,
-    ) -> MemoryItem:
+        """The item :meth:`save` stores; ``importance`` (0-1) is kept in
+        ``metadata["importance"]``; ``timestamp``: when it happened (a datetime or an ISO
+        8601 string; default now)."""
         task_id = kwargs.pop("task_id", None)
         extra = {**kwargs, "importance": check_importance(importance)}
         return self._make_item(
@@ -123,14 +100,14 @@ class LongTermMemory(SQLMemory):
             timestamp=timestamp,
         )
 
-    def _enforce_capacity(self, conn: Connection) -> None:
+    def evict(self, conn: Connection) -> None:
         if self.max_items is None:
             return
         for tenant, count in self._tenant_counts(conn).items():
             if count > self.max_items:
-                self._evict(conn, tenant, count)
+                self._evict_tenant(conn, tenant, count)
 
-    def _evict(self, conn: Connection, tenant: str, count: int) -> None:
+    def _evict_tenant(self, conn: Connection, tenant: str, count: int) -> None:
         """Evict the least valuable items of ``tenant`` down to the eviction target."""
         assert self.max_items is not None
         db = self.space.database
@@ -155,7 +132,7 @@ class LongTermMemory(SQLMemory):
             >>> LongTermMemory().consolidate()
             'No long-term memories available.'
         """
-        items = self._all_items()
+        items = self.all_items()
         if not items:
             return "No long-term memories available."
         grouped: dict[str, list[MemoryItem]] = {}

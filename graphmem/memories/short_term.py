@@ -11,21 +11,23 @@ Example:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..items import MemoryItem, check_capacity
-from ..store import Connection
-from ._sql import SQLMemory, check_limit
+from ..items import MemoryItem, check_capacity, check_limit
+from ._tier import Tier
+
+if TYPE_CHECKING:
+    from ..store import Connection
 
 __all__ = ["ShortTermMemory"]
 
 
-class ShortTermMemory(SQLMemory):
+class ShortTermMemory(Tier):
     """Recent context with FIFO eviction to exactly ``capacity`` items.
 
     Args:
         capacity: how many items to keep; the oldest go first.
-        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+        storage: a :class:`~graphmem.compat.storage.SQLiteStorage` to persist in (else in memory).
         enable_embeddings: accepted for Calute compatibility; unused.
         index_entities: also extract entities into the knowledge graph (off by default:
             short-term items are transient).
@@ -58,7 +60,7 @@ class ShortTermMemory(SQLMemory):
         if index_entities is not None:
             self.index_entities = index_entities
 
-    def save(
+    def prepare(
         self,
         content: str,
         metadata: dict[str, Any] | None = None,
@@ -69,34 +71,10 @@ class ShortTermMemory(SQLMemory):
         timestamp: datetime | str | None = None,
         **kwargs: Any,
     ) -> MemoryItem:
-        """Save an item; the oldest items (by event time) are evicted beyond ``capacity``.
-
-        ``timestamp``: when it happened (a datetime or an ISO 8601 string; default now).
-        Extra keyword arguments are stored in the metadata (a ``task_id`` keyword sets the field).
-        """
-        item = self._build(
-            content,
-            metadata,
-            agent_id=agent_id,
-            user_id=user_id,
-            conversation_id=conversation_id,
-            timestamp=timestamp,
-            **kwargs,
-        )
-        self._write([item])
-        return item
-
-    def _build(
-        self,
-        content: str,
-        metadata: dict[str, Any] | None = None,
-        agent_id: str | None = None,
-        user_id: str | None = None,
-        conversation_id: str | None = None,
-        *,
-        timestamp: datetime | str | None = None,
-        **kwargs: Any,
-    ) -> MemoryItem:
+        """The item :meth:`save` stores (the oldest items, by event time, are evicted beyond
+        ``capacity``). ``timestamp``: when it happened (a datetime or an ISO 8601 string;
+        default now). Extra keyword arguments are stored in the metadata (a ``task_id``
+        keyword sets the field)."""
         task_id = kwargs.pop("task_id", None)
         return self._make_item(
             content,
@@ -109,7 +87,7 @@ class ShortTermMemory(SQLMemory):
             timestamp=timestamp,
         )
 
-    def _enforce_capacity(self, conn: Connection) -> None:
+    def evict(self, conn: Connection) -> None:
         db = self.space.database
         for tenant, count in self._tenant_counts(conn).items():
             if count > self.capacity:
@@ -119,7 +97,7 @@ class ShortTermMemory(SQLMemory):
 
     def get_recent(self, n: int = 5) -> list[MemoryItem]:
         """The ``n`` most recent items, oldest first."""
-        return self._recent_items(check_limit(n, "n"))
+        return self.recent_items(check_limit(n, "n"))
 
     def summarize(self) -> str:
         """A short summary: the last three items of each conversation.
@@ -128,7 +106,7 @@ class ShortTermMemory(SQLMemory):
             >>> ShortTermMemory().summarize()
             'No recent memories.'
         """
-        items = self._all_items()
+        items = self.all_items()
         if not items:
             return "No recent memories."
         lines = ["Recent activity:"]

@@ -66,7 +66,7 @@ class UserMemory:
     """Per-user memories and preferences in one storage.
 
     Args:
-        storage: a :class:`~graphmem.storage.SQLiteStorage` to persist in (else in memory).
+        storage: a :class:`~graphmem.compat.storage.SQLiteStorage` to persist in (else in memory).
     """
 
     def __init__(self, storage: Any | None = None) -> None:
