@@ -8,8 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphmem.extract.learned import default_relation_source
-from graphmem.extract.pipeline import get_analyzer
+from graphmem.extract.learned import load_predicate_map
 from graphmem.extract.predicates import PredicateCatalogue, default_catalogue, load_catalogue
 from graphmem.extract.relations import load_relation_rules
 from graphmem.extract.resolution import (
@@ -29,13 +28,16 @@ HELD = [("works_at", "Acme"), ("cto_of", "Acme"), ("reports_to", "Dana"), ("live
 
 
 class TestPredicateCatalogue:
-    def test_it_answers_as_the_default_relation_source_did(self) -> None:
-        source = default_relation_source(get_analyzer().nlp)
+    def test_it_answers_as_the_rules_and_the_learned_predicates_do(self) -> None:
+        rules, learned = load_relation_rules(), load_predicate_map()
         catalogue = default_catalogue()
-        assert catalogue.functional == source.functional_predicates()
+        assert catalogue.functional == rules.functional_predicates() | (
+            learned.functional_predicates()
+        )
+        assert "works_at" in catalogue.functional and "met" not in catalogue.functional
         for predicate, obj in [("left", "Acme"), ("ceo_of", "Acme"), ("works_at", "Initech")]:
             for ends in (False, True):
-                assert catalogue.ended_by(predicate, obj, HELD, ends) == source.ended_by(
+                assert catalogue.ended_by(predicate, obj, HELD, ends) == rules.ended_by(
                     predicate, obj, HELD, ends
                 )
 

@@ -279,7 +279,7 @@ def may_be_one_entity(label_a: str, key_a: str, label_b: str, key_b: str) -> boo
       either side: yes.
     - A person is never a place (GPE, LOC, FAC) by labels alone (entity resolution lets a lone
       name NER called a place join a person whose full name the memory or its conversation
-      writes: ``EntityIndex._person_named_nearby``). A person is not an organisation or a
+      writes: :func:`graphmem.extract.resolution.person_named_nearby`). A person is not an organisation or a
       group (ORG, NORP) either, except for a lone word of the person's name labelled so: the
       small NER model calls most lone names an ORG ("Stone" in "Stone approved the budget").
     - A place and an organisation are one entity only under one name: the model calls

@@ -167,17 +167,6 @@ class TokenTable:
         return roots
 
     @cached_property
-    def contiguous_trees(self) -> bool:
-        """Whether each tree is one run of tokens (as a parser's sentences are)."""
-        done: set[int] = set()
-        for before, tree in zip([-1, *self.trees], self.trees, strict=False):
-            if tree != before:
-                if tree in done:
-                    return False
-                done.add(tree)
-        return True
-
-    @cached_property
     def _children(self) -> list[tuple[int, ...]]:
         children: list[list[int]] = [[] for _ in self.heads]
         for child, head in enumerate(self.heads):

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,10 +112,6 @@ class LearnedRelationExtractor:
         self.filters = rules if rules is not None else load_relation_rules()
         #: Country names, for the implications ("x located_in Germany": x country Germany).
         self.countries = self.document.countries if self.document else load_country_names()
-
-    def functional_predicates(self) -> frozenset[str]:
-        """Learned predicates with one value at a time per subject (``born_in`` ...)."""
-        return self.model.predicates.functional_predicates()
 
     def score(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[ScoredPair]:
         """Class probabilities of every mention pair of ``doc`` (``[]`` without a parse)."""
@@ -306,25 +302,6 @@ class CombinedRelationSource:
     def __init__(self, rules: Any, learned: LearnedRelationExtractor) -> None:
         self.rules = rules
         self.learned = learned
-
-    def functional_predicates(self) -> frozenset[str]:
-        """Functional predicates of both sources."""
-        return frozenset(self.rules.functional_predicates()) | self.learned.functional_predicates()
-
-    def closing_predicates(self) -> Mapping[str, Container[str]]:
-        """Predicates that end others (``left`` closes ``works_at``): the rules' only."""
-        return dict(self.rules.closing_predicates())
-
-    def ended_by(
-        self,
-        predicate: str,
-        obj: str,
-        open_relations: Iterable[tuple[str, str]],
-        ends: bool = False,
-    ) -> list[tuple[str, str]]:
-        """The subject's open relations a statement ends (a departure ends the job and its
-        roles): the rules' decision."""
-        return list(self.rules.ended_by(predicate, obj, open_relations, ends))
 
     def extract(
         self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None

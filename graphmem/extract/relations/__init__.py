@@ -29,7 +29,8 @@ Bob work at Acme" gives two ``works_at``). A verb conjoined to another shares it
 A predicate may close others: ``left`` declares ``"closes": ["works_at", "{role}_of"]``, so
 "Bob left Initech" ends Bob's open ``works_at`` Initech and every role he held there
 (``cto_of`` ...), and with the job its reporting line; a new role ends the one it replaces.
-The graph layer asks :meth:`RelationExtractor.ended_by` what a statement ends and closes it.
+The index asks :meth:`graphmem.extract.predicates.PredicateCatalogue.ended_by` what a statement
+ends and closes it.
 A rule may state that a relation *ended* (``"ends": true``): "Lumen moved its headquarters from
 Oslo to Bergen" gives ``located_in`` Bergen and an ending ``located_in`` Oslo
 (:attr:`RelationCandidate.ends`). A past modifier on a state ("Erik previously worked at

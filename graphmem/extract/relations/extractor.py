@@ -165,16 +165,6 @@ class RelationExtractor:
         (``"works_at" in extractor.closing_predicates()["left"]``)."""
         return self.rules.closing_predicates()
 
-    def ended_by(
-        self,
-        predicate: str,
-        obj: str,
-        open_relations: Iterable[tuple[str, str]],
-        ends: bool = False,
-    ) -> list[tuple[str, str]]:
-        """The subject's open relations a statement ends: see :meth:`RelationRules.ended_by`."""
-        return self.rules.ended_by(predicate, obj, open_relations, ends)
-
     def extract(
         self,
         doc: Doc,

@@ -183,10 +183,6 @@ class RelationRules:
         """Predicates that hold over a time, e.g. ``works_at`` (``{role}_of`` as written)."""
         return frozenset(p.name for p in self.predicates.values() if p.state)
 
-    def is_state(self, predicate: str) -> bool:
-        """Whether ``predicate`` (a role predicate such as ``cto_of`` included) is a state."""
-        return predicate in ClosedPredicates(tuple(self.state_predicates()))
-
     def closing_predicates(self) -> dict[str, ClosedPredicates]:
         """Predicate -> the predicates its statements end for the same subject and object,
         e.g. ``{"left": ClosedPredicates(("works_at", "{role}_of"))}``."""
