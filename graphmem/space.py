@@ -18,6 +18,7 @@ from .errors import InvalidArgumentTypeError
 from .index.entity_index import EntityIndex, GraphCache
 from .index.reanalysis import check_store
 from .index.writer import Writer
+from .store import DriverError as DriverError  # the driver's own errors, for callers
 from .store.database import Database
 
 __all__ = ["GraphCache", "MemorySpace"]
