@@ -972,3 +972,59 @@ def test_one_default_scope_across_commands(
     result = _in_process(argv, capsys)
     assert result.returncode == 0, result.stderr
     assert present in result.stdout and absent not in result.stdout, result.stdout
+
+
+# ------------------------------------------ issue 28: each command owns its options and scope
+def test_the_tenant_scoped_commands_are_the_ones_that_take_the_shared_user() -> None:
+    """``Command.tenant_scoped`` alone decides who gets the shared ``--user`` (no list in the
+    parser); the others either have no ``--user`` or one of their own, with its own help."""
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command").choices
+    shared_help = "the user (tenant) whose memories and graph to use"
+    for command in COMMANDS:
+        user = [a for a in subparsers[command.name]._actions if "--user" in a.option_strings]
+        has_shared = bool(user) and str(user[0].help).startswith(shared_help)
+        assert has_shared == command.tenant_scoped, command.name
+    scoped = {c.name for c in COMMANDS if c.tenant_scoped}
+    assert {"search", "context", "entities", "relations", "path", "viz", "stats"} <= scoped
+    assert not {"declare", "undeclare", "reanalyse", "export", "import", "mcp", "demo"} & scoped
+
+
+def test_a_new_command_is_one_command_object(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    import graphmem.cli as cli
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("name")
+
+    def hello(args: argparse.Namespace) -> int:
+        print(f"hello {args.name} of {args.user!r}")
+        return 0
+
+    greet = cli.Command(
+        "hello", hello, "greet someone", "examples:\n  graphmem hello Ada", add_arguments
+    )
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, greet))
+    assert main(["hello", "Ada", "--user", "alice"]) == 0
+    assert capsys.readouterr().out == "hello Ada of 'alice'\n"
+
+
+def test_stats_prints_the_library_stats(
+    tenants_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from graphmem.stats import stats
+
+    printed = json.loads(
+        _in_process(["--db", str(tenants_db), "stats", "--user", "alice", "--json"], capsys).stdout
+    )
+    storage = SQLiteStorage(tenants_db)
+    try:
+        assert {k: v for k, v in printed.items() if k not in ("database", "size_bytes")} == stats(
+            storage, "alice"
+        )
+        graph = storage.entity_index.graph("alice")
+        assert graph.counts()["entities"] == len(graph) == printed["graph"]["entities"]
+    finally:
+        storage.close()

@@ -40,8 +40,15 @@ def test_layering_contracts_are_kept() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    for contract in ("Layers:", "Only extract/ runs NLP", "Only store/ speaks SQL"):
-        assert any(
-            line.startswith(contract) and line.endswith("KEPT")
-            for line in result.stdout.splitlines()
-        ), result.stdout
+    for contract in (
+        "Layers:",
+        "Only extract/ runs NLP",
+        "Only store/ speaks SQL",
+        "The tiers are policy only",
+        "The facade goes through the library APIs",
+        "The CLI calls the library, never the store",
+    ):
+        # A long contract name wraps onto the next line of the report.
+        kept = [line for line in " ".join(result.stdout.split()).split(" KEPT") if contract in line]
+        assert kept, result.stdout
+    assert "0 broken" in result.stdout, result.stdout

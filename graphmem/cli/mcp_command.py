@@ -12,9 +12,10 @@ from ..mcp.defaults import (
     DEFAULT_SESSIONS_PER_USER,
     TOKEN_ENV,
 )
-from .commands import UsageError, _db_path, _open
+from .command import Command, UsageError
+from .database import db_path, open_database
 
-__all__ = ["add_mcp_arguments", "cmd_mcp"]
+__all__ = ["MCP", "add_mcp_arguments", "cmd_mcp"]
 
 EXAMPLES = """examples:
   graphmem mcp                                   # stdio, for a desktop client
@@ -104,8 +105,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UsageError(f"--port must be in 1..65535, got {args.port}")
     limits = _session_limits(args)
-    path = _db_path(args)
-    storage = _open(path)
+    path = db_path(args)
+    storage = open_database(path)
     url = f"http://{args.host}:{args.port}"
     try:
         server = build_server(storage, user=args.user, tokens=tokens, url=url, tools=args.tools)
@@ -136,3 +137,13 @@ def _session_limits(args: argparse.Namespace) -> dict[str, float]:
             raise UsageError(f"--{option.replace('_', '-')} must be a positive number, got {value}")
         limits[name] = value
     return limits
+
+
+MCP = Command(
+    "mcp",
+    cmd_mcp,
+    "serve the memory to agents over MCP (stdio or streamable HTTP)",
+    EXAMPLES,
+    add_mcp_arguments,
+    tenant_scoped=False,  # its own --user: it binds every call to the user
+)

@@ -13,10 +13,11 @@ from pathlib import Path
 
 from .._files import replacing
 from ..errors import InvalidArgumentError
-from .commands import _db_path, _open, _open_existing
+from .command import Command
+from .database import db_path, open_database, open_existing
 from .output import check_output
 
-__all__ = ["EXAMPLES", "cmd_export_mcp_memory", "cmd_import_mcp_memory"]
+__all__ = ["EXAMPLES", "IMPORT_MCP_MEMORY", "cmd_export_mcp_memory", "cmd_import_mcp_memory"]
 
 EXAMPLES = """examples:
   graphmem --db memory.db import-mcp-memory ~/memory.jsonl
@@ -31,8 +32,8 @@ def cmd_import_mcp_memory(args: argparse.Namespace) -> int:
     source = Path(args.file)
     if args.file != "-" and not source.is_file():
         raise InvalidArgumentError(f"{args.file}: no such file")
-    path = _db_path(args)
-    storage = _open(path)
+    path = db_path(args)
+    storage = open_database(path)
     try:
         graph = ReferenceGraph(storage, args.user)
         counts = graph.import_jsonl(sys.stdin if args.file == "-" else str(source))
@@ -47,14 +48,28 @@ def cmd_import_mcp_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_mcp_memory_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="memory.jsonl", help="the reference server's file, or -")
+
+
+IMPORT_MCP_MEMORY = Command(
+    "import-mcp-memory",
+    cmd_import_mcp_memory,
+    "add the MCP reference memory server's memory.jsonl (entities, observations, "
+    "relations) to the database",
+    EXAMPLES,
+    _import_mcp_memory_arguments,
+)
+
+
 def cmd_export_mcp_memory(args: argparse.Namespace) -> int:
     """Write the database's reference graph (of ``--user``) as a ``memory.jsonl``."""
     from ..mcp.reference_graph import ReferenceGraph
 
     out = Path(args.out)
     if args.out != "-":
-        check_output(out, _db_path(args), force=args.force, replaceable=None)
-    storage = _open_existing(args)
+        check_output(out, db_path(args), force=args.force, replaceable=None)
+    storage = open_existing(args)
     try:
         graph = ReferenceGraph(storage, args.user)
         if args.out == "-":

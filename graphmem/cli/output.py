@@ -14,7 +14,13 @@ from .._files import replacing as replacing  # the CLI's outputs are written who
 from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from ..graph.knowledge_graph import Edge
+    from ..graph.knowledge_graph import Edge, KnowledgeGraph
+
+#: Printed after a change of what the analysis finds (a declaration, a label).
+REANALYSE_HINT = (
+    "Texts saved from now on are read with it; `graphmem reanalyse` reads the stored ones "
+    "again (the relations the new types let the rules find)."
+)
 
 #: Opening words of every page ``graphmem viz`` writes (the comment of viz/graph.html).
 GRAPH_PAGE_MARK = b"graphmem graph page"
@@ -59,6 +65,24 @@ def edge_line(edge: Edge) -> str:
     return (
         f"  {edge.subject} --{edge.predicate}--> {edge.object}{ended}"
         f"  [support {edge.support}{when}]"
+    )
+
+
+def print_evidence(edge: Edge, count: int, indent: int = 7) -> None:
+    """The newest ``count`` evidence sentences of ``edge``, quoted, each with its date."""
+    for sentence, stamp in edge.sentences()[:count]:
+        print(f"      \u201c{wrap(sentence, indent)}\u201d ({stamp[:10]})")
+
+
+def graph_summary(kg: KnowledgeGraph, user: str | None) -> str:
+    """``Graph of user U: N entities, M relations (T typed).`` (the shared graph: no user)."""
+    from ..graph.knowledge_graph import CO_OCCURS
+
+    counts = kg.counts()
+    typed = counts["relations"] - counts["relations_by_predicate"].get(CO_OCCURS, 0)
+    return (
+        f"Graph{' of user ' + user if user else ''}: {counts['entities']} entities, "
+        f"{counts['relations']} relations ({typed} typed)."
     )
 
 

@@ -629,6 +629,28 @@ class KnowledgeGraph:
         view.name_words = {word: set(keys) for word, keys in self.name_words.items()}
         return view
 
+    def counts(self) -> dict[str, Any]:
+        """Entities and relations, in all and by label and predicate (the most first).
+
+        Example:
+            >>> kg = KnowledgeGraph()
+            >>> kg.add_entity("acme", name="Acme", label="ORG")
+            >>> kg.counts()["entities_by_label"]
+            {'ORG': 1}
+        """
+        labels: dict[str, int] = {}
+        for _, data in self.graph.nodes(data=True):
+            labels[data["label"]] = labels.get(data["label"], 0) + 1
+        predicates: dict[str, int] = {}
+        for *_, key in self.graph.edges(keys=True):
+            predicates[key] = predicates.get(key, 0) + 1
+        return {
+            "entities": len(self),
+            "relations": self.graph.number_of_edges(),
+            "entities_by_label": dict(sorted(labels.items(), key=lambda kv: -kv[1])),
+            "relations_by_predicate": dict(sorted(predicates.items(), key=lambda kv: -kv[1])),
+        }
+
 
 def _shortest(
     undirected: nx.Graph, source: str, target: str, max_hops: int, limit: int

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Annotated, Any, NotRequired
 
 from mcp.server import MCPServer
@@ -144,26 +145,41 @@ Limit = Annotated[
 Cursor = Annotated[str | None, Field(description="the nextCursor of the previous page")]
 
 
+class _Graphs:
+    """The reference graph of each user (built on first use), read and written through the
+    facade of the connection's user (see :meth:`MemoryServer.tenant`)."""
+
+    def __init__(self, memories: MemoryServer) -> None:
+        self.memories = memories
+        self._graphs: dict[str, ReferenceGraph] = {}
+        self._lock = threading.Lock()
+
+    def of(self, facade: CortexMemory) -> ReferenceGraph:
+        user = facade.user_id or ""
+        with self._lock:
+            if user not in self._graphs:
+                self._graphs[user] = ReferenceGraph(facade.storage, facade.user_id)
+            return self._graphs[user]
+
+    async def write(self, call: Any) -> Any:
+        memory = self.memories.memory(self.memories.tenant(None))
+        return await memory.write(lambda facade: call(self.of(facade)))
+
+    async def read(self, call: Any) -> Any:
+        memory = self.memories.memory(self.memories.tenant(None))
+        return await memory.read(lambda facade: call(self.of(facade)))
+
+
 def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     """Register the reference memory server's tools and resource on ``server``, each call
     reaching the graph of the connection's user (see :meth:`MemoryServer.tenant`)."""
-    graphs: dict[str, ReferenceGraph] = {}
-    lock = threading.Lock()
+    graphs = _Graphs(memories)
+    for add in _REFERENCE_TOOLS:
+        add(server, graphs)
 
-    def graph_of(facade: CortexMemory) -> ReferenceGraph:
-        user = facade.user_id or ""
-        with lock:
-            if user not in graphs:
-                graphs[user] = ReferenceGraph(facade.storage, facade.user_id)
-            return graphs[user]
 
-    async def write(call: Any) -> Any:
-        memory = memories.memory(memories.tenant(None))
-        return await memory.write(lambda facade: call(graph_of(facade)))
-
-    async def read(call: Any) -> Any:
-        memory = memories.memory(memories.tenant(None))
-        return await memory.read(lambda facade: call(graph_of(facade)))
+def _add_create_entities(server: MCPServer, graphs: _Graphs) -> None:
+    """``create_entities``, as the reference server has it."""
 
     @server.tool(
         description="Create multiple new entities in the knowledge graph",
@@ -171,8 +187,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     )
     @_tool_errors
     async def create_entities(entities: list[Entity]) -> Annotated[CallToolResult, EntitiesOut]:
-        created = await write(lambda g: g.create_entities(entities))
+        created = await graphs.write(lambda g: g.create_entities(entities))
         return _answer({"entities": created}, json.dumps(created, indent=2, ensure_ascii=False))
+
+
+def _add_create_relations(server: MCPServer, graphs: _Graphs) -> None:
+    """``create_relations``, as the reference server has it."""
 
     @server.tool(
         description="Create multiple new relations between entities in the knowledge graph. "
@@ -183,8 +203,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def create_relations(
         relations: list[Relation],
     ) -> Annotated[CallToolResult, RelationsOut]:
-        created = await write(lambda g: g.create_relations(relations))
+        created = await graphs.write(lambda g: g.create_relations(relations))
         return _answer({"relations": created}, json.dumps(created, indent=2, ensure_ascii=False))
+
+
+def _add_add_observations(server: MCPServer, graphs: _Graphs) -> None:
+    """``add_observations``, as the reference server has it."""
 
     @server.tool(
         description="Add new observations to existing entities in the knowledge graph",
@@ -194,8 +218,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def add_observations(
         observations: list[ObservationAddition],
     ) -> Annotated[CallToolResult, ObservationsOut]:
-        results = await write(lambda g: g.add_observations(observations))
+        results = await graphs.write(lambda g: g.add_observations(observations))
         return _answer({"results": results}, json.dumps(results, indent=2, ensure_ascii=False))
+
+
+def _add_delete_entities(server: MCPServer, graphs: _Graphs) -> None:
+    """``delete_entities``, as the reference server has it."""
 
     @server.tool(
         description="Delete multiple entities and their associated relations from the "
@@ -208,8 +236,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
             list[str], Field(description="An array of entity names to delete")
         ],
     ) -> Annotated[CallToolResult, DeletedOut]:
-        await write(lambda g: g.delete_entities(entityNames))
+        await graphs.write(lambda g: g.delete_entities(entityNames))
         return _deleted("Entities")
+
+
+def _add_delete_observations(server: MCPServer, graphs: _Graphs) -> None:
+    """``delete_observations``, as the reference server has it."""
 
     @server.tool(
         description="Delete specific observations from entities in the knowledge graph",
@@ -219,8 +251,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def delete_observations(
         deletions: list[ObservationDeletion],
     ) -> Annotated[CallToolResult, DeletedOut]:
-        await write(lambda g: g.delete_observations(deletions))
+        await graphs.write(lambda g: g.delete_observations(deletions))
         return _deleted("Observations")
+
+
+def _add_delete_relations(server: MCPServer, graphs: _Graphs) -> None:
+    """``delete_relations``, as the reference server has it."""
 
     @server.tool(
         description="Delete multiple relations from the knowledge graph",
@@ -230,8 +266,12 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def delete_relations(
         relations: Annotated[list[Relation], Field(description="An array of relations to delete")],
     ) -> Annotated[CallToolResult, DeletedOut]:
-        await write(lambda g: g.delete_relations(relations))
+        await graphs.write(lambda g: g.delete_relations(relations))
         return _deleted("Relations")
+
+
+def _add_read_graph(server: MCPServer, graphs: _Graphs) -> None:
+    """``read_graph``, as the reference server has it."""
 
     @server.tool(
         description="Read the entire knowledge graph (or a page of it: limit, then the "
@@ -242,7 +282,11 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def read_graph(
         limit: Limit = None, cursor: Cursor = None
     ) -> Annotated[CallToolResult, GraphOut]:
-        return _answer(await read(lambda g: g.read_graph(limit, cursor)))
+        return _answer(await graphs.read(lambda g: g.read_graph(limit, cursor)))
+
+
+def _add_search_nodes(server: MCPServer, graphs: _Graphs) -> None:
+    """``search_nodes``, as the reference server has it."""
 
     @server.tool(
         description="Search for nodes in the knowledge graph based on a query (best matches first)",
@@ -260,7 +304,11 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GraphOut]:
-        return _answer(await read(lambda g: g.search_nodes(query, limit, cursor)))
+        return _answer(await graphs.read(lambda g: g.search_nodes(query, limit, cursor)))
+
+
+def _add_open_nodes(server: MCPServer, graphs: _Graphs) -> None:
+    """``open_nodes``, as the reference server has it."""
 
     @server.tool(
         description="Open specific nodes in the knowledge graph by their names",
@@ -270,7 +318,11 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
     async def open_nodes(
         names: Annotated[list[str], Field(description="An array of entity names to retrieve")],
     ) -> Annotated[CallToolResult, GraphOut]:
-        return _answer(await read(lambda g: g.open_nodes(names)))
+        return _answer(await graphs.read(lambda g: g.open_nodes(names)))
+
+
+def _add_knowledge_graph(server: MCPServer, graphs: _Graphs) -> None:
+    """Resource ``memory://knowledge-graph``: the whole graph, as JSON."""
 
     @server.resource(
         RESOURCE_URI,
@@ -280,5 +332,20 @@ def add_reference_tools(server: MCPServer, memories: MemoryServer) -> None:
         mime_type="application/json",
     )
     async def knowledge_graph() -> str:
-        graph = await read(lambda g: g.read_graph())
+        graph = await graphs.read(lambda g: g.read_graph())
         return json.dumps(graph, indent=2, ensure_ascii=False)
+
+
+#: The reference server's tools (in its order) and its resource, as they are added.
+_REFERENCE_TOOLS: tuple[Callable[[MCPServer, _Graphs], None], ...] = (
+    _add_create_entities,
+    _add_create_relations,
+    _add_add_observations,
+    _add_delete_entities,
+    _add_delete_observations,
+    _add_delete_relations,
+    _add_read_graph,
+    _add_search_nodes,
+    _add_open_nodes,
+    _add_knowledge_graph,
+)

@@ -186,6 +186,14 @@ UserId = Annotated[
 Limit = Annotated[int, Field(ge=1, le=200)]
 
 
+GRAPHMEM_INSTRUCTIONS = (
+    "Long-term memory with a knowledge graph. `remember` what you learn or did "
+    "(returns an id), `recall` or get the `context` for a task before you work, ask "
+    "`entity`, `relations` and `path` about people, organisations and places, and "
+    "`forget` what was wrong."
+)
+
+
 def build_server(
     storage: SQLiteStorage | None,
     *,
@@ -218,18 +226,25 @@ def build_server(
     )
     server: MCPServer = MCPServer(
         "graphmem",
-        instructions=REFERENCE_INSTRUCTIONS
-        if tools == "reference"
-        else (
-            "Long-term memory with a knowledge graph. `remember` what you learn or did "
-            "(returns an id), `recall` or get the `context` for a task before you work, ask "
-            "`entity`, `relations` and `path` about people, organisations and places, and "
-            "`forget` what was wrong."
-        ),
+        instructions=REFERENCE_INSTRUCTIONS if tools == "reference" else GRAPHMEM_INSTRUCTIONS,
         token_verifier=tokens,
         auth=auth,
         log_level="WARNING",
     )
+    for add in _GRAPHMEM_TOOLS:
+        add(server, memories)
+    if tools != "graphmem":
+        from .reference_tools import add_reference_tools
+
+        add_reference_tools(server, memories)
+    if tools == "reference":
+        for name in HINTS:
+            server.remove_tool(name)
+    return server
+
+
+def _add_remember(server: MCPServer, memories: MemoryServer) -> None:
+    """``remember``: save a task result or a fact."""
 
     @server.tool(annotations=HINTS["remember"])
     @_tool_errors
@@ -270,6 +285,10 @@ def build_server(
         )
         return {"id": saved}
 
+
+def _add_recall(server: MCPServer, memories: MemoryServer) -> None:
+    """``recall``: search memory, each hit with why it matched."""
+
     @server.tool(annotations=HINTS["recall"])
     @_tool_errors
     async def recall(
@@ -297,6 +316,10 @@ def build_server(
             ]
         }
 
+
+def _add_context(server: MCPServer, memories: MemoryServer) -> None:
+    """``context``: the context for a task, as text."""
+
     @server.tool(annotations=HINTS["context"])
     @_tool_errors
     async def context(
@@ -317,6 +340,10 @@ def build_server(
         memory = memories.memory(memories.tenant(user_id))
         return await memory.build_context_for_task(task, agent_role, additional_context, max_items)
 
+
+def _add_entity(server: MCPServer, memories: MemoryServer) -> None:
+    """``entity``: an entity, its relations and the entities mentioned with it."""
+
     @server.tool(annotations=HINTS["entity"])
     @_tool_errors
     async def entity(
@@ -328,6 +355,10 @@ def build_server(
         entities it is mentioned with."""
         memory = memories.memory(memories.tenant(user_id))
         return cast(EntityOut, await memory.read(_graph_query(lambda kg: _entity(kg, name, limit))))
+
+
+def _add_relations(server: MCPServer, memories: MemoryServer) -> None:
+    """``relations``: the relations matching a pattern, as of a time."""
 
     @server.tool(annotations=HINTS["relations"])
     @_tool_errors
@@ -366,6 +397,10 @@ def build_server(
         found = await memory.read(_graph_query(find))
         return cast(RelationsOut, {"relations": [e.to_dict() for e in found]})
 
+
+def _add_path(server: MCPServer, memories: MemoryServer) -> None:
+    """``path``: how one entity connects to another."""
+
     @server.tool(annotations=HINTS["path"])
     @_tool_errors
     async def path(
@@ -384,6 +419,10 @@ def build_server(
 
         found = await memory.read(_graph_query(paths))
         return cast(PathsOut, {"paths": [[_hop(h) for h in hops] for hops in found]})
+
+
+def _add_forget(server: MCPServer, memories: MemoryServer) -> None:
+    """``forget``: one memory by id, or every memory matching filters."""
 
     @server.tool(annotations=HINTS["forget"])
     @_tool_errors
@@ -420,6 +459,10 @@ def build_server(
                             "task_id, before)")  # fmt: skip
         return {"removed": removed}
 
+
+def _add_entity_page(server: MCPServer, memories: MemoryServer) -> None:
+    """Resource ``graphmem://entity/{name}``: an entity's page, as Markdown."""
+
     @server.resource(
         "graphmem://entity/{name}",
         name="entity",
@@ -434,14 +477,18 @@ def build_server(
             raise ResourceError(str(exc)) from exc
         return _entity_page(found)
 
-    if tools != "graphmem":
-        from .reference_tools import add_reference_tools
 
-        add_reference_tools(server, memories)
-    if tools == "reference":
-        for name in HINTS:
-            server.remove_tool(name)
-    return server
+#: graphmem's own tools and its entity resource, in the order they are added.
+_GRAPHMEM_TOOLS: tuple[Callable[[MCPServer, MemoryServer], None], ...] = (
+    _add_remember,
+    _add_recall,
+    _add_context,
+    _add_entity,
+    _add_relations,
+    _add_path,
+    _add_forget,
+    _add_entity_page,
+)
 
 
 def _graph_query(query: Callable[[KnowledgeGraph], T]) -> Callable[[CortexMemory], T]:

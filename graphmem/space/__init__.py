@@ -20,6 +20,7 @@ from ..errors import InvalidArgumentTypeError
 from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
+from ..store import DriverError as DriverError  # the driver's own errors, for callers
 from ..store import graph_rows
 from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
 

@@ -24,10 +24,10 @@ from ._export import EXPORT_FORMATS as EXPORT_FORMATS
 from ._export import GraphExport as GraphExport
 from ._export import export_graph as export_graph
 from ._page import VizReport as VizReport
-from ._page import edge_width as edge_width
-from ._page import node_size as node_size
 from ._page import render_context as render_context
 from ._page import render_graph as render_graph
+from ._records import edge_width as edge_width
+from ._records import node_size as node_size
 from ._source import EntityTier as EntityTier
 from ._source import drawable_graph as drawable_graph
 from ._subgraphs import neighbourhood_subgraph as neighbourhood_subgraph

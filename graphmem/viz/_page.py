@@ -54,28 +54,32 @@ Example:
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
-import json
-import math
-import re
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 from pyvis.network import Network
 
-from graphmem._assets import asset_path
-from graphmem.extract.predicates import event_predicates
-from graphmem.graph.knowledge_graph import CO_OCCURS, validity_text
+from graphmem.graph.knowledge_graph import CO_OCCURS
 
+from ._html import page_html
+from ._records import (
+    HEADING_CHARS,
+    NAME_LABEL_CHARS,
+    display_name,
+    edge_width,
+    label_colour,
+    node_record,
+    node_size,
+    plural,
+    predicate_of,
+    relation_record,
+    short_text,
+    short_texts,
+)
 from ._source import EntityTier, Source, drawable_graph, knowledge_graph_of
 from ._subgraphs import count_value, focus_nodes
 from ._views import (
@@ -93,35 +97,6 @@ if TYPE_CHECKING:
 
 __all__ = ["VizReport", "node_size", "render_context", "render_graph", "edge_width"]
 
-#: vis-network build shipped inside pyvis 0.3.x.
-_VIS_DIR = ("templates", "lib", "vis-9.1.2")
-
-#: Colour-blind-friendly colours (Tableau 10) for the entity labels graphmem keeps.
-_LABEL_COLOURS = {
-    "PERSON": "#4e79a7",
-    "ORG": "#f28e2b",
-    "GPE": "#59a14f",
-    "LOC": "#8cd17d",
-    "PRODUCT": "#e15759",
-    "EVENT": "#b07aa1",
-    "WORK_OF_ART": "#ff9da7",
-    "NORP": "#9c755f",
-    "FAC": "#76b7b2",
-    "LAW": "#edc948",
-}
-#: Other labels get one of these, chosen by a stable hash of the label.
-_EXTRA_COLOURS = ("#17becf", "#bcbd22", "#aec7e8", "#ffbb78", "#c5b0d5", "#c49c94", "#dbdb8d")
-_UNLABELLED = "UNLABELLED"
-_UNLABELLED_COLOUR = "#bab0ac"
-
-# Text budgets keep tooltips readable and the page small whatever a memory holds.
-_NAME_LABEL_CHARS = 32
-_HEADING_CHARS = 200
-_PREDICATE_CHARS = 60
-_ALIAS_COUNT, _ALIAS_CHARS = 12, 80
-_EVIDENCE_COUNT, _EVIDENCE_CHARS = 3, 300
-_PANEL_EVIDENCE_COUNT = 5
-_ID_CHARS, _STAMP_CHARS = 80, 40
 #: A relation that no longer holds (it has a ``valid_to``): faded and dotted, "(ended)".
 _ENDED_COLOUR = {"color": "#cbd2d9", "highlight": "#7b8794", "hover": "#7b8794", "opacity": 0.85}
 _ENDED_FONT = "#9aa5b1"
@@ -145,18 +120,6 @@ _CO_OCCURS_COLOUR = {
 _SIZE_EXAMPLES = (1, 10, 100)
 _WIDTH_EXAMPLES = (1, 4, 16)
 
-#: Characters that could end the JSON's ``<script>`` block or break it in older parsers.
-_SCRIPT_JSON_ESCAPES = {
-    ord("<"): "\\u003c",
-    ord(">"): "\\u003e",
-    ord("&"): "\\u0026",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
-_PLACEHOLDER = re.compile(r"@@([A-Z_]+)@@")
-#: Only these change how a browser reads a script block (``<script`` alone is harmless).
-_SCRIPT_BREAKERS = re.compile(r"</script|<!--", re.IGNORECASE)
-
 
 @dataclass(frozen=True, slots=True)
 class VizReport:
@@ -174,26 +137,6 @@ class VizReport:
     nodes_omitted: int
     edges_omitted: int = 0
     nodes_held: int = 0
-
-
-def node_size(mentions: int) -> float:
-    """The radius (in pixels at 100% zoom) of a node with ``mentions`` mentions.
-
-    Example:
-        >>> node_size(1), node_size(10), node_size(100_000)
-        (10.0, 28.3, 44.0)
-    """
-    return round(min(10 + 5.5 * math.log2(max(mentions, 1)), 44.0), 1)
-
-
-def edge_width(support: int) -> float:
-    """The width (in pixels at 100% zoom) of a relation with ``support`` pieces of evidence.
-
-    Example:
-        >>> edge_width(1), edge_width(4), edge_width(10_000)
-        (1.5, 4.5, 9.0)
-    """
-    return round(min(1.5 + 1.5 * math.log2(max(support, 1)), 9.0), 2)
 
 
 def render_graph(
@@ -279,16 +222,16 @@ def render_context(
     keys = [key for name in report.entities if (key := _resolve(kg, name)) in graph]
     sections = [
         {
-            "title": _text(section.title, _HEADING_CHARS),
+            "title": short_text(section.title, HEADING_CHARS),
             "entries": [
                 {
-                    "text": _text(entry.content[: entry.max_chars], 600),
+                    "text": short_text(entry.content[: entry.max_chars], 600),
                     "tier": entry.tier,
                     "score": None if entry.score is None else round(float(entry.score), 4),
-                    "path": _texts(
+                    "path": short_texts(
                         entry.explanation.entity_path if entry.explanation else [], 8, 80
                     ),
-                    "matched": _texts(
+                    "matched": short_texts(
                         entry.explanation.matched_terms if entry.explanation else [], 12, 40
                     ),
                 }
@@ -298,7 +241,7 @@ def render_context(
         for section in report.sections
         if section.visible
     ]
-    context = {"task": _text(report.task, 600), "sections": sections}
+    context = {"task": short_text(report.task, 600), "sections": sections}
     heading = title if title is not None else f"Context for: {report.task}"
     return _render(graph, Path(path), heading, max_nodes, keys, context=context)
 
@@ -357,7 +300,7 @@ def _render(
             "edgesTotal": total_edges,
         },
         "legend": [
-            {"label": label, "color": _label_colour(label), "count": count}
+            {"label": label, "color": label_colour(label), "count": count}
             for label, count in sorted(legend_counts.items(), key=lambda item: (-item[1], item[0]))
         ],
         "predicates": [
@@ -373,7 +316,7 @@ def _render(
             "edgesMax": _EDGE_LABELS_MAX,
         },
         "looks": {"normal": _NORMAL_COLOUR, "ended": _ENDED_COLOUR},
-        "mentionsCounted": _text(counted, 120) if isinstance(counted, str) else None,
+        "mentionsCounted": short_text(counted, 120) if isinstance(counted, str) else None,
         "sizes": [{"mentions": n, "size": node_size(n)} for n in _SIZE_EXAMPLES],
         "widths": [{"support": n, "width": edge_width(n)} for n in _WIDTH_EXAMPLES],
         "context": context,
@@ -381,7 +324,7 @@ def _render(
         "edges": edges,
         "options": _vis_options(drawn, directed=graph.is_directed(), edge_count=len(edges)),
     }
-    page = _page_html(_text(title, _HEADING_CHARS) or "graphmem", page_data)
+    page = page_html(short_text(title, HEADING_CHARS) or "graphmem", page_data)
     report.path.parent.mkdir(parents=True, exist_ok=True)
     report.path.write_text(page, encoding="utf-8")
     return report
@@ -402,14 +345,11 @@ def _community_records(
             {
                 "id": f"community-{number}",
                 "members": members,
-                "label": _text(f"{first} +{len(members) - 1}", _NAME_LABEL_CHARS + 6),
+                "label": short_text(f"{first} +{len(members) - 1}", NAME_LABEL_CHARS + 6),
                 "names": [nodes[i]["name"] for i in members[:_COMMUNITY_NAMES]],
             }
         )
     return records
-
-
-# --- building the page data -------------------------------------------------------------
 
 
 def _build_network(
@@ -421,12 +361,12 @@ def _build_network(
     kept = [*plan.drawn, *plan.held]
     held = set(plan.held)
     index = {node: number for number, node in enumerate(kept)}
-    names = {node: _display_name(node, graph.nodes[node]) for node in kept}
+    names = {node: display_name(node, graph.nodes[node]) for node in kept}
     undirected = graph.to_undirected(as_view=True) if graph.is_directed() else graph
     for node in kept:
         network.add_node(
             index[node],
-            **_node_record(graph.nodes[node], names[node], focus=node in focus),
+            **node_record(graph.nodes[node], names[node], focus=node in focus),
             held=node in held,
             hidden=node in held,
             physics=node not in held,
@@ -443,7 +383,7 @@ def _build_network(
     for number, position in enumerate(links_on_page(candidates, plan)):
         (typed, source, target), rows = groups[position]
         relations = sorted(
-            (_relation_record(key, attrs) for key, attrs in rows),
+            (relation_record(key, attrs) for key, attrs in rows),
             key=lambda r: (-r["support"], r["predicate"]),
         )
         support = sum(relation["support"] for relation in relations)
@@ -478,50 +418,6 @@ def _build_network(
     return network, links
 
 
-def _node_record(attrs: dict[str, Any], name: str, *, focus: bool) -> dict[str, Any]:
-    """An entity's drawing options and the page's record of it."""
-    label = _entity_label(attrs)
-    colour = _label_colour(label)
-    border = "#1f2933" if focus else _darken(colour)
-    mentions = count_value(attrs.get("mentions"), default=-1)  # -1: missing or not a number
-    subtitle = label
-    if mentions >= 0:
-        subtitle += f" · {_plural(mentions, 'mention')}"
-    if focus:
-        subtitle += " · focus"
-    aliases = _unique(_texts(attrs.get("aliases"), _ALIAS_COUNT, _ALIAS_CHARS))
-    return {
-        "label": _text(name, _NAME_LABEL_CHARS) or "?",
-        "color": {
-            "background": colour,
-            "border": border,
-            "highlight": {"background": colour, "border": "#1f2933"},
-            "hover": {"background": colour, "border": "#1f2933"},
-        },
-        "size": node_size(mentions),
-        "borderWidth": 3.5 if focus else 1.5,
-        "group_label": label,
-        "name": _text(name, _HEADING_CHARS),
-        "mentions": mentions if mentions >= 0 else None,
-        "focus": focus,
-        "aliases": aliases,
-        "first_seen": _stamp(attrs.get("first_seen")),
-        "last_seen": _stamp(attrs.get("last_seen")),
-        "evidence": _evidence(attrs.get("evidence")),
-        "tooltip": {
-            "heading": _text(name, _HEADING_CHARS),
-            "subtitle": subtitle,
-            "sections": [
-                {"heading": "Aliases", "items": aliases},
-                {
-                    "heading": "Recent evidence",
-                    "items": _texts(attrs.get("evidence"), _EVIDENCE_COUNT, _EVIDENCE_CHARS),
-                },
-            ],
-        },
-    }
-
-
 def _relation_groups(
     graph: nx.Graph, kept: list[Hashable], index: dict[Hashable, int]
 ) -> list[tuple[tuple[bool, Hashable, Hashable], list[tuple[Any, dict[str, Any]]]]]:
@@ -534,92 +430,11 @@ def _relation_groups(
         rows = ((source, target, None, attrs) for source, target, attrs in shown.edges(data=True))
     groups: dict[tuple[bool, Hashable, Hashable], list[tuple[Any, dict[str, Any]]]] = {}
     for source, target, key, attrs in rows:
-        typed = _predicate(key, attrs) != CO_OCCURS
+        typed = predicate_of(key, attrs) != CO_OCCURS
         if not typed and index[source] > index[target]:
             source, target = target, source
         groups.setdefault((typed, source, target), []).append((key, attrs))
     return list(groups.items())
-
-
-def _predicate(key: Any, attrs: dict[str, Any]) -> str:
-    return _text(attrs.get("predicate") or (key if isinstance(key, str) else ""), _PREDICATE_CHARS)
-
-
-def _relation_record(key: Any, attrs: dict[str, Any]) -> dict[str, Any]:
-    """One relation of a drawn edge, as the panel lists it."""
-    predicate = _predicate(key, attrs)
-    typed = predicate != CO_OCCURS
-    return {
-        "predicate": predicate,
-        "typed": typed,
-        "ended": typed and bool(attrs.get("valid_to")),
-        "support": count_value(attrs.get("support"), default=1),
-        "confidence": _confidence(attrs.get("confidence")),
-        "valid_from": _stamp(attrs.get("valid_from")),
-        "valid_to": _stamp(attrs.get("valid_to")),
-        "first_seen": _stamp(attrs.get("first_seen")),
-        "last_seen": _stamp(attrs.get("last_seen")),
-        "validity": _validity(predicate, attrs) if typed else "",
-        "evidence": _evidence(attrs.get("evidence")),
-    }
-
-
-def _evidence(value: object) -> list[dict[str, Any]]:
-    """The panel's evidence records (sentence, memory id, rule, date) from an attribute that
-    holds records or plain sentences."""
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str | dict) or not isinstance(value, Iterable) else value
-    records: list[dict[str, Any]] = []
-    for item in items:
-        if len(records) == _PANEL_EVIDENCE_COUNT:
-            break
-        record = item if isinstance(item, dict) else {"sentence": item}
-        sentence = record.get("sentence")
-        if sentence is None or not (text := _text(sentence, _EVIDENCE_CHARS)):
-            continue
-        records.append(
-            {
-                "sentence": text,
-                "memory_id": _optional_text(record.get("memory_id"), _ID_CHARS),
-                "rule": _optional_text(record.get("rule"), _ID_CHARS),
-                "date": _stamp(record.get("date")),
-            }
-        )
-    return records
-
-
-def _stamp(value: object) -> str | None:
-    """An ISO 8601 time as the page compares and shows it (None when missing)."""
-    if value is None or not str(value).strip():
-        return None
-    return _text(value, _STAMP_CHARS)
-
-
-def _optional_text(value: object, limit: int) -> str | None:
-    return None if value is None else _text(value, limit) or None
-
-
-def _confidence(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return round(float(value), 3) if math.isfinite(value) else None
-
-
-def _validity(predicate: str, attrs: dict[str, Any]) -> str:
-    """When a typed edge held ("since 2025-03-03", "2025-03-03 to 2025-04-21"), from its
-    ``valid_from``, ``valid_to`` and ``first_seen`` attributes ("" when it has none)."""
-
-    def stamp(key: str) -> str | None:
-        value = attrs.get(key)
-        return _text(value, 40) or None if isinstance(value, str) else None
-
-    return validity_text(
-        stamp("valid_from"),
-        stamp("valid_to"),
-        stamp("first_seen") or "",
-        event=predicate in event_predicates(),
-    )
 
 
 def _parallel_edge_shape(position: int, *, reversed_: bool, loop: bool) -> dict[str, Any]:
@@ -733,9 +548,9 @@ def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
         neighbours. To draw more: a larger max_nodes (--max-nodes), or one entity's page
         (--entity).
     """
-    relations = _plural(report.edges_drawn, "relation")
+    relations = plural(report.edges_drawn, "relation")
     if not report.nodes_omitted:
-        return f"{_plural(report.nodes_drawn, 'entity', 'entities')}, {relations}."
+        return f"{plural(report.nodes_drawn, 'entity', 'entities')}, {relations}."
     text = (
         f"Showing {report.nodes_drawn:,} of {total_nodes:,} entities "
         f"({'the neighbourhood' if ego else 'the most connected'}) and {relations} among them; "
@@ -749,148 +564,3 @@ def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
     return (
         text + ". To draw more: a larger max_nodes (--max-nodes), or one entity's page (--entity)."
     )
-
-
-# --- the page ---------------------------------------------------------------------------
-
-
-def _page_html(title: str, page_data: dict[str, Any]) -> str:
-    """Return the filled-in page: assets in-lined, data embedded, scripts pinned by hash."""
-    vis_js, app_js = _vis_js(), _asset_text("viz", "graph.js")
-    for script in (vis_js, app_js):
-        if _SCRIPT_BREAKERS.search(script):
-            raise RuntimeError("a script to in-line contains '</script' or '<!--'")
-    style = _vis_css() + "\n" + _asset_text("viz", "style.css")
-    if re.search(r"</style", style, re.IGNORECASE):
-        raise RuntimeError("a stylesheet to in-line contains '</style'")
-    csp = "; ".join(
-        [
-            "default-src 'none'",
-            f"script-src {_csp_hash(vis_js)} {_csp_hash(app_js)}",
-            "style-src 'unsafe-inline'",  # vis-network styles its elements from script
-            "img-src data:",
-            "font-src data:",
-            "base-uri 'none'",
-            "form-action 'none'",
-        ]
-    )
-    escaped_title = html.escape(title, quote=True)
-    return _fill_template(
-        _asset_text("viz", "graph.html"),
-        {
-            "CSP": csp,
-            "TITLE": escaped_title,
-            "STYLE": style,
-            "VIS_JS": vis_js,
-            "DATA": _script_safe_json(page_data),
-            "APP_JS": app_js,
-        },
-    )
-
-
-def _fill_template(template: str, values: dict[str, str]) -> str:
-    """Replace every ``@@NAME@@`` in one pass, so no inserted text is searched again."""
-    missing = set(_PLACEHOLDER.findall(template)) - values.keys()
-    if missing:
-        raise RuntimeError(f"no value for template placeholders {sorted(missing)}")
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-
-
-def _script_safe_json(value: object) -> str:
-    """Return JSON that cannot end or escape the ``<script>`` block holding it.
-
-    Example:
-        >>> _script_safe_json({"name": "</script><b>&"})
-        '{"name":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
-    """
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.translate(_SCRIPT_JSON_ESCAPES)
-
-
-def _csp_hash(script: str) -> str:
-    digest = hashlib.sha256(script.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
-
-
-def _asset_text(*parts: str) -> str:
-    return asset_path(*parts).read_text(encoding="utf-8")
-
-
-@lru_cache(maxsize=1)
-def _vis_js() -> str:
-    """Return pyvis's vis-network bundle, ready to in-line.
-
-    The bundle holds a few URLs that are never fetched (licence headers, error messages, the
-    SVG namespace). ``://`` becomes ``:\\/\\/``, which means the same inside JavaScript strings,
-    regular expressions and comments, so the page holds no URL at all.
-    """
-    return _pyvis_vis_file("vis-network.min.js").replace("://", ":\\/\\/")
-
-
-@lru_cache(maxsize=1)
-def _vis_css() -> str:
-    return _pyvis_vis_file("vis-network.css")
-
-
-def _pyvis_vis_file(name: str) -> str:
-    resource = resources.files("pyvis").joinpath(*_VIS_DIR, name)
-    if not resource.is_file():
-        raise FileNotFoundError(
-            f"pyvis no longer ships {'/'.join((*_VIS_DIR, name))}; graphmem.viz needs pyvis 0.3.x"
-        )
-    return resource.read_text(encoding="utf-8")
-
-
-# --- small value helpers ----------------------------------------------------------------
-
-
-def _display_name(node: Hashable, attrs: dict[str, Any]) -> str:
-    name = attrs.get("name")
-    return _text(name if name is not None and str(name).strip() else node, 10_000)
-
-
-def _entity_label(attrs: dict[str, Any]) -> str:
-    label = attrs.get("label")
-    return _text(label, 40) if label is not None and str(label).strip() else _UNLABELLED
-
-
-def _label_colour(label: str) -> str:
-    if label == _UNLABELLED:
-        return _UNLABELLED_COLOUR
-    fallback = _EXTRA_COLOURS[zlib.crc32(label.encode("utf-8")) % len(_EXTRA_COLOURS)]
-    return _LABEL_COLOURS.get(label, fallback)
-
-
-def _darken(colour: str, factor: float = 0.7) -> str:
-    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
-    return "#" + "".join(f"{int(channel * factor):02x}" for channel in (red, green, blue))
-
-
-def _text(value: object, limit: int) -> str:
-    """Return ``value`` as one line of text of at most ``limit`` characters."""
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _texts(value: object, count: int, limit: int) -> list[str]:
-    """Return up to ``count`` non-empty lines from a list attribute (a lone string is one)."""
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) or not isinstance(value, Iterable) else value
-    lines: list[str] = []
-    for item in items:
-        if len(lines) == count:
-            break
-        if isinstance(item, dict):
-            item = item.get("sentence")
-        if item is not None and (line := _text(item, limit)):
-            lines.append(line)
-    return lines
-
-
-def _unique(items: Iterable[Any]) -> list[Any]:
-    return list(dict.fromkeys(items))
-
-
-def _plural(count: int, singular: str, plural: str | None = None) -> str:
-    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
