@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import DatabaseFileError
+from ..items import CO_OCCURS
 from .command import Command
 from .database import entity_memory, open_database, persistent_cortex, require_entity
 from .output import edge_line, heading, print_evidence, wrap
@@ -118,7 +119,7 @@ def _demo_who_works_at(em: EntityMemory, org: str) -> None:
     typed = [
         e
         for e in em.relations(org_name)
-        if e.predicate not in ("co_occurs", "works_at") and person(other_end(e))
+        if e.predicate not in (CO_OCCURS, "works_at") and person(other_end(e))
     ]
     print(f'find(predicate="works_at", object="{org_name}"), then other typed relations:')
     if not works_at and not typed:
@@ -128,7 +129,7 @@ def _demo_who_works_at(em: EntityMemory, org: str) -> None:
         print_evidence(edge, 1)
     named = {e.subject for e in works_at} | {other_end(e) for e in typed}
     mentioned: list[str] = []
-    for edge in em.relations(org_name, predicate="co_occurs"):
+    for edge in em.relations(org_name, predicate=CO_OCCURS):
         name = other_end(edge)
         if name not in named and name not in mentioned and person(name):
             mentioned.append(name)
@@ -140,7 +141,7 @@ def _demo_who_works_at(em: EntityMemory, org: str) -> None:
 def _demo_changes(em: EntityMemory, name: str) -> None:
     kg = em.graph
     person = require_entity(kg, name).name
-    edges = [e for e in em.relations(person) if e.predicate != "co_occurs"]
+    edges = [e for e in em.relations(person) if e.is_typed]
     print("Typed relations, oldest first (valid_to is set when a newer value replaced one):")
     if not edges:
         print("  (none extracted)")
@@ -148,7 +149,7 @@ def _demo_changes(em: EntityMemory, name: str) -> None:
         print(edge_line(edge))
         print_evidence(edge, 1)
     print("Organisations and places mentioned with her, by first and last mention:")
-    for edge in sorted(em.relations(person, predicate="co_occurs"), key=lambda e: e.first_seen):
+    for edge in sorted(em.relations(person, predicate=CO_OCCURS), key=lambda e: e.first_seen):
         other = edge.object if edge.subject == person else edge.subject
         info = kg.get_entity(other)
         if info is None or info.label not in ("ORG", "GPE", "LOC", "FAC"):

@@ -87,12 +87,12 @@ def cmd_relations(args: argparse.Namespace) -> int:
     finally:
         storage.close()
     if not args.co_occurs and args.predicate is None:
-        typed = [e for e in edges if e.predicate != "co_occurs"]
+        typed = [e for e in edges if e.is_typed]
         hidden = len(edges) - len(typed)
         edges = typed
     else:
         hidden = 0
-    edges.sort(key=lambda e: (e.predicate == "co_occurs", -e.support, e.first_seen))
+    edges.sort(key=lambda e: (not e.is_typed, -e.support, e.first_seen))
     shown = edges[: args.limit] if args.limit else edges
     if args.json:
         print_json([edge_dict(e) for e in shown])

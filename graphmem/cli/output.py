@@ -61,7 +61,7 @@ def edge_dict(edge: Edge) -> dict[str, Any]:
 
 def edge_line(edge: Edge) -> str:
     when = f", {edge.validity}" if edge.validity else ""
-    ended = " (ended)" if edge.valid_to and edge.predicate != "co_occurs" else ""
+    ended = " (ended)" if edge.valid_to and edge.is_typed else ""
     return (
         f"  {edge.subject} --{edge.predicate}--> {edge.object}{ended}"
         f"  [support {edge.support}{when}]"

@@ -43,8 +43,7 @@ from ..extract.entity_patterns import check_entity_label
 from ..extract.normalize import canonical_key
 from ..graph.knowledge_graph import CO_OCCURS
 from ..index.writer import NewText
-from ..items import check_content
-from ..memories._sql import check_limit
+from ..items import check_content, check_limit
 from ..memories.entity import EntityMemory
 from ..store import Connection, MemoryRow, mcp_rows
 from ..store.mcp_rows import Relation

@@ -136,8 +136,8 @@ def _entity(kg: KnowledgeGraph, name: str, limit: int) -> dict[str, Any]:
     if info is None:
         raise EntityNotFound(f"no entity named {name!r} in this memory")
     edges = kg.relations(name)
-    typed = [e for e in edges if e.predicate != "co_occurs"]
-    co_occurring = [e for e in edges if e.predicate == "co_occurs"]
+    typed = [e for e in edges if e.is_typed]
+    co_occurring = [e for e in edges if not e.is_typed]
     return {
         "name": info.name,
         "label": info.label,
@@ -172,7 +172,7 @@ def _entity_page(entity: dict[str, Any]) -> str:
 def _select_edges(edges: list[Edge], predicate: str | None, co_occurs: bool) -> list[Edge]:
     if predicate is not None or co_occurs:
         return edges
-    return [e for e in edges if e.predicate != "co_occurs"]
+    return [e for e in edges if e.is_typed]
 
 
 # ---------------------------------------------------------------------- the server

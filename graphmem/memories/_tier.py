@@ -59,7 +59,7 @@ from ..space import MemorySpace, split_filters
 if TYPE_CHECKING:
     from ..store import Connection, MemoryRow
 
-__all__ = ["SQLMemory", "Tier"]
+__all__ = ["Tier"]
 
 
 class Tier(Memory):
@@ -535,7 +535,3 @@ class Tier(Memory):
         # An empty tier is still a tier: ``if memory.short_term:`` must not skip it
         # (Calute's facade never wrote to a fresh memory because of this).
         return True
-
-
-#: The name of :class:`Tier` before it was named for what it is, not for its storage.
-SQLMemory = Tier
