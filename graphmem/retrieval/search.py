@@ -482,13 +482,13 @@ def _graph_scores(
     }
     windows: set[tuple[int, int]] = set()
     text_of: dict[int, int] = {}
-    views = {seq: view for seq, (_, view) in lexical_items.items()}
+    views: dict[int, str] = {}
     for entity_id, seq, text_id, view in ranking_rows.graph_windows(
         conn, size, w.graph_scan, scope
     ):
         windows.add((seq, entity_id))
         text_of[seq] = text_id
-        views.setdefault(seq, view)
+        views[seq] = view
     # The strongest items the windows bring in, by what the windows show of them; then every
     # query entity each of those and each lexical candidate shows, for their final score.
     first = scoring.scores(windows)
@@ -500,6 +500,8 @@ def _graph_scores(
             best_of[text_id] = max(best_of.get(text_id, (0.0, 0)), (score, seq))
     strongest = set(heapq.nlargest(w.graph_candidates, best_of, key=lambda t: best_of[t]))
     kept = [seq for seq in first if seq not in lexical and text_of[seq] in strongest]
+    # A lexical candidate's own view counts over any window's.
+    views.update((seq, view) for seq, (_, view) in lexical_items.items())
     by_text: dict[int, list[int]] = {}
     for seq, text_id in {**{seq: text_of[seq] for seq in kept}, **lexical}.items():
         by_text.setdefault(text_id, []).append(seq)
