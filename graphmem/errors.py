@@ -18,6 +18,7 @@ __all__ = [
     "DatabaseFileError",
     "EntityNotFound",
     "GraphmemError",
+    "IndexRepairedWarning",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
     "MemoryClosedError",
@@ -73,3 +74,8 @@ class MemoryNotFound(GraphmemError, KeyError):
 
 class MemoryClosedError(GraphmemError, RuntimeError):
     """A call reached a memory that was closed (``AsyncCortexMemory.aclose``)."""
+
+
+class IndexRepairedWarning(UserWarning):
+    """A derived index (the full-text index of the stored texts) was found damaged and
+    rebuilt from the rows; nothing stored was lost."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 import faulthandler
 import os
 import random
-import sqlite3
 import sys
 import time
 import traceback
@@ -33,6 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 if __name__ == "__main__":  # make the checkout importable when run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

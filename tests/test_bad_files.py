@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from graphmem import CortexMemory, LongTermMemory, SQLiteStorage
 from graphmem.errors import DatabaseFileError, SchemaVersionError
 from graphmem.store.database import Database
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.schema import APPLICATION_ID, SCHEMA_VERSION
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +21,7 @@ from graphmem import (
 )
 from graphmem.errors import DatabaseFileError, InvalidArgumentError, InvalidArgumentTypeError
 from graphmem.items import MAX_QUERY_CHARS
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 
 class Opaque:

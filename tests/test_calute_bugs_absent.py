@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import random
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from graphmem import (
     ShortTermMemory,
     UserMemory,
 )
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 CORPUS = [
     "Alice Johnson joined Acme Corp in Berlin as head of research.",

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 
 import pytest
 from _workers import Zygote, check_database
 
 from graphmem import LongTermMemory, SQLiteStorage
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 TRIALS = 24
 

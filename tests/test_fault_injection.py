@@ -16,7 +16,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from _workers import Zygote, check_database, pending_merges
 from graphmem import ContextualMemory, EntityMemory, LongTermMemory, SQLiteStorage
 from graphmem.errors import StorageFullError
 from graphmem.store import dump
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.transfer import export_jsonl, import_jsonl
 
 DISK_BYTES = 4 * 1024 * 1024

@@ -12,7 +12,6 @@ unknown keys match nothing.
 from __future__ import annotations
 
 import math
-import sqlite3
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from graphmem import ContextualMemory, EntityMemory, LongTermMemory, SQLiteStora
 from graphmem.errors import InvalidArgumentError, InvalidArgumentTypeError
 from graphmem.filters import ITEM_ATTRIBUTES
 from graphmem.items import MAX_CONTENT_CHARS
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 FRAGMENTS = [
     "'; DROP TABLE memories; --",

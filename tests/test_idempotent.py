@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import pytest
 from graphmem import CortexMemory, SQLiteStorage
 from graphmem.cli import main
 from graphmem.errors import InvalidArgumentError
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.transfer import export_jsonl, import_jsonl
 
 

@@ -14,7 +14,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 from graphmem import SQLiteStorage
 from graphmem.cli import main
 from graphmem.records import ingest_records
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.transfer import export_jsonl
 
 SCRIPT = Path(sys.executable).parent / "graphmem"

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLiteStorage
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.schema import SCHEMA_VERSION
 from graphmem.transfer import import_jsonl
 

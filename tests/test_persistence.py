@@ -4,7 +4,6 @@ nothing is written to disk unless asked."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from graphmem import (
     SQLiteStorage,
     UserMemory,
 )
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 
 def _contents(memory: object) -> list[str]:

@@ -11,7 +11,6 @@ tables.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import pytest
 from _workers import check_database
 
 from graphmem import EntityMemory, SQLiteStorage
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 WORKERS = Path(__file__).with_name("_workers.py")
 PROCESSES = 4

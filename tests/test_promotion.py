@@ -7,7 +7,6 @@ Real spaCy, real SQLite files, real threads and processes.
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import ContextualMemory, CortexMemory, SQLiteStorage
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 TEXT = "Zephyr rollout checklist for the Atlas launch"
 QUERY = "Zephyr rollout"

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from graphmem.errors import InvalidArgumentError
 from graphmem.extract.version import extraction_version
 from graphmem.records import ingest_records
 from graphmem.store import reanalysis_rows
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.transfer import export_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

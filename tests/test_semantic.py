@@ -4,7 +4,6 @@ term of the ranking and its explanations, the switch (issue 29)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ from graphmem.errors import InvalidArgumentError
 from graphmem.extract import embeddings
 from graphmem.retrieval.search import _stem
 from graphmem.store.database import query_terms
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.vectors import decode_embedding, encode_embedding, vector_matrix
 
 PARAPHRASES = json.loads(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from graphmem import MemoryStorage, RAGStorage, SimpleStorage, SQLiteStorage
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 
 
 @pytest.fixture(params=["simple", "sqlite_memory", "sqlite_file", "rag"])

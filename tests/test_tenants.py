@@ -10,7 +10,6 @@ intact. Agents are isolated wherever the API filters by agent.
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import CortexMemory, SQLiteStorage, UserMemory
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.viz import render_graph
 
 USERS = {"alice": "amberfox", "bob": "bluewhale"}  # user -> marker word in all their text

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from graphmem import (
 )
 from graphmem.graph.knowledge_graph import Edge, KnowledgeGraph
 from graphmem.index.sql_graph import SQLGraph
+from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.viz import render_graph
 
 HIRE = "Samir Haddad joined Kestrel Automation as CTO."

@@ -292,6 +292,12 @@ class Tier(Memory):
             return 0
         return self._space.entity_index.delete_memories(conn, rows)
 
+    def _evict_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
+        """:meth:`_delete_rows` to make room: eviction is not forgetting (no scrub of the
+        write-ahead log, :meth:`graphmem.store.Database.evicting`)."""
+        with self._space.database.evicting():
+            return self._delete_rows(conn, rows)
+
     def select(
         self,
         conn: Connection,

@@ -123,7 +123,7 @@ class LongTermMemory(Tier):
             return (0 if created < cutoff else 1, score, row.seq)
 
         candidates = sorted(db.eviction_candidates(conn, self.namespace, tenant), key=value)
-        self._delete_rows(conn, [c[0] for c in candidates[: count - target]])
+        self._evict_rows(conn, [c[0] for c in candidates[: count - target]])
 
     def consolidate(self) -> str:
         """A summary grouped by conversation or agent, most important first.

@@ -91,7 +91,7 @@ class ShortTermMemory(Tier):
         db = self.space.database
         for tenant, count in self._tenant_counts(conn).items():
             if count > self.capacity:
-                self._delete_rows(
+                self._evict_rows(
                     conn, db.rows_beyond_newest(conn, self._namespaces(), tenant, self.capacity)
                 )
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -38,14 +38,14 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
 from ..items import MemoryItem, encode_metadata, time_text
 from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
 from .dialects.sqlite import WAL_SCRUB_WAIT_MS
-from .engine import create_engine_for, is_url
+from .engine import is_url, open_engine
 from .memory_rows import (
     SQL_FILTER_COLUMNS,
     MemoryRow,
@@ -113,6 +113,9 @@ _ROWS_OF_TENANT_NEWEST_FIRST = _ROWS_NEWEST_FIRST.where(_OF_TENANT)
 _DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 
 
+_Result = TypeVar("_Result")
+
+
 class Database:
     """A graphmem database.
 
@@ -123,7 +126,8 @@ class Database:
 
     def __init__(self, target: str | os.PathLike[str] | None = None) -> None:
         self.target = os.fspath(target) if target is not None else None
-        self.engine: Engine = create_engine_for(target)
+        self.engine: Engine
+        self.engine, self._index_damaged = open_engine(target)
         try:
             #: What this backend does its own way (chosen once, from the engine).
             self.dialect: Dialect = dialect_for(self.engine.dialect.name)
@@ -161,6 +165,8 @@ class Database:
                 for index in table.indexes:  # indexes added since the file was made
                     index.create(conn, checkfirst=True)
             self.dialect.create_extras(conn, rebuild=upgraded)
+            if self._index_damaged:  # PRAGMA quick_check found it (engine.check_sqlite_file)
+                self.dialect.heal_index(conn, "PRAGMA quick_check")
             if upgraded:
                 dump.reset_sequences(conn)
             version = conn.execute(
@@ -399,7 +405,20 @@ class Database:
             {"tenant": tenant, "head": head, "body": body, **TextAnalysis.columns_of(analysis)}
             for (tenant, head, body), analysis in zip(texts, marks, strict=True)
         ]
-        return [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
+        return self._healing(
+            conn, lambda: [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
+        )
+
+    def _healing(self, conn: Connection, run: Callable[[], _Result]) -> _Result:
+        """``run()`` a statement that reads or writes the full-text index; when the index is
+        damaged, rebuild it from the stored texts (a warning says so) and run it again."""
+        try:
+            return run()
+        except DBAPIError as exc:
+            if not self.dialect.is_damaged_index(exc):
+                raise
+            self.dialect.heal_index(conn, str(exc.orig))
+            return run()
 
     def record_analysis(
         self, conn: Connection, text_id: int, analysis: TextAnalysis | None
@@ -648,16 +667,35 @@ class Database:
         """Delete texts (their mentions and evidence cascade); no byte of them stays in the
         file (:meth:`_scrub`)."""
         for chunk in chunks(list(text_ids), 500):
-            conn.execute(_DELETE_TEXTS, {"ids": chunk})
+            self._healing(conn, lambda chunk=chunk: conn.execute(_DELETE_TEXTS, {"ids": chunk}))
         if text_ids:
             self._scrub(conn)
+
+    @contextmanager
+    def evicting(self) -> Iterator[None]:
+        """Deletes in this block make room (capacity eviction), they do not forget: the
+        texts leave the tables and the full-text index, but no scrub of the write-ahead log
+        follows (its older pages go at the next checkpoint). Explicit deletes scrub.
+
+        Example:
+            >>> db = Database()
+            >>> with db.write() as conn, db.evicting():
+            ...     db.delete_texts(conn, [])
+        """
+        before = getattr(self._local, "evicting", False)
+        self._local.evicting = True
+        try:
+            yield
+        finally:
+            self._local.evicting = before
 
     def _scrub(self, conn: Connection) -> None:
         """Texts were deleted or rewritten in this transaction: leave none of their words in
         the database (:meth:`Dialect.scrub_before_commit`, :meth:`Dialect.scrub_after_commit`;
-        on SQLite freed pages are zeroed too, by ``secure_delete``)."""
+        on SQLite freed pages are zeroed too, by ``secure_delete``). Not for eviction
+        (:meth:`evicting`)."""
         tx = getattr(self._local, "tx", None)
-        if tx is None or tx.forgot_text:
+        if tx is None or tx.forgot_text or getattr(self._local, "evicting", False):
             return
         tx.forgot_text = True
         tx.before_commit.append(lambda: self.dialect.scrub_before_commit(conn))
@@ -730,7 +768,10 @@ class Database:
         PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
         (:func:`graphmem.store.dialects.postgresql.search_statement`).
         """
-        return self.dialect.search(conn, query, namespaces, tenant, sql_filters, limit, heads)
+        return self._healing(
+            conn,
+            lambda: self.dialect.search(conn, query, namespaces, tenant, sql_filters, limit, heads),
+        )
 
     # ------------------------------------------------------------------ key-value
     def kv_get(self, conn: Connection, key: str) -> Any | None:

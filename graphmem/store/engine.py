@@ -2,7 +2,12 @@
 
 Opening a file never damages it: a file that is not SQLite, another application's SQLite
 database, or a graphmem database from a newer release is refused with
-:class:`~graphmem.errors.DatabaseFileError` naming the file, before anything is written.
+:class:`~graphmem.errors.DatabaseFileError` naming the file, before anything is written. A
+file whose only damage is in its full-text index (derived from the ``texts`` rows) is opened,
+and the index is rebuilt (:meth:`graphmem.store.dialects.sqlite.SQLiteDialect.heal_index`).
+
+SQLite is the one the ``sqlean.py`` wheel ships (3.50, with FTS5's ``secure-delete``; see
+docs/reliability.md, "Which SQLite"), else the interpreter's own ``sqlite3``.
 
 Example:
     >>> engine = create_engine_for(None)   # ephemeral, in-memory
@@ -13,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,25 @@ from sqlalchemy.pool import StaticPool
 from ..errors import DatabaseFileError, SchemaVersionError
 from .schema import APPLICATION_ID, SCHEMA_VERSION, parse_schema_version
 
-__all__ = ["BUSY_TIMEOUT_MS", "check_sqlite_file", "create_engine_for", "is_url"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SQLITE_MODULE",
+    "check_sqlite_file",
+    "create_engine_for",
+    "is_url",
+    "open_engine",
+]
+
+try:  # SQLite 3.50 with FTS5 secure-delete, from a wheel (sqlean.py)
+    import sqlean as _sqlite_module
+except ImportError:  # pragma: no cover - platforms without a sqlean.py wheel
+    import sqlite3 as _sqlite_module
+
+#: The DB-API module graphmem's SQLite engines use (``sqlean``, else ``sqlite3``).
+SQLITE_MODULE: Any = _sqlite_module
+#: ``PRAGMA quick_check`` findings that concern only the FTS5 index, which is derived from the
+#: ``texts`` rows and rebuilt from them.
+_INDEX_PROBLEM = "FTS5 table"
 
 #: How long a writer waits for another process's lock before giving up.
 BUSY_TIMEOUT_MS = 60_000
@@ -43,46 +65,55 @@ def create_engine_for(target: str | os.PathLike[str] | None) -> Engine:
     A SQLite file named by a ``sqlite:///`` URL gets the same checks as one named by a path
     (:func:`check_sqlite_file`).
     """
+    return open_engine(target)[0]
+
+
+def open_engine(target: str | os.PathLike[str] | None) -> tuple[Engine, bool]:
+    """:func:`create_engine_for`, and whether the file's full-text index needs rebuilding
+    (``PRAGMA quick_check`` found damage in it alone)."""
     if target is None:
         engine = create_engine(
             "sqlite://",
+            module=SQLITE_MODULE,
             poolclass=StaticPool,
             connect_args={"check_same_thread": False},
         )
         _install_sqlite_hooks(engine, wal=False)
-        return engine
+        return engine, False
     text = os.fspath(target)
     url = make_url(text) if is_url(text) else None
     if url is not None and url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True), False
     if url is not None and url.database in (None, "", ":memory:"):
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        engine = create_engine(url, module=SQLITE_MODULE, connect_args={"check_same_thread": False})
         _install_sqlite_hooks(engine, wal=False)
-        return engine
+        return engine, False
     path = Path(url.database if url is not None else text).expanduser()  # type: ignore[arg-type]
-    check_sqlite_file(path)
+    index_damaged = check_sqlite_file(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     file_url = (url or make_url("sqlite://")).set(database=str(path))
     engine = create_engine(
         file_url,
+        module=SQLITE_MODULE,
         connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
     )
     _install_sqlite_hooks(engine, wal=True)
-    return engine
+    return engine, index_damaged
 
 
-def check_sqlite_file(path: Path) -> None:
-    """Refuse a file that graphmem must not open, without modifying it.
+def check_sqlite_file(path: Path) -> bool:
+    """Refuse a file that graphmem must not open, without modifying it; True when only its
+    full-text index is damaged (graphmem rebuilds it from the rows on open).
 
     Accepts a missing or empty file (a new database) and sound graphmem databases of this or
     an older schema version: a file cut short (not a whole number of pages) or one that
-    ``PRAGMA quick_check`` finds damaged is refused.
+    ``PRAGMA quick_check`` finds damaged outside its full-text index is refused.
     """
     if path.is_dir():
         raise DatabaseFileError(f"{path}: is a directory, not a database file")
     if not path.exists() or path.stat().st_size == 0:
-        return
+        return False
     with path.open("rb") as handle:
         header = handle.read(_HEADER_SIZE)
     if header[: len(_SQLITE_HEADER)] != _SQLITE_HEADER:
@@ -98,7 +129,7 @@ def check_sqlite_file(path: Path) -> None:
     try:
         try:
             found = _probe(path, immutable=immutable)
-        except sqlite3.DatabaseError:
+        except SQLITE_MODULE.DatabaseError:
             if not wal_file.exists():
                 raise
             immutable = False
@@ -109,18 +140,17 @@ def check_sqlite_file(path: Path) -> None:
             # written. Refuse only what a locked read confirms. (Damage seen while no writer
             # has the file open is real: no second look, which would leave -shm behind.)
             found = _probe(path, immutable=False)
-    except sqlite3.DatabaseError as exc:
+    except SQLITE_MODULE.DatabaseError as exc:
         raise DatabaseFileError(f"{path}: damaged or unreadable SQLite file ({exc})") from None
     if not found.tables and found.app_id == 0:
-        return  # an empty SQLite file: becomes a new graphmem database
+        return False  # an empty SQLite file: becomes a new graphmem database
     if _is_foreign(found):
         raise DatabaseFileError(
             f"{path}: a SQLite database of another application, not a graphmem database"
         )
-    if found.problems:
-        raise DatabaseFileError(
-            f"{path}: damaged SQLite file (quick_check: {'; '.join(found.problems)})"
-        )
+    damaged = [p for p in found.problems if _INDEX_PROBLEM not in p]
+    if damaged:
+        raise DatabaseFileError(f"{path}: damaged SQLite file (quick_check: {'; '.join(damaged)})")
     if found.version is None:
         raise DatabaseFileError(f"{path}: graphmem database without a schema version")
     if found.version > SCHEMA_VERSION:
@@ -128,6 +158,7 @@ def check_sqlite_file(path: Path) -> None:
             f"{path}: written by a newer graphmem (schema {found.version}); this release reads "
             f"schema {SCHEMA_VERSION} and older. Upgrade graphmem to open it."
         )
+    return bool(found.problems)
 
 
 def _check_whole_pages(path: Path, header: bytes) -> None:
@@ -169,7 +200,7 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
     """Application id, tables, schema version and (for a graphmem file) ``quick_check``
     findings of a SQLite file, read-only."""
     uri = f"{path.resolve().as_uri()}?mode=ro" + ("&immutable=1" if immutable else "")
-    conn = sqlite3.connect(uri, uri=True, timeout=5)
+    conn = SQLITE_MODULE.connect(uri, uri=True, timeout=5)
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}

@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -394,11 +393,12 @@ def rank_documents(docs: Mapping[str, str], query: str) -> list[tuple[str, float
         ['a', 'c']
     """
     from .database import fts_query_from_text
+    from .engine import SQLITE_MODULE
 
     fts = fts_query_from_text(query)
     if fts is None or not docs:
         return []
-    conn = sqlite3.connect(":memory:")
+    conn = SQLITE_MODULE.connect(":memory:")
     try:
         conn.execute(
             "CREATE VIRTUAL TABLE docs USING fts5(key UNINDEXED, body, "

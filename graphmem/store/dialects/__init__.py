@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 __all__ = ["Dialect", "dialect_for", "dialect_of"]
 
@@ -92,6 +93,13 @@ class Dialect(Protocol):
 
     def scrub_after_commit(self, engine: Engine) -> None:
         """After such a commit: drop older page images that still hold those words."""
+
+    def is_damaged_index(self, exc: DBAPIError) -> bool:
+        """Whether a statement failed because the full-text index is damaged."""
+        ...
+
+    def heal_index(self, conn: Connection, why: str) -> None:
+        """Rebuild a damaged full-text index from the stored texts, with a warning."""
 
 
 @cache

@@ -41,6 +41,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateSchema, DropSchema
 
 from .. import schema
@@ -281,6 +282,13 @@ class PostgreSQLDialect:
 
     def scrub_after_commit(self, engine: Engine) -> None:
         """Nothing to do (see :meth:`scrub_before_commit`)."""
+
+    def is_damaged_index(self, exc: DBAPIError) -> bool:
+        """Never: the ``tsvector`` column and its GIN index are PostgreSQL's own."""
+        return False
+
+    def heal_index(self, conn: Connection, why: str) -> None:
+        """Nothing to heal (see :meth:`is_damaged_index`)."""
 
 
 #: The one PostgreSQL dialect.

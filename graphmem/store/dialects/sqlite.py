@@ -2,7 +2,12 @@
 
 The FTS5 table ``texts_fts`` is an external-content index of ``texts`` (porter stemming),
 kept in step by triggers; searches are ranked by FTS5's BM25
-(:func:`graphmem.store.ranking_rows.lexical_hits`). Write transactions begin with
+(:func:`graphmem.store.ranking_rows.lexical_hits`). With FTS5's ``secure-delete`` option
+(SQLite 3.42+, which the ``sqlean.py`` wheel brings) a deleted text's words leave the index
+at once, so nothing rewrites the index; without it an explicit forget rebuilds the index
+(never ``optimize``, which damages the index of SQLite 3.40 after about a thousand deletes).
+The index is derived from the rows: a damaged one is rebuilt from them
+(:meth:`SQLiteDialect.heal_index`). Write transactions begin with
 ``BEGIN IMMEDIATE`` (:mod:`graphmem.store.engine`), which also serialises schema creation and
 dedupe-key checks between processes, so those locks are no-ops here.
 
@@ -13,12 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DBAPIError
 
+from ...errors import IndexRepairedWarning
 from .. import schema
 from ..query_text import fts_query_from_text
 from . import Dialect
@@ -49,6 +57,12 @@ _FTS_TRIGGERS = (
 )
 _REBUILD_FTS = "INSERT INTO texts_fts(texts_fts) VALUES ('rebuild')"
 _OPTIMIZE_FTS = "INSERT INTO texts_fts(texts_fts) VALUES ('optimize')"
+_SECURE_DELETE_ON = "INSERT INTO texts_fts(texts_fts, rank) VALUES ('secure-delete', 1)"
+_SECURE_DELETE_SET = "SELECT v FROM texts_fts_config WHERE k = 'secure-delete'"
+#: A query that reads the index's structure (fails on a damaged one) and finds nothing.
+_PROBE_FTS = "SELECT rowid FROM texts_fts WHERE texts_fts MATCH '\"graphmem0probe\"' LIMIT 1"
+#: Words of SQLite's errors that a damaged FTS5 index gives.
+_DAMAGE_WORDS = ("malformed", "texts_fts", "fts5")
 # Past the largest id ever given out (AUTOINCREMENT's sqlite_sequence), not only the
 # largest in use: ids are never reused.
 _NEXT_RELATION_ID = text(
@@ -84,13 +98,51 @@ class SQLiteDialect:
         """Nothing to do: ``BEGIN IMMEDIATE`` already serialises writers."""
 
     def create_extras(self, conn: Connection, *, rebuild: bool) -> None:
-        """Mark the file as graphmem's; create the FTS5 index and its triggers."""
+        """Mark the file as graphmem's; create the FTS5 index and its triggers; turn on its
+        ``secure-delete`` where SQLite has it; rebuild an index found damaged."""
         conn.exec_driver_sql(f"PRAGMA application_id = {schema.APPLICATION_ID}")
         conn.exec_driver_sql(_CREATE_FTS)
         for sql in _FTS_TRIGGERS:
             conn.exec_driver_sql(sql)
         if rebuild:  # the texts were copied before the index existed
             conn.exec_driver_sql(_REBUILD_FTS)
+        try:
+            conn.exec_driver_sql(_PROBE_FTS).all()
+        except DBAPIError as exc:
+            if not self.is_damaged_index(exc):
+                raise
+            self.heal_index(conn, str(exc.orig))
+        self._secure_deletes(conn)
+
+    def _secure_deletes(self, conn: Connection) -> None:
+        """Turn FTS5's ``secure-delete`` on (SQLite 3.42+), once per file; an index made
+        without it is compacted once, which drops what earlier deletes left in it."""
+        if not self.has_secure_delete(conn) or conn.exec_driver_sql(_SECURE_DELETE_SET).first():
+            return
+        conn.exec_driver_sql(_SECURE_DELETE_ON)
+        conn.exec_driver_sql(_OPTIMIZE_FTS)
+
+    @staticmethod
+    def has_secure_delete(conn: Connection) -> bool:
+        """Whether this SQLite's FTS5 has the ``secure-delete`` option (3.42 and later)."""
+        version = conn.exec_driver_sql("SELECT sqlite_version()").scalar_one()
+        return tuple(int(part) for part in str(version).split(".")[:2]) >= (3, 42)
+
+    @staticmethod
+    def is_damaged_index(exc: DBAPIError) -> bool:
+        """Whether a statement failed because the FTS5 index is damaged."""
+        message = str(exc.orig).lower()
+        return any(word in message for word in _DAMAGE_WORDS)
+
+    def heal_index(self, conn: Connection, why: str) -> None:
+        """Rebuild the full-text index from the ``texts`` rows (no row is touched), with an
+        :class:`~graphmem.errors.IndexRepairedWarning`."""
+        warnings.warn(
+            f"the full-text index was damaged ({why}); rebuilt it from the stored texts",
+            IndexRepairedWarning,
+            stacklevel=4,
+        )
+        conn.exec_driver_sql(_REBUILD_FTS)
 
     def search(
         self,
@@ -147,10 +199,11 @@ class SQLiteDialect:
         return conn
 
     def scrub_before_commit(self, conn: Connection) -> None:
-        """FTS5's ``optimize`` rewrites the index into one segment without the forgotten
-        words (a deleted row otherwise stays in its segment, marked deleted, until a merge).
-        Freed pages are zeroed by ``secure_delete``, set on every connection."""
-        conn.exec_driver_sql(_OPTIMIZE_FTS)
+        """With FTS5's ``secure-delete`` the forgotten words left the index with their rows:
+        nothing to do. Without it (SQLite before 3.42) the index is rebuilt from the rows
+        left. Freed pages are zeroed by ``PRAGMA secure_delete``, set on every connection."""
+        if not self.has_secure_delete(conn):
+            conn.exec_driver_sql(_REBUILD_FTS)
 
     def scrub_after_commit(self, engine: Engine) -> None:
         """Checkpoint the WAL, which holds the older page images, and truncate it to nothing;
