@@ -377,12 +377,13 @@ def test_a_killed_reanalysis_is_completed_by_the_next(tmp_path: Path, kill_after
     finally:
         child.wait()
     assert child.returncode == -signal.SIGKILL
-    assert _plan_progress(path) is not None  # cut short: the plan is still there
+    done = _plan_progress(path)  # the child may finish a batch or two after the poll saw one
+    assert done is not None and done >= kill_after  # cut short: the plan is still there
     with pytest.warns(ReanalysisWarning, match="interrupted"):
         storage = SQLiteStorage(path)
     memory = EntityMemory(storage=storage)
     assert len(memory.graph) > 0  # the half-done store opens and answers
-    assert memory.reanalyse() >= 9 - kill_after
+    assert memory.reanalyse() >= 9 - done
     assert _plan_progress(path) is None
     assert normalised_export(storage) == expected
     storage.close()

@@ -39,6 +39,16 @@ Example:
 
 from __future__ import annotations
 
+from .agent import (
+    AGENT_CLASSES,
+    AGENT_FILES,
+    AGENT_RULE,
+    AGENT_SWITCH_VARIABLE,
+    ROLE_CLASS,
+    AgentRelationExtractor,
+    agent_pair_features,
+    load_agent_model,
+)
 from .document import (
     MIN_FIRST_STAGE,
     DocumentEntity,
@@ -104,7 +114,15 @@ from .model import (
 )
 
 __all__ = [
+    "AGENT_CLASSES",
+    "AGENT_FILES",
+    "AGENT_RULE",
+    "AGENT_SWITCH_VARIABLE",
     "ARGUMENT_DEPS",
+    "AgentRelationExtractor",
+    "ROLE_CLASS",
+    "agent_pair_features",
+    "load_agent_model",
     "CombinedRelationSource",
     "DATE_PREDICATES",
     "DOCUMENT_RULE",

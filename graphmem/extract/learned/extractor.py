@@ -26,6 +26,7 @@ from ..relations import (
     load_relation_rules,
 )
 from ..token_table import TokenTable
+from .agent import AgentRelationExtractor, agent_model_enabled, load_agent_model
 from .document import DocumentFacts, _document_entities, pair_shape
 from .features import _mention_pairs, _pair_features, _path_between
 from .files import load_country_names
@@ -292,16 +293,24 @@ class LearnedRelationExtractor:
 
 
 class CombinedRelationSource:
-    """The rules and the learned model on the same doc; a rule match wins for its pair.
+    """The rules, the agent model and the learned model on the same doc; a rule match wins
+    for its pair, then the agent model's.
 
-    A pair is the two mention spans, in either order: when any rule relates them, the learned
-    model's guess for them is dropped; a document-stage relation is dropped when a rule relates
-    any mentions of its two entities.
+    A pair is the two mention spans, in either order: when any rule relates them, the models'
+    guesses for them are dropped (and the encyclopaedia model's when the agent model relates
+    them); a document-stage relation is dropped when a rule relates any mentions of its two
+    entities.
     """
 
-    def __init__(self, rules: Any, learned: LearnedRelationExtractor) -> None:
+    def __init__(
+        self,
+        rules: Any,
+        learned: LearnedRelationExtractor | None,
+        agent: AgentRelationExtractor | None = None,
+    ) -> None:
         self.rules = rules
         self.learned = learned
+        self.agent = agent
 
     def extract(
         self, doc: Doc, entities: Sequence[Span] | None = None, speaker: Span | None = None
@@ -315,10 +324,20 @@ class CombinedRelationSource:
             frozenset(((c.subject.start, c.subject.end), (c.object.start, c.object.end)))
             for c in found
         }
+        for cand in self.agent.extract(doc, entities) if self.agent else ():
+            key = frozenset(
+                ((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end))
+            )
+            if key not in taken:
+                found.append(cand)
+        taken |= {
+            frozenset(((c.subject.start, c.subject.end), (c.object.start, c.object.end)))
+            for c in found
+        }
         # The document stage relates entities, not mention pairs: a rule on any of their
         # mentions wins.
         named = {frozenset((c.subject.text.lower(), c.object.text.lower())) for c in found}
-        for cand in self.learned.extract(doc, entities):
+        for cand in self.learned.extract(doc, entities) if self.learned else ():
             key = frozenset(
                 ((cand.subject.start, cand.subject.end), (cand.object.start, cand.object.end))
             )
@@ -339,9 +358,16 @@ def default_relation_source(nlp: Language) -> RelationExtractor | CombinedRelati
         'CombinedRelationSource'
     """
     rules = RelationExtractor(nlp)
-    if os.environ.get(SWITCH_VARIABLE, "1") == "0":
-        return rules
-    document_stage = os.environ.get(DOCUMENT_SWITCH_VARIABLE, "1") != "0"
-    return CombinedRelationSource(
-        rules, LearnedRelationExtractor(rules=rules.rules, document_stage=document_stage)
+    agent_model = load_agent_model() if agent_model_enabled() else None
+    agent = (
+        AgentRelationExtractor(agent_model, rules.rules, rules.role_name, rules.role_words)
+        if agent_model is not None
+        else None
     )
+    learned = None
+    if os.environ.get(SWITCH_VARIABLE, "1") != "0":
+        document_stage = os.environ.get(DOCUMENT_SWITCH_VARIABLE, "1") != "0"
+        learned = LearnedRelationExtractor(rules=rules.rules, document_stage=document_stage)
+    if learned is None and agent is None:
+        return rules
+    return CombinedRelationSource(rules, learned, agent)

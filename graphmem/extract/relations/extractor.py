@@ -338,6 +338,15 @@ class RelationExtractor:
         span = by_token.get(token.i)
         return span is not None and not self._only_role_words(span)
 
+    @property
+    def role_words(self) -> frozenset[str]:
+        """The words titles are made of (roles, prefixes, title words, functions)."""
+        return frozenset(self._role_words)
+
+    def role_name(self, role: Token, by_token: Mapping[int, Span]) -> str:
+        """The title ``role`` heads, in snake case (``head_of_data`` for "Head of Data")."""
+        return self._role_name(role, by_token)
+
     def _only_role_words(self, span: Span) -> bool:
         return all(t.lower_ in self._role_words or t.is_punct for t in span)
 
