@@ -481,9 +481,10 @@ class ReferenceGraph:
 
     def _contained(self, conn: Connection, query: str) -> set[int]:
         """Ids of the entities whose type or an observation contains ``query``, in any case
-        (JavaScript's ``toLowerCase``, as the reference compares)."""
+        (JavaScript's ``toLowerCase``, as the reference compares; SQL's ``LIKE`` ends a
+        pattern at a NUL, so a query holding one is compared here)."""
         needle = query.lower()
-        if needle.isascii():
+        if needle.isascii() and "\x00" not in needle:
             return mcp_rows.containing(conn, self.tenant, needle)
         found = {
             i
