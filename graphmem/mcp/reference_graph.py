@@ -592,10 +592,11 @@ def _limit(limit: int | None) -> int | None:
 
 
 def _cursor(cursor: str | None, kinds: tuple[str, ...]) -> tuple[str, int | None]:
-    """A cursor this graph gave: its kind and position (no cursor: the start)."""
+    """A cursor this graph gave: its kind and position (no cursor: the start): ASCII digits
+    that fit a SQL integer (``str.isdigit`` takes "²", which ``int`` refuses)."""
     if cursor is None:
         return kinds[0], None
-    if isinstance(cursor, str) and cursor[:1] in kinds and cursor[1:].isdigit():
+    if isinstance(cursor, str) and cursor[:1] in kinds and re.fullmatch("[0-9]{1,18}", cursor[1:]):
         return cursor[0], int(cursor[1:])
     raise InvalidArgumentError(f"cursor {str(cursor)[:40]!r} is not a cursor this tool gave")
 
