@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graphmem.cli import main
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
 from graphmem.mcp.reference_graph import ReferenceGraph
 
@@ -31,3 +34,33 @@ def test_a_read_graph_cursor_it_never_gave_is_a_clear_error(cursor: str) -> None
             graph.search_nodes("rust", 1, cursor)
         else:
             graph.read_graph(1, cursor)
+
+
+def _new_db(folder: Path) -> str:
+    path = folder / "memory.db"
+    SQLiteStorage(str(path)).close()
+    return str(path)
+
+
+def test_an_mcp_memory_file_that_is_not_utf8_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "memory.jsonl"
+    line = '{"type":"entity","name":"Ada","entityType":"person","observations":["caf\xe9"]}'
+    source.write_bytes(line.encode("latin-1"))
+    assert main(["--db", str(tmp_path / "m.db"), "import-mcp-memory", str(source)]) == 1
+    assert "line 1: not UTF-8 text" in capsys.readouterr().err
+
+
+def test_a_lone_surrogate_in_an_entity_type_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "memory.jsonl"
+    source.write_text(
+        '{"type":"entity","name":"Ada","entityType":"\\ud800","observations":["x"]}',
+        encoding="utf-8",
+    )
+    assert main(["--db", str(tmp_path / "m.db"), "import-mcp-memory", str(source)]) == 1
+    assert "line 1: the entity.entityType is not valid Unicode" in capsys.readouterr().err
+    with pytest.raises(InvalidArgumentError, match="entityType is not valid Unicode"):
+        ReferenceGraph(None).create_entities([_entity("Ada", "\ud800", "x")])

@@ -43,7 +43,7 @@ from ..extract.entity_patterns import check_entity_label
 from ..extract.normalize import canonical_key
 from ..graph.knowledge_graph import CO_OCCURS
 from ..index.writer import NewText
-from ..items import check_content, check_limit
+from ..items import check_content, check_encodable, check_limit
 from ..memories.entity import EntityMemory
 from ..store import Connection, MemoryRow, mcp_rows
 from ..store.mcp_rows import Relation
@@ -337,8 +337,8 @@ class ReferenceGraph:
             MCPMemoryFileError: a line is not JSON, or not an entity or relation record.
         """
         if isinstance(source, str):
-            with open(source, encoding="utf-8") as handle:
-                entities, relations = _read_file(handle, source)
+            with open(source, "rb") as handle:
+                entities, relations = _read_file(_utf8_lines(handle, source), source)
         else:
             entities, relations = _read_file(source, "the file")
         names = [e["name"] for e in entities]
@@ -561,6 +561,7 @@ def _entity(value: object, where: str) -> tuple[str, str, list[str]]:
     kind = e["entityType"]
     if not isinstance(kind, str):
         raise InvalidArgumentTypeError(f"{where}.entityType must be a str")
+    check_encodable(kind, f"{where}.entityType")
     return (
         _text(e["name"], f"{where}.name"),
         kind,
@@ -651,12 +652,31 @@ def _search_order(
     return [entity_id for *_, entity_id in sorted(keyed)]
 
 
-def _read_file(handle: IO[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
+def _utf8_lines(handle: IO[bytes], where: str) -> Iterator[str]:
+    """The lines of a binary file as text; a line that is not UTF-8 raises
+    :class:`MCPMemoryFileError` naming it."""
+    for number, raw in enumerate(handle, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MCPMemoryFileError(
+                f"{where}, line {number}: not UTF-8 text (byte {exc.start + 1}: {exc.reason})"
+            ) from None
+
+
+def _read_file(lines: Iterable[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
     """The entities (repeated names merged: later observations appended) and relations of a
     reference ``memory.jsonl``, checked whole."""
+    try:
+        return _read_lines(lines, where)
+    except UnicodeDecodeError as exc:  # a text file (stdin) that is not UTF-8
+        raise MCPMemoryFileError(f"{where}: not UTF-8 text ({exc.reason})") from None
+
+
+def _read_lines(lines: Iterable[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
     entities: dict[str, dict[str, Any]] = {}
     relations: list[Relation] = []
-    for number, line in enumerate(handle, 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
