@@ -64,3 +64,20 @@ def test_a_lone_surrogate_in_an_entity_type_is_a_clear_error(
     assert "line 1: the entity.entityType is not valid Unicode" in capsys.readouterr().err
     with pytest.raises(InvalidArgumentError, match="entityType is not valid Unicode"):
         ReferenceGraph(None).create_entities([_entity("Ada", "\ud800", "x")])
+
+
+def test_undeclare_of_a_pattern_nested_too_deeply_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _new_db(tmp_path)
+    deep = "[" * 5000 + "]" * 5000
+    assert main(["--db", db, "undeclare", "PROJECT", "--pattern", deep]) == 2
+    assert "--pattern nests too deeply" in capsys.readouterr().err
+    patterns = tmp_path / "types.jsonl"
+    patterns.write_text('{"label": "PROJECT", "pattern": ' + deep + "}\n", encoding="utf-8")
+    assert main(["--db", db, "declare", str(patterns)]) == 1
+    assert ":1: nests too deeply" in capsys.readouterr().err
+    source = tmp_path / "memory.jsonl"
+    source.write_text('{"type": "entity", "name": ' + deep + "}\n", encoding="utf-8")
+    assert main(["--db", db, "import-mcp-memory", str(source)]) == 1
+    assert "line 1: nests too deeply" in capsys.readouterr().err

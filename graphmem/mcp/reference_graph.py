@@ -683,6 +683,8 @@ def _read_lines(lines: Iterable[str], where: str) -> tuple[list[dict[str, Any]],
             record = json.loads(line)
         except ValueError as exc:
             raise MCPMemoryFileError(f"{where}, line {number}: not JSON ({exc})") from None
+        except RecursionError:
+            raise MCPMemoryFileError(f"{where}, line {number}: nests too deeply") from None
         try:
             if not isinstance(record, dict) or record.get("type") not in ("entity", "relation"):
                 raise InvalidArgumentError('not a record of "type" "entity" or "relation"')
