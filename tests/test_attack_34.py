@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
 from graphmem.mcp.reference_graph import ReferenceGraph
+from graphmem.memories import EntityMemory
 
 
 def _entity(name: str, kind: str, *observations: str) -> dict[str, Any]:
@@ -81,3 +84,37 @@ def test_undeclare_of_a_pattern_nested_too_deeply_is_a_usage_error(
     source.write_text('{"type": "entity", "name": ' + deep + "}\n", encoding="utf-8")
     assert main(["--db", db, "import-mcp-memory", str(source)]) == 1
     assert "line 1: nests too deeply" in capsys.readouterr().err
+
+
+def _damaged(folder: Path, key: str) -> str:
+    """A database with a saved text, a relabel, a declared pattern and ``key``'s
+    graphmem_meta value damaged."""
+    db = _new_db(folder)
+    storage = SQLiteStorage(db)
+    memory = EntityMemory(storage=storage)
+    memory.save("Bob Stone joined Kestrel in Paris.")
+    memory.declare_entities([{"label": "PROJECT", "pattern": "Atlas"}])
+    memory.relabel("Kestrel", "PRODUCT")
+    storage.close()
+    with closing(sqlite3.connect(db)) as con, con:
+        con.execute("INSERT OR REPLACE INTO graphmem_meta VALUES (?, '{damaged')", (key,))
+    return db
+
+
+@pytest.mark.parametrize("key", ["entity_patterns", "entity_labels", "extraction_version"])
+def test_a_damaged_meta_value_is_refused_by_name(
+    tmp_path: Path, key: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _damaged(tmp_path, key)
+    assert main(["--db", db, "search", "Bob"]) == 1
+    assert f"graphmem_meta value {key!r} is damaged" in capsys.readouterr().err
+
+
+def test_a_damaged_reanalysis_plan_is_discarded_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _damaged(tmp_path, "reanalysis")
+    assert main(["--db", db, "reanalyse"]) == 0
+    assert "re-analysis plan is damaged" in capsys.readouterr().err
+    assert main(["--db", db, "search", "Bob"]) == 0
+    assert "warning" not in capsys.readouterr().err

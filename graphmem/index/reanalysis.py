@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import EntityNotFound, InvalidArgumentError
+from ..errors import DatabaseFileError, EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
 from ..items import check_capacity
 from ..store import reanalysis_rows as rows
@@ -71,21 +71,45 @@ def reanalyse(
     check_capacity(batch_size, "batch_size")
     db = writer.db
     done = 0
-    with db.read() as conn:
-        plan = rows.read_plan(conn)
+    with db.write() as conn:
+        plan = _stored_plan(db, conn)
     if plan is not None:
         done += _run(writer, plan, batch_size, progress)
     if plan is None or plan["scope"] not in (None, tenant):
         with db.write() as conn:
             db.bump_generation(conn)  # one plan at a time (it serialises graph writers)
-            plan = rows.read_plan(conn)  # another process's, made meanwhile
+            plan = _stored_plan(db, conn)  # another process's, made meanwhile
             if plan is None or plan["scope"] not in (None, tenant):
-                tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
-                plan = {"scope": tenant, "tenants": tenants, "current": None}
-                if tenants:  # (a user with nothing analysed: nothing to do)
-                    rows.write_plan(conn, plan)
+                plan = _new_plan(conn, tenant)
         done += _run(writer, plan, batch_size, progress)
     return done
+
+
+def _new_plan(conn: Any, tenant: str | None) -> dict[str, Any]:
+    """A plan to analyse the texts of ``tenant`` (None: of every tenant) again, stored
+    unless it has nothing to do (a user with nothing analysed)."""
+    tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
+    plan = {"scope": tenant, "tenants": tenants, "current": None}
+    if tenants:
+        rows.write_plan(conn, plan)
+    return plan
+
+
+def _stored_plan(db: Database, conn: Any) -> dict[str, Any] | None:
+    """The stored plan (read in a write transaction). A damaged one is replaced, with a
+    warning, by a plan to analyse every tenant again: what it kept (the hand-made rows of a
+    tenant half done) is lost, but ``reanalyse`` is never blocked."""
+    try:
+        return rows.read_plan(conn)
+    except DatabaseFileError:
+        warnings.warn(
+            f"{db.describe()}: its re-analysis plan is damaged; it is discarded and every "
+            "user's texts are analysed again",
+            ReanalysisWarning,
+            stacklevel=3,
+        )
+        plan = _new_plan(conn, None)
+        return plan if plan["tenants"] else None
 
 
 def _run(writer: Writer, plan: dict[str, Any], batch_size: int, progress: bool) -> int:
@@ -250,7 +274,10 @@ def check_store(db: Database) -> str | None:
     extraction version (None otherwise)."""
     version = extraction_version()
     with db.read() as conn:
-        plan = rows.read_plan(conn)
+        try:
+            plan = rows.read_plan(conn)
+        except DatabaseFileError:  # reanalyse discards it
+            plan = {"damaged": True}
         versions = rows.read_versions(conn)
         stale: list[str] = []
         if versions is None:
@@ -264,7 +291,12 @@ def check_store(db: Database) -> str | None:
         with db.write() as conn:
             rows.record_first_version(conn, {"default": version, "tenants": {}})
     where = db.describe()
-    if plan is not None:
+    if plan is not None and plan.get("damaged"):
+        message = (
+            f"{where}: its re-analysis plan is damaged; run `graphmem reanalyse` (or "
+            "EntityMemory.reanalyse()) to analyse its texts again"
+        )
+    elif plan is not None:
         message = (
             f"{where}: a re-analysis of its texts was interrupted; run `graphmem reanalyse` "
             "(or EntityMemory.reanalyse()) to complete it"

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
+from ..errors import DatabaseFileError
 from .batch_rows import write_batch
 from .schema import entities, mentions, meta
 
@@ -23,6 +24,7 @@ __all__ = [
     "alias_labels",
     "mention_label_counts",
     "pick_label",
+    "damaged_setting",
     "read_setting",
     "set_entity_label",
     "vote_labels",
@@ -107,9 +109,26 @@ RELABELLED_KEY = "entity_labels"
 
 
 def read_setting(conn: Connection, key: str) -> Any:
-    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent)."""
+    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent).
+
+    Raises:
+        DatabaseFileError: the value is not JSON (the message names the key).
+    """
     value = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
-    return None if value is None else json.loads(value)
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        raise damaged_setting(conn, key) from None
+
+
+def damaged_setting(conn: Connection, key: str) -> DatabaseFileError:
+    """The error of a ``graphmem_meta`` value that is not what graphmem wrote."""
+    where = conn.engine.url.database or "in-memory database"
+    return DatabaseFileError(
+        f"{where}: its graphmem_meta value {key!r} is damaged (not what graphmem writes)"
+    )
 
 
 def write_setting(conn: Connection, key: str, value: Any) -> None:

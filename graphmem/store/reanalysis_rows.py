@@ -71,8 +71,19 @@ class StoredText:
 
 
 def read_plan(conn: Connection) -> dict[str, Any] | None:
-    """The plan of the re-analysis under way, or None."""
+    """The plan of the re-analysis under way, or None.
+
+    Raises:
+        DatabaseFileError: the stored plan is damaged (not JSON, or not a plan).
+    """
     plan: dict[str, Any] | None = graph_rows.read_setting(conn, REANALYSIS_KEY)
+    if plan is not None and not (
+        isinstance(plan, dict)
+        and isinstance(plan.get("tenants"), list)
+        and isinstance(plan.get("current", {}), dict | None)
+        and "scope" in plan
+    ):
+        raise graph_rows.damaged_setting(conn, REANALYSIS_KEY)
     return plan
 
 
