@@ -12,8 +12,10 @@ import pytest
 from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
+from graphmem.index.reanalysis import reanalyse
 from graphmem.mcp.reference_graph import ReferenceGraph
 from graphmem.memories import EntityMemory
+from graphmem.store import reanalysis_rows
 
 
 def _entity(name: str, kind: str, *observations: str) -> dict[str, Any]:
@@ -118,3 +120,35 @@ def test_a_damaged_reanalysis_plan_is_discarded_with_a_warning(
     assert "re-analysis plan is damaged" in capsys.readouterr().err
     assert main(["--db", db, "search", "Bob"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_two_reanalyses_at_once_keep_a_merge_and_count_a_hand_added_relation_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _new_db(tmp_path)
+    first = EntityMemory(storage=SQLiteStorage(db))
+    for text in (
+        "Bob Stone joined Kestrel in Paris.",
+        "Robert Stone signed the Kestrel renewal.",
+        "Ada Lovelace visited Kestrel in Lyon.",
+    ):
+        first.save(text)
+    merge_id = first.merge_entities("Bob Stone", "Robert Stone")
+    first.add_relation("Bob Stone", "mentors", "Ada Lovelace")
+    second = EntityMemory(storage=SQLiteStorage(db))
+    real, calls = reanalysis_rows.texts_to_index, []
+
+    def between_batches(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:  # the first run is between its batches: the second runs whole
+            reanalyse(second.space.writer, batch_size=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reanalysis_rows, "texts_to_index", between_batches)
+    reanalyse(first.space.writer, batch_size=1)
+    monkeypatch.undo()
+    check = EntityMemory(storage=SQLiteStorage(db))
+    assert check.get_entity("Robert Stone").name == "Bob Stone"
+    assert [e.support for e in check.find(predicate="mentors")] == [1]
+    check.unmerge(merge_id)  # the merge is still in effect, so it can be undone
+    assert check.get_entity("Robert Stone").name == "Robert Stone"
