@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
 from graphmem.index.reanalysis import reanalyse
+from graphmem.index.views import TenantViews
 from graphmem.mcp.reference_graph import ReferenceGraph
 from graphmem.memories import EntityMemory
 from graphmem.store import reanalysis_rows
@@ -152,3 +154,23 @@ def test_two_reanalyses_at_once_keep_a_merge_and_count_a_hand_added_relation_onc
     assert [e.support for e in check.find(predicate="mentors")] == [1]
     check.unmerge(merge_id)  # the merge is still in effect, so it can be undone
     assert check.get_entity("Robert Stone").name == "Robert Stone"
+
+
+def test_one_delete_relations_call_rebuilds_the_graph_view_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = ReferenceGraph(None)
+    names = [f"Person {i:03d}" for i in range(40)]
+    graph.create_entities([_entity(n, "person") for n in names])
+    relations = [{"from": a, "to": b, "relationType": "knows"} for a, b in pairwise(names)]
+    graph.create_relations(relations)
+    loads = []
+    real = TenantViews.load
+    monkeypatch.setattr(TenantViews, "load", lambda *a, **k: loads.append(1) or real(*a, **k))
+    graph.delete_relations(relations)
+    assert len(loads) <= 1
+    graph.create_relations(relations)
+    loads.clear()
+    graph.delete_entities(names)
+    assert len(loads) <= 1
+    assert graph.read_graph() == {"entities": [], "relations": []}

@@ -518,7 +518,8 @@ class ReferenceGraph:
             self._tier.add_relation(source, kind, target)
 
     def _unlink(self, conn: Connection, gone: Sequence[Relation]) -> None:
-        """Remove the graph relations of ``gone`` that no remaining relation stands for."""
+        """Remove the graph relations of ``gone`` that no remaining relation stands for, all
+        at once."""
         if not gone:
             return
         remaining = {
@@ -527,9 +528,13 @@ class ReferenceGraph:
                 conn, self.tenant, [n for r in gone for n in r[:2]]
             )
         }
-        for relation in gone:
-            if _graph_key(relation) not in remaining and _predicate(relation[2]) != CO_OCCURS:
-                self._tier.remove_relation(relation[0], _predicate(relation[2]), relation[1])
+        self._tier.remove_relations(
+            [
+                (relation[0], _predicate(relation[2]), relation[1])
+                for relation in gone
+                if _graph_key(relation) not in remaining and _predicate(relation[2]) != CO_OCCURS
+            ]
+        )
 
 
 # ---------------------------------------------------------------------- validation

@@ -68,7 +68,7 @@ __all__ = [
     "RelationInsert",
     "RelationUpdate",
     "TextLabels",
-    "delete_relation",
+    "delete_relations",
     "EntityRow",
     "IndexRows",
     "EvidenceRow",
@@ -462,21 +462,30 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
     )
 
 
-def delete_relation(
-    conn: Connection, tenant: str, subject_id: int, predicate: str, object_id: int
+def delete_relations(
+    conn: Connection,
+    tenant: str,
+    triples: Sequence[tuple[int, str, int]],
 ) -> int:
-    """Delete one relation and its evidence, then what lost its support; returns the count."""
-    removed = conn.execute(
-        delete(relations).where(
-            relations.c.tenant == tenant,
-            relations.c.subject_id == subject_id,
-            relations.c.predicate == predicate,
-            relations.c.object_id == object_id,
-        )
-    ).rowcount
-    if removed:
+    """Delete relations ``(subject id, predicate, object id)`` and their evidence, then what
+    lost its support; returns how many relations were touched."""
+    touched = 0
+    for subject_id, predicate, object_id in triples:
+        relation_id = conn.execute(
+            select(relations.c.id).where(
+                relations.c.tenant == tenant,
+                relations.c.subject_id == subject_id,
+                relations.c.predicate == predicate,
+                relations.c.object_id == object_id,
+            )
+        ).scalar()
+        if relation_id is None:
+            continue
+        conn.execute(delete(relations).where(relations.c.id == relation_id))
+        touched += 1
+    if touched:
         prune_unsupported(conn, tenant)
-    return int(removed or 0)
+    return touched
 
 
 def delete_tenant_graph(conn: Connection, tenant: str) -> None:
