@@ -156,6 +156,35 @@ def test_two_reanalyses_at_once_keep_a_merge_and_count_a_hand_added_relation_onc
     assert check.get_entity("Robert Stone").name == "Robert Stone"
 
 
+def _reference_over_a_saved_text(folder: Path) -> tuple[EntityMemory, ReferenceGraph]:
+    """graphmem's works_at relation found in a saved text, and the reference graph's own."""
+    storage = SQLiteStorage(_new_db(folder))
+    memory = EntityMemory(storage=storage)
+    memory.save("Bob Stone joined Kestrel in Paris.")
+    graph = ReferenceGraph(storage)
+    graph.create_entities([_entity("Bob Stone", "person"), _entity("Kestrel", "organization")])
+    graph.create_relations([{"from": "Bob Stone", "to": "Kestrel", "relationType": "works_at"}])
+    assert [e.support for e in memory.find(predicate="works_at")] == [2]
+    return memory, graph
+
+
+def test_deleting_a_reference_relation_removes_only_its_hand_added_evidence(
+    tmp_path: Path,
+) -> None:
+    memory, graph = _reference_over_a_saved_text(tmp_path)
+    graph.delete_relations([{"from": "Bob Stone", "to": "Kestrel", "relationType": "works_at"}])
+    assert [(e.object, e.support) for e in memory.find(predicate="works_at")] == [("Kestrel", 1)]
+    assert graph.read_graph()["relations"] == []
+
+
+def test_deleting_a_reference_entity_keeps_graphmem_s_relation_from_its_texts(
+    tmp_path: Path,
+) -> None:
+    memory, graph = _reference_over_a_saved_text(tmp_path)
+    graph.delete_entities(["Bob Stone"])
+    assert [(e.object, e.support) for e in memory.find(predicate="works_at")] == [("Kestrel", 1)]
+
+
 def test_one_delete_relations_call_rebuilds_the_graph_view_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -518,8 +518,8 @@ class ReferenceGraph:
             self._tier.add_relation(source, kind, target)
 
     def _unlink(self, conn: Connection, gone: Sequence[Relation]) -> None:
-        """Remove the graph relations of ``gone`` that no remaining relation stands for, all
-        at once."""
+        """Take what :meth:`_link` added off the graph relations of ``gone`` that no remaining
+        relation stands for (what texts gave them stays), all at once."""
         if not gone:
             return
         remaining = {
@@ -533,7 +533,8 @@ class ReferenceGraph:
                 (relation[0], _predicate(relation[2]), relation[1])
                 for relation in gone
                 if _graph_key(relation) not in remaining and _predicate(relation[2]) != CO_OCCURS
-            ]
+            ],
+            by_hand_only=True,
         )
 
 

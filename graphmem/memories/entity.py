@@ -525,9 +525,12 @@ class EntityMemory(Tier):
         """
         return self.remove_relations([(subject, predicate, obj)]) > 0
 
-    def remove_relations(self, triples: Iterable[tuple[str, str, str]]) -> int:
+    def remove_relations(
+        self, triples: Iterable[tuple[str, str, str]], *, by_hand_only: bool = False
+    ) -> int:
         """Delete the relations ``(subject, predicate, object)`` as :meth:`remove_relation`
-        does, in one transaction; returns how many relations were touched."""
+        does, or with ``by_hand_only`` only what :meth:`add_relation` added to them (what
+        texts gave stays), in one transaction; returns how many relations were touched."""
         wanted = list(triples)
         for triple in wanted:
             for name, value in zip(("subject", "predicate", "object"), triple, strict=True):
@@ -545,7 +548,7 @@ class EntityMemory(Tier):
                 return 0
             db.bump_generation(conn)
             touched = self.space.delete_relations(
-                conn, self._graph_tenant, list(dict.fromkeys(found))
+                conn, self._graph_tenant, list(dict.fromkeys(found)), by_hand_only=by_hand_only
             )
             # The views are rebuilt from the tables on next use, and again if this rolls back.
             index.invalidate()

@@ -124,6 +124,8 @@ class MemorySpace:
         conn: Connection,
         tenant: str,
         triples: Sequence[tuple[int, str, int]],
+        *,
+        by_hand_only: bool = False,
     ) -> int:
         """See :func:`graphmem.store.graph_rows.delete_relations`."""
-        return graph_rows.delete_relations(conn, tenant, triples)
+        return graph_rows.delete_relations(conn, tenant, triples, by_hand_only=by_hand_only)

@@ -466,10 +466,14 @@ def delete_relations(
     conn: Connection,
     tenant: str,
     triples: Sequence[tuple[int, str, int]],
+    *,
+    by_hand_only: bool = False,
 ) -> int:
-    """Delete relations ``(subject id, predicate, object id)`` and their evidence, then what
-    lost its support; returns how many relations were touched."""
+    """Delete relations ``(subject id, predicate, object id)`` and their evidence, or with
+    ``by_hand_only`` only their evidence added by hand (rule ``manual``: what texts gave
+    stays), then what lost its support; returns how many relations were touched."""
     touched = 0
+    ev = relation_evidence
     for subject_id, predicate, object_id in triples:
         relation_id = conn.execute(
             select(relations.c.id).where(
@@ -481,8 +485,18 @@ def delete_relations(
         ).scalar()
         if relation_id is None:
             continue
-        conn.execute(delete(relations).where(relations.c.id == relation_id))
-        touched += 1
+        if not by_hand_only:
+            conn.execute(delete(relations).where(relations.c.id == relation_id))
+            touched += 1
+            continue
+        gone = conn.execute(
+            delete(ev).where(
+                ev.c.relation_id == relation_id, ev.c.rule == "manual", ev.c.text_id.is_(None)
+            )
+        ).rowcount
+        if gone:
+            subtract_counts(conn, {}, {int(relation_id): int(gone)})
+            touched += 1
     if touched:
         prune_unsupported(conn, tenant)
     return touched
