@@ -203,3 +203,16 @@ def test_one_delete_relations_call_rebuilds_the_graph_view_once(
     graph.delete_entities(names)
     assert len(loads) <= 1
     assert graph.read_graph() == {"entities": [], "relations": []}
+
+
+def test_a_relabel_goes_with_the_last_memory_naming_its_entity(tmp_path: Path) -> None:
+    db = _new_db(tmp_path)
+    memory = EntityMemory(storage=SQLiteStorage(db))
+    saved = memory.save("Bob Stone joined Kestrel in Paris.")
+    memory.relabel("Kestrel", "PRODUCT")
+    assert memory.delete(saved.memory_id) == 1
+    with closing(sqlite3.connect(db)) as con:
+        kept = con.execute("SELECT value FROM graphmem_meta WHERE key = 'entity_labels'").fetchall()
+    assert "kestrel" not in str(kept)
+    memory.save("Kestrel opened an office in Lyon.")
+    assert memory.get_entity("Kestrel").label != "PRODUCT"

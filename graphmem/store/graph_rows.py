@@ -28,6 +28,7 @@ from .batch_rows import (
 )
 from .label_rows import (
     DECLARED_PATTERNS_KEY,
+    REANALYSIS_KEY,
     RELABELLED_KEY,
     LabelWeight,
     alias_labels,
@@ -54,6 +55,7 @@ from .schema import (
     memories,
     mentions,
     merges,
+    meta,
     relation_evidence,
     relations,
     texts,
@@ -452,14 +454,38 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
     mentioned = select(mentions.c.entity_id)
     in_subject = select(relations.c.subject_id)
     in_object = select(relations.c.object_id)
-    conn.execute(
+    gone = conn.execute(
         delete(entities).where(
             entities.c.tenant == tenant,
             entities.c.id.not_in(mentioned),
             entities.c.id.not_in(in_subject),
             entities.c.id.not_in(in_object),
         )
-    )
+    ).rowcount
+    if gone:
+        drop_gone_relabels(conn)
+
+
+def drop_gone_relabels(conn: Connection) -> None:
+    """Forget the labels set by relabelling entities that are gone (no alias of their
+    tenant has the key), so a later entity of that name is not given one. Not while a
+    re-analysis is under way: it has dropped entities it makes again, labels and all."""
+    relabelled: dict[str, dict[str, str]] = read_setting(conn, RELABELLED_KEY) or {}
+    under_way = select(meta.c.key).where(meta.c.key == REANALYSIS_KEY)
+    if not relabelled or conn.execute(under_way).first() is not None:
+        return
+    kept: dict[str, dict[str, str]] = {}
+    for tenant, labels in relabelled.items():
+        alive: set[str] = set()
+        for chunk in chunks(sorted(labels), 500):
+            found = select(aliases.c.key).where(
+                aliases.c.tenant == tenant, aliases.c.key.in_(chunk)
+            )
+            alive.update(str(k) for k in conn.execute(found).scalars())
+        if alive:
+            kept[tenant] = {k: v for k, v in labels.items() if k in alive}
+    if kept != relabelled:
+        write_setting(conn, RELABELLED_KEY, kept)
 
 
 def delete_relations(
@@ -742,6 +768,8 @@ def prune_candidates(
         if idle:
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
             gone_entities.update(idle)
+    if gone_entities:
+        drop_gone_relabels(conn)
     return gone_relations, gone_entities
 
 

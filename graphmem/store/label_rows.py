@@ -19,6 +19,7 @@ from .schema import entities, mentions, meta
 
 __all__ = [
     "DECLARED_PATTERNS_KEY",
+    "REANALYSIS_KEY",
     "RELABELLED_KEY",
     "LabelWeight",
     "alias_labels",
@@ -106,6 +107,8 @@ def vote_labels(
 #: and the labels set by relabelling (``tenant -> entity key -> label``).
 DECLARED_PATTERNS_KEY = "entity_patterns"
 RELABELLED_KEY = "entity_labels"
+#: ``graphmem_meta`` key: the plan of a re-analysis under way (absent when none is).
+REANALYSIS_KEY = "reanalysis"
 
 
 def read_setting(conn: Connection, key: str) -> Any:

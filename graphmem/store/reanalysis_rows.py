@@ -23,6 +23,7 @@ from sqlalchemy import Connection, delete, exists, func, insert, select, union, 
 from ..items import time_text, utc_now
 from . import graph_rows
 from .dialects import dialect_of
+from .label_rows import REANALYSIS_KEY
 from .schema import (
     NOT_ANALYSED,
     WITH_RELATIONS,
@@ -52,8 +53,6 @@ __all__ = [
 #: ``graphmem_meta`` key: the extraction version that analysed the store,
 #: ``{"default": version, "tenants": {tenant: version}}`` (a tenant re-analysed alone).
 EXTRACTION_VERSION_KEY = "extraction_version"
-#: ``graphmem_meta`` key: the plan of a re-analysis under way (absent when none is).
-REANALYSIS_KEY = "reanalysis"
 _MANUAL_RULE = "manual"
 
 
