@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+import tracemalloc
 from contextlib import closing
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
+from graphmem.extract.embeddings import StaticEmbedder
 from graphmem.index.reanalysis import reanalyse
 from graphmem.index.views import TenantViews
 from graphmem.mcp.reference_graph import ReferenceGraph
@@ -216,3 +219,19 @@ def test_a_relabel_goes_with_the_last_memory_naming_its_entity(tmp_path: Path) -
     assert "kestrel" not in str(kept)
     memory.save("Kestrel opened an office in Lyon.")
     assert memory.get_entity("Kestrel").label != "PRODUCT"
+
+
+def test_a_static_embedding_batch_is_not_padded_to_its_longest_text() -> None:
+    pytest.importorskip("wordllama")
+    embedder = StaticEmbedder()
+    short = [f"Note {i}: Ada met Bob about the Kestrel renewal." for i in range(63)]
+    long = " ".join(f"word{i % 997} Kestrel" for i in range(1500))  # ~ 15,000 characters
+    tracemalloc.start()
+    try:
+        vectors = embedder.embed([long, *short])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MiB"
+    alone = embedder.embed([long, short[5]])
+    assert np.allclose(vectors[[0, 6]], alone, atol=1e-6)
