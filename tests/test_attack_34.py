@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
+import sys
 import tracemalloc
 from contextlib import closing
 from itertools import pairwise
@@ -11,16 +14,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _workers import children_of, processes_ending
 
 from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError
+from graphmem.extract import workers
 from graphmem.extract.embeddings import StaticEmbedder
 from graphmem.index.reanalysis import reanalyse
 from graphmem.index.views import TenantViews
 from graphmem.mcp.reference_graph import ReferenceGraph
 from graphmem.memories import EntityMemory
 from graphmem.store import reanalysis_rows
+
+real_analyse_chunk = workers._analyse_chunk
 
 
 def _entity(name: str, kind: str, *observations: str) -> dict[str, Any]:
@@ -235,3 +242,22 @@ def test_a_static_embedding_batch_is_not_padded_to_its_longest_text() -> None:
     assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MiB"
     alone = embedder.embed([long, short[5]])
     assert np.allclose(vectors[[0, 6]], alone, atol=1e-6)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_analysis_workers_die_with_their_parent(how: signal.Signals) -> None:
+    code = (
+        "from graphmem.extract.pipeline import get_analyzer\n"
+        "from graphmem.extract.workers import AnalysisPool\n"
+        "pool = AnalysisPool(get_analyzer(), workers=2)\n"
+        "print('ready', flush=True)\n"
+        "import time; time.sleep(300)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    with processes_ending(parent) as workers:
+        assert parent.stdout is not None and parent.stdout.readline() == "ready\n"
+        workers.update(children_of(parent.pid))
+        assert len(workers) == 2
+        parent.send_signal(how)
+        parent.wait(30)
