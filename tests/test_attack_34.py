@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -18,13 +19,14 @@ from _workers import children_of, processes_ending
 
 from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
-from graphmem.errors import InvalidArgumentError
+from graphmem.errors import AnalysisWorkerError, InvalidArgumentError
 from graphmem.extract import workers
 from graphmem.extract.embeddings import StaticEmbedder
 from graphmem.index.reanalysis import reanalyse
 from graphmem.index.views import TenantViews
 from graphmem.mcp.reference_graph import ReferenceGraph
 from graphmem.memories import EntityMemory
+from graphmem.records import ingest_records
 from graphmem.store import reanalysis_rows
 
 real_analyse_chunk = workers._analyse_chunk
@@ -261,3 +263,31 @@ def test_analysis_workers_die_with_their_parent(how: signal.Signals) -> None:
         assert len(workers) == 2
         parent.send_signal(how)
         parent.wait(30)
+
+
+def _poisoned_chunk(texts: list[tuple[str, str]], relations: bool) -> list[bytes]:
+    """A worker's task that kills its worker when a text says so."""
+    if any("POISON" in body for _, body in texts):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_analyse_chunk(texts, relations)
+
+
+def test_a_killed_analysis_worker_ends_an_ingest_saying_what_was_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = [{"content": f"Person {i} joined Kestrel in Paris."} for i in range(200)]
+    records[150]["content"] = "POISON ends the worker."
+    monkeypatch.setattr(workers, "_analyse_chunk", _poisoned_chunk)  # (forked: inherited)
+    db = _new_db(tmp_path)
+    storage = SQLiteStorage(db)
+    try:
+        with pytest.raises(AnalysisWorkerError) as caught:
+            ingest_records(storage, records, batch_size=20, workers=2)
+    finally:
+        storage.close()
+    message = str(caught.value)
+    with closing(sqlite3.connect(db)) as con:
+        (stored,) = con.execute("SELECT count(*) FROM texts").fetchone()
+    assert 0 < stored < 150
+    assert "killed by SIGKILL" in message, message
+    assert f"{stored} of the 200 records were stored" in message, message

@@ -14,6 +14,8 @@ analysis then; where ``fork`` is not available there is no pool, and texts are a
 this process. They end with this process, even when it is killed (SIGKILL): on Linux the
 kernel signals them when the thread that made the pool ends (``PR_SET_PDEATHSIG``; a pool is
 made and used by one thread), and a thread in each watches that its parent still runs.
+A worker that ends before its work is done (killed) raises
+:class:`~graphmem.errors.AnalysisWorkerError`, saying how it ended.
 
 Example:
     >>> from graphmem.extract.pipeline import get_analyzer
@@ -34,10 +36,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 
 from spacy.tokens import Doc
 
+from ..errors import AnalysisWorkerError
 from .pipeline import Analyzer
 from .texts import analyse_texts
 
@@ -105,6 +109,7 @@ class AnalysisPool:
         )
         with analyzer._lock:  # the first task forks every worker
             self._executor.submit(int).result()
+        self._processes = list(self._executor._processes.values())
 
     def submit(
         self, texts: Sequence[tuple[str, str]], relations: bool = False
@@ -113,16 +118,36 @@ class AnalysisPool:
         returned waits for them and gives one Doc per text, as ``analyse_texts`` would."""
         relations = relations and self.analyzer.has_parser
         size = -(-len(texts) // self.workers) if texts else 1
-        futures: list[Future[list[bytes]]] = [
-            self._executor.submit(_analyse_chunk, list(texts[i : i + size]), relations)
-            for i in range(0, len(texts), size)
-        ]
+        try:
+            futures: list[Future[list[bytes]]] = [
+                self._executor.submit(_analyse_chunk, list(texts[i : i + size]), relations)
+                for i in range(0, len(texts), size)
+            ]
+        except BrokenProcessPool:  # a worker ended since the last batch
+            raise AnalysisWorkerError(self._how_it_ended()) from None
         vocab = self.analyzer.nlp.vocab
 
         def result() -> list[Doc]:
-            return [Doc(vocab).from_bytes(data) for f in futures for data in f.result()]
+            try:
+                analysed = [f.result() for f in futures]
+            except BrokenProcessPool:
+                raise AnalysisWorkerError(self._how_it_ended()) from None
+            return [Doc(vocab).from_bytes(data) for chunk in analysed for data in chunk]
 
         return result
+
+    def _how_it_ended(self) -> str:
+        """What ended the pool: its worker processes that ended early, and how."""
+        ends = []
+        for process in self._processes:
+            process.join(1)
+            code = process.exitcode
+            if code is not None and code < 0:
+                ends.append(f"process {process.pid} was killed by {signal.Signals(-code).name}")
+            elif code:
+                ends.append(f"process {process.pid} exited with status {code}")
+        how = "; ".join(ends) or "it ended early"
+        return f"an analysis worker process ended before its texts were analysed ({how})"
 
     def close(self) -> None:
         """End the worker processes."""
