@@ -308,11 +308,12 @@ def check_store(db: Database) -> str | None:
     re-analysis was interrupted, or when a tenant's texts were analysed by another
     extraction version (None otherwise)."""
     version = extraction_version()
+    damaged = False
     with db.read() as conn:
         try:
             plan = rows.read_plan(conn)
         except DatabaseFileError:  # reanalyse discards it
-            plan = {"damaged": True}
+            plan, damaged = None, True
         versions = rows.read_versions(conn)
         stale: list[str] = []
         if versions is None:
@@ -326,7 +327,7 @@ def check_store(db: Database) -> str | None:
         with db.write() as conn:
             rows.record_first_version(conn, {"default": version, "tenants": {}})
     where = db.describe()
-    if plan is not None and plan.get("damaged"):
+    if damaged:
         message = (
             f"{where}: its re-analysis plan is damaged; run `graphmem reanalyse` (or "
             "EntityMemory.reanalyse()) to analyse its texts again"
