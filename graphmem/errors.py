@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 __all__ = [
+    "AnalysisWorkerError",
     "DatabaseFileError",
     "EntityNotFound",
     "GraphmemError",
@@ -49,6 +50,11 @@ class DatabaseFileError(GraphmemError):
 
 class SchemaVersionError(DatabaseFileError):
     """The database was written by a newer graphmem than this one."""
+
+
+class AnalysisWorkerError(GraphmemError):
+    """A worker process analysing texts ended before it finished (killed by a signal, or by
+    the out-of-memory killer); the message says how, and what was stored before it."""
 
 
 class StorageFullError(GraphmemError):

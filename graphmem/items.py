@@ -28,6 +28,7 @@ __all__ = [
     "check_content",
     "check_count",
     "check_embedding",
+    "check_encodable",
     "check_event_time",
     "check_finite",
     "check_importance",
@@ -167,7 +168,7 @@ def check_content(content: object, name: str = "content") -> str:
         raise InvalidArgumentError(
             f"{name} is {len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,}"
         )
-    _check_encodable(content, name)
+    check_encodable(content, name)
     return content
 
 
@@ -214,7 +215,7 @@ def check_query(query: object, name: str = "query") -> str:
             f"{name} is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,} "
             "(search with a question or key words, not a document)"
         )
-    _check_encodable(query, name)  # a lone surrogate cannot reach the tokenizer
+    check_encodable(query, name)  # a lone surrogate cannot reach the tokenizer
     return query
 
 
@@ -452,7 +453,7 @@ def check_optional_id(value: object, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidArgumentTypeError(f"{name} must be a str or None, got {type(value).__name__}")
-    _check_encodable(value, name)
+    check_encodable(value, name)
     return value
 
 
@@ -509,7 +510,7 @@ def _to_plain_json(value: object, name: str, depth: int) -> object:
             raise InvalidArgumentError(f"{name} holds a non-finite number ({value!r})")
         return value
     if isinstance(value, str):
-        _check_encodable(value, name)
+        check_encodable(value, name)
         return value
     if isinstance(value, datetime):
         return {_DATETIME_TAG: value.isoformat()}
@@ -524,7 +525,7 @@ def _to_plain_json(value: object, name: str, depth: int) -> object:
                 raise InvalidArgumentTypeError(
                     f"{name} keys must be str, got {type(key).__name__} ({key!r})"
                 )
-            _check_encodable(key, name)
+            check_encodable(key, name)
             if key in (_DATETIME_TAG, _DATE_TAG):
                 raise InvalidArgumentError(f"{name} key {key!r} is reserved")
             out[key] = _to_plain_json(inner, name, depth + 1)
@@ -544,7 +545,15 @@ def _from_tagged(obj: dict[str, Any]) -> object:
     return obj
 
 
-def _check_encodable(text: str, name: str) -> None:
+def check_encodable(text: str, name: str) -> None:
+    """Raise unless ``text`` can be stored: valid Unicode, no lone surrogate.
+
+    Example:
+        >>> check_encodable("caf\\udce9", "entityType")
+        Traceback (most recent call last):
+        ...
+        graphmem.errors.InvalidArgumentError: entityType is not valid Unicode text (lone surrogate at position 3)
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

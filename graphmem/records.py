@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import GraphmemError, InvalidArgumentError
+from .errors import AnalysisWorkerError, GraphmemError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -285,17 +285,24 @@ def ingest_records(
             return fresh, writer.analyse_later(fresh, pool)
 
         batches = batched(texts, batch_size, progress, "ingesting")
-        # The next batch is analysed (by the workers) while this one is written.
-        for batch, analysed in one_ahead(started(whole) for whole in batches):
-            if batch:
-                docs = analysed()
-                with database.write() as conn:
-                    known = writer.known_results(conn, _keys(batch))
-                    fresh = [
-                        (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
-                    ]
-                    writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
-                saved += len(fresh)
+        try:
+            # The next batch is analysed (by the workers) while this one is written.
+            for batch, analysed in one_ahead(started(whole) for whole in batches):
+                if batch:
+                    docs = analysed()
+                    with database.write() as conn:
+                        known = writer.known_results(conn, _keys(batch))
+                        fresh = [
+                            (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
+                        ]
+                        writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+                    saved += len(fresh)
+        except AnalysisWorkerError as exc:
+            raise AnalysisWorkerError(
+                f"{exc}. {saved} of the {len(texts)} records were stored (whole batches, "
+                "before it), the others not: run the ingest again to store them (what was "
+                "stored is skipped)"
+            ) from None
     return IngestSummary(saved, len(texts) - saved)
 
 

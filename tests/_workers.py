@@ -59,6 +59,48 @@ def sentence(rng: random.Random, tag: str) -> tuple[str, list[str]]:
 
 
 # ---------------------------------------------------------------------- checks
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, or no such process: no)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@contextmanager
+def processes_ending(parent: Any, within: float = 10.0) -> Iterator[set[int]]:
+    """A set to put the child processes of ``parent`` (a Popen) in: when the block ends
+    they must all end within ``within`` seconds (those that do not are killed, and the
+    test fails); ``parent`` is killed if it still runs."""
+    children: set[int] = set()
+    try:
+        yield children
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + within
+        while any(_running(p) for p in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [p for p in children if _running(p)]
+        for pid in left:
+            os.kill(pid, 9)
+    assert not left, f"child processes {left} outlived their parent"
+
+
 def graph_snapshot(kg: Any) -> tuple[dict[str, tuple[Any, ...]], dict[tuple[str, str, str], Any]]:
     """Nodes and edges of a KnowledgeGraph in a comparable form."""
     g = kg.graph

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _workers import children_of, processes_ending
 
 from graphmem import SQLiteStorage
 from graphmem.cli import main
@@ -201,24 +202,28 @@ def test_sigkill_mid_ingest_then_rerun_equals_one_clean_ingest(tmp_path: Path) -
     assert expected["per_text"] == [(2, 2, 1, 1)] and unique < len(records)
 
     rng = random.Random(20261202)
-    killed_mid_run = 0
+    killed_mid_run = watched = 0
     for trial in range(3):
         db = tmp_path / f"killed{trial}.db"
         proc = subprocess.Popen(
-            [str(SCRIPT), "--db", str(db), "ingest", str(source), "--batch-size", "2"],
+            [str(SCRIPT), "--db", str(db), "ingest", str(source), "--batch-size", "2"]
+            + ["--workers", "2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env={k: v for k, v in os.environ.items() if k != "GRAPHMEM_DB"},
         )
         threshold = rng.randrange(2, unique - 20)
         deadline = time.monotonic() + 240
-        while proc.poll() is None and _texts_stored(db) < threshold:
-            assert time.monotonic() < deadline, "the ingest made no progress"
-            time.sleep(0.02)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            killed_mid_run += 1
-        proc.wait(30)
+        with processes_ending(proc) as workers:  # its analysis workers die with it
+            while proc.poll() is None and _texts_stored(db) < threshold:
+                assert time.monotonic() < deadline, "the ingest made no progress"
+                time.sleep(0.02)
+            if proc.poll() is None:
+                workers.update(children_of(proc.pid))
+                watched += len(workers)
+                os.kill(proc.pid, signal.SIGKILL)
+                killed_mid_run += 1
+            proc.wait(30)
         landed = _texts_stored(db)
         if landed:  # whole records only: each text with both items, nothing half-written
             partial = _state(db)
@@ -226,6 +231,7 @@ def test_sigkill_mid_ingest_then_rerun_equals_one_clean_ingest(tmp_path: Path) -
         assert main(["--db", str(db), "ingest", str(source), "--no-progress"]) == 0
         assert _state(db) == expected, f"trial {trial}: killed after {landed} texts"
     assert killed_mid_run >= 2, "the ingests finished before they could be killed"
+    assert watched or not sys.platform.startswith("linux"), "no analysis workers were seen"
 
 
 def test_a_record_with_a_dedupe_key_is_known_by_it(

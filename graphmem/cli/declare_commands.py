@@ -74,6 +74,8 @@ def cmd_undeclare(args: argparse.Namespace) -> int:
             pattern = json.loads(args.pattern)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--pattern is not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise UsageError("--pattern nests too deeply") from None
         if not isinstance(pattern, str | list):
             raise UsageError("--pattern must be a JSON string (a phrase) or list (tokens)")
     storage = open_existing(args)

@@ -77,6 +77,9 @@ class StaticEmbedder:
     dim = 256
     per_word = True
     _BATCH = 64
+    #: Token vectors gathered at once: a text is summed in pieces of this many, and never
+    #: padded to the longest of its batch, so memory is bounded whatever the texts' lengths.
+    _PIECE = 4096
 
     def __init__(self) -> None:
         from safetensors.numpy import load_file
@@ -90,21 +93,20 @@ class StaticEmbedder:
         self._tokenizer: Any = Tokenizer.from_file(
             str(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
         )
-        self._tokenizer.enable_padding()
+        self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        last = len(self._vectors) - 1
         for start in range(0, len(texts), self._BATCH):
             chunk = list(texts[start : start + self._BATCH])
             encoded = self._tokenizer.encode_batch(chunk, add_special_tokens=False)
-            ids = np.array([e.ids for e in encoded], dtype=np.int64).reshape(len(chunk), -1)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32).reshape(
-                len(chunk), -1
-            )
-            np.clip(ids, 0, len(self._vectors) - 1, out=ids)
-            summed = np.einsum("btd,bt->bd", self._vectors[ids], mask)
-            out[start : start + len(chunk)] = summed / np.maximum(mask.sum(1, keepdims=True), 1)
+            for row, tokens in enumerate(encoded, start):
+                ids = np.clip(np.asarray(tokens.ids, dtype=np.int64), 0, last)
+                for piece in range(0, len(ids), self._PIECE):
+                    out[row] += self._vectors[ids[piece : piece + self._PIECE]].sum(0)
+                out[row] /= max(len(ids), 1)
         return _normalised(out)
 
     def embed_query(self, text: str) -> np.ndarray:

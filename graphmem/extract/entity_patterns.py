@@ -112,6 +112,8 @@ def load_entity_patterns(source: Path | str | Sequence[str]) -> list[dict[str, A
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise EntityPatternsError(f"{where}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise EntityPatternsError(f"{where}: nests too deeply") from None
         out.append(_checked(raw, where))
     return out
 

@@ -11,7 +11,11 @@ writes this one.
 Workers are forked (the pipeline is shared with this process, not loaded again), all at
 once while the pipeline's lock is held, so no thread of this process is midway through an
 analysis then; where ``fork`` is not available there is no pool, and texts are analysed in
-this process.
+this process. They end with this process, even when it is killed (SIGKILL): on Linux the
+kernel signals them when the thread that made the pool ends (``PR_SET_PDEATHSIG``; a pool is
+made and used by one thread), and a thread in each watches that its parent still runs.
+A worker that ends before its work is done (killed) raises
+:class:`~graphmem.errors.AnalysisWorkerError`, saying how it ended.
 
 Example:
     >>> from graphmem.extract.pipeline import get_analyzer
@@ -23,21 +27,30 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 
 from spacy.tokens import Doc
 
+from ..errors import AnalysisWorkerError
 from .pipeline import Analyzer
 from .texts import analyse_texts
 
 __all__ = ["AnalysisPool", "default_workers", "pool_possible"]
 
 _analyzer: Analyzer | None = None  # a worker's pipeline (inherited when it was forked)
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+#: How often (seconds) a worker's thread checks that its parent still runs.
+_WATCH_EVERY = 0.5
 
 
 def default_workers() -> int:
@@ -50,10 +63,30 @@ def pool_possible() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _start_worker(analyzer: Analyzer) -> None:
+def _start_worker(analyzer: Analyzer, parent: int) -> None:
     global _analyzer
     analyzer._lock = threading.Lock()  # a fresh lock: the parent's may have been held
     _analyzer = analyzer
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when the process ``parent`` ends, however it ends (see the module
+    docstring)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watching thread still ends it
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCH_EVERY)
+        os._exit(1)
+
+    if os.getppid() != parent:  # gone before the signal was asked for
+        os._exit(1)
+    threading.Thread(target=watch, name="graphmem-parent-watch", daemon=True).start()
 
 
 def _analyse_chunk(texts: list[tuple[str, str]], relations: bool) -> list[bytes]:
@@ -72,10 +105,11 @@ class AnalysisPool:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("fork"),
             initializer=_start_worker,
-            initargs=(analyzer,),
+            initargs=(analyzer, os.getpid()),
         )
         with analyzer._lock:  # the first task forks every worker
             self._executor.submit(int).result()
+        self._processes = list(self._executor._processes.values())
 
     def submit(
         self, texts: Sequence[tuple[str, str]], relations: bool = False
@@ -84,16 +118,36 @@ class AnalysisPool:
         returned waits for them and gives one Doc per text, as ``analyse_texts`` would."""
         relations = relations and self.analyzer.has_parser
         size = -(-len(texts) // self.workers) if texts else 1
-        futures: list[Future[list[bytes]]] = [
-            self._executor.submit(_analyse_chunk, list(texts[i : i + size]), relations)
-            for i in range(0, len(texts), size)
-        ]
+        try:
+            futures: list[Future[list[bytes]]] = [
+                self._executor.submit(_analyse_chunk, list(texts[i : i + size]), relations)
+                for i in range(0, len(texts), size)
+            ]
+        except BrokenProcessPool:  # a worker ended since the last batch
+            raise AnalysisWorkerError(self._how_it_ended()) from None
         vocab = self.analyzer.nlp.vocab
 
         def result() -> list[Doc]:
-            return [Doc(vocab).from_bytes(data) for f in futures for data in f.result()]
+            try:
+                analysed = [f.result() for f in futures]
+            except BrokenProcessPool:
+                raise AnalysisWorkerError(self._how_it_ended()) from None
+            return [Doc(vocab).from_bytes(data) for chunk in analysed for data in chunk]
 
         return result
+
+    def _how_it_ended(self) -> str:
+        """What ended the pool: its worker processes that ended early, and how."""
+        ends = []
+        for process in self._processes:
+            process.join(1)
+            code = process.exitcode
+            if code is not None and code < 0:
+                ends.append(f"process {process.pid} was killed by {signal.Signals(-code).name}")
+            elif code:
+                ends.append(f"process {process.pid} exited with status {code}")
+        how = "; ".join(ends) or "it ended early"
+        return f"an analysis worker process ended before its texts were analysed ({how})"
 
     def close(self) -> None:
         """End the worker processes."""

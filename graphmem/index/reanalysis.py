@@ -35,11 +35,12 @@ Example:
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import EntityNotFound, InvalidArgumentError
+from ..errors import DatabaseFileError, EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
 from ..items import check_capacity
 from ..store import reanalysis_rows as rows
@@ -71,26 +72,51 @@ def reanalyse(
     check_capacity(batch_size, "batch_size")
     db = writer.db
     done = 0
-    with db.read() as conn:
-        plan = rows.read_plan(conn)
+    with db.write() as conn:
+        plan = _stored_plan(db, conn)
     if plan is not None:
         done += _run(writer, plan, batch_size, progress)
     if plan is None or plan["scope"] not in (None, tenant):
         with db.write() as conn:
             db.bump_generation(conn)  # one plan at a time (it serialises graph writers)
-            plan = rows.read_plan(conn)  # another process's, made meanwhile
+            plan = _stored_plan(db, conn)  # another process's, made meanwhile
             if plan is None or plan["scope"] not in (None, tenant):
-                tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
-                plan = {"scope": tenant, "tenants": tenants, "current": None}
-                if tenants:  # (a user with nothing analysed: nothing to do)
-                    rows.write_plan(conn, plan)
+                plan = _new_plan(conn, tenant)
         done += _run(writer, plan, batch_size, progress)
     return done
 
 
+def _new_plan(conn: Any, tenant: str | None) -> dict[str, Any]:
+    """A plan to analyse the texts of ``tenant`` (None: of every tenant) again, stored
+    unless it has nothing to do (a user with nothing analysed)."""
+    tenants = [t for t in rows.analysed_tenants(conn) if tenant in (None, t)]
+    # Its id tells it from a later plan that reaches the same state (see _moved_on).
+    plan = {"scope": tenant, "tenants": tenants, "current": None, "id": uuid.uuid4().hex}
+    if tenants:
+        rows.write_plan(conn, plan)
+    return plan
+
+
+def _stored_plan(db: Database, conn: Any) -> dict[str, Any] | None:
+    """The stored plan (read in a write transaction). A damaged one is replaced, with a
+    warning, by a plan to analyse every tenant again: what it kept (the hand-made rows of a
+    tenant half done) is lost, but ``reanalyse`` is never blocked."""
+    try:
+        return rows.read_plan(conn)
+    except DatabaseFileError:
+        warnings.warn(
+            f"{db.describe()}: its re-analysis plan is damaged; it is discarded and every "
+            "user's texts are analysed again",
+            ReanalysisWarning,
+            stacklevel=3,
+        )
+        plan = _new_plan(conn, None)
+        return plan if plan["tenants"] else None
+
+
 def _run(writer: Writer, plan: dict[str, Any], batch_size: int, progress: bool) -> int:
     """Carry out ``plan`` (stored), tenant by tenant; returns the texts indexed."""
-    db, index = writer.db, writer.index
+    db = writer.db
     bar = None
     if progress:
         from tqdm import tqdm
@@ -100,44 +126,74 @@ def _run(writer: Writer, plan: dict[str, Any], batch_size: int, progress: bool) 
         bar = tqdm(total=total, unit="texts", desc="reanalysing")
     done = 0
     try:
-        while plan["tenants"]:
-            tenant = plan["tenants"][0]
-            if plan["current"] is None:
-                with db.write() as conn:
-                    db.bump_generation(conn)
-                    plan["current"] = {
-                        "after": 0,
-                        "through": rows.last_text_id(conn, tenant),
-                        "manual": rows.manual_relations(conn, tenant),
-                        "merges": rows.merges_by_hand(conn, tenant),
-                    }
-                    rows.drop_derived_rows(conn, tenant)
-                    rows.write_plan(conn, plan)
-                index.invalidate()
-            current = plan["current"]
-            while True:
-                with db.read() as conn:
-                    batch = rows.texts_to_index(
-                        conn, tenant, current["after"], current["through"], batch_size
-                    )
-                    items = db.items_of_texts(conn, [t.id for t in batch])
-                if not batch:
-                    break
-                done += _index_batch(writer, batch, items, plan)
-                if bar is not None:
-                    bar.update(len(batch))
-            with db.write() as conn:
-                db.bump_generation(conn)
-                _restore(writer, conn, tenant, current)
-                plan["tenants"].pop(0)
-                plan["current"] = None
-                _record_version(conn, tenant, finished=not plan["tenants"], plan=plan)
-                rows.write_plan(conn, plan if plan["tenants"] else None)
-            index.invalidate()
+        current: dict[str, Any] | None = plan
+        while current is not None and current["tenants"]:
+            current, indexed = _run_tenant(writer, current, batch_size, bar)
+            done += indexed
     finally:
         if bar is not None:
             bar.close()
     return done
+
+
+def _run_tenant(
+    writer: Writer, plan: dict[str, Any], batch_size: int, bar: Any
+) -> tuple[dict[str, Any] | None, int]:
+    """Carry out ``plan`` for its first tenant; returns the plan to go on with and the texts
+    indexed. Runs in other processes may carry out the same plan at once: each step is
+    written only while the stored plan is still ``plan`` (:func:`_moved_on`), else the run
+    follows the stored one, so no step (dropping rows, putting back merges and hand-added
+    relations) is done twice."""
+    db, index = writer.db, writer.index
+    tenant = plan["tenants"][0]
+    if plan["current"] is None:
+        with db.write() as conn:
+            db.bump_generation(conn)
+            if (stored := _moved_on(db, conn, plan)) is not plan:
+                return stored, 0
+            plan["current"] = {
+                "after": 0,
+                "through": rows.last_text_id(conn, tenant),
+                "manual": rows.manual_relations(conn, tenant),
+                "merges": rows.merges_by_hand(conn, tenant),
+            }
+            rows.drop_derived_rows(conn, tenant)
+            rows.write_plan(conn, plan)
+        index.invalidate()
+    current = plan["current"]
+    done = 0
+    while True:
+        with db.read() as conn:
+            batch = rows.texts_to_index(
+                conn, tenant, current["after"], current["through"], batch_size
+            )
+            items = db.items_of_texts(conn, [t.id for t in batch])
+        if not batch:
+            break
+        indexed, stored = _index_batch(writer, batch, items, plan)
+        if stored is not plan:
+            return stored, done
+        done += indexed
+        if bar is not None:
+            bar.update(len(batch))
+    with db.write() as conn:
+        db.bump_generation(conn)
+        if (stored := _moved_on(db, conn, plan)) is not plan:
+            return stored, done
+        _restore(writer, conn, tenant, current)
+        plan["tenants"].pop(0)
+        plan["current"] = None
+        _record_version(conn, tenant, finished=not plan["tenants"], plan=plan)
+        rows.write_plan(conn, plan if plan["tenants"] else None)
+    index.invalidate()
+    return plan, done
+
+
+def _moved_on(db: Database, conn: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """``plan`` itself while it is the stored plan (in a write transaction), else the stored
+    one (None: finished), which another run moved on meanwhile."""
+    stored = _stored_plan(db, conn)
+    return plan if stored == plan else stored
 
 
 def _left(conn: Any, plan: dict[str, Any], tenant: str) -> int:
@@ -152,9 +208,10 @@ def _index_batch(
     batch: Sequence[rows.StoredText],
     items: Sequence[tuple[MemoryRow, Any]],
     plan: dict[str, Any],
-) -> int:
+) -> tuple[int, dict[str, Any] | None]:
     """Index one batch of stored texts again, in one write transaction that also records
-    how far the plan got; returns how many were indexed."""
+    how far the plan got; returns how many were indexed, and ``plan``, or the stored plan
+    when another run moved it on (nothing is indexed then)."""
     db, index = writer.db, writer.index
     shown: dict[int, list[tuple[MemoryRow, Any]]] = {}
     for row, item in items:
@@ -167,6 +224,8 @@ def _index_batch(
     docs = writer.analyse([new for _, new, _ in work])  # outside the database lock
     indexed = 0
     with db.write() as conn:
+        if (stored := _moved_on(db, conn, plan)) is not plan:
+            return 0, stored
         # A text deleted since is skipped; one rewritten since was indexed by its writer.
         unchanged = rows.unchanged_texts(conn, batch)
         unchanged -= rows.texts_with_index_rows(conn, sorted(unchanged))
@@ -187,7 +246,7 @@ def _index_batch(
         db.update_metadata_many(conn, listed)
         plan["current"]["after"] = batch[-1].id
         rows.write_plan(conn, plan)
-    return indexed
+    return indexed, plan
 
 
 def _new_text(text: rows.StoredText, own: Sequence[tuple[MemoryRow, Any]]) -> NewText:
@@ -249,8 +308,12 @@ def check_store(db: Database) -> str | None:
     re-analysis was interrupted, or when a tenant's texts were analysed by another
     extraction version (None otherwise)."""
     version = extraction_version()
+    damaged = False
     with db.read() as conn:
-        plan = rows.read_plan(conn)
+        try:
+            plan = rows.read_plan(conn)
+        except DatabaseFileError:  # reanalyse discards it
+            plan, damaged = None, True
         versions = rows.read_versions(conn)
         stale: list[str] = []
         if versions is None:
@@ -264,7 +327,12 @@ def check_store(db: Database) -> str | None:
         with db.write() as conn:
             rows.record_first_version(conn, {"default": version, "tenants": {}})
     where = db.describe()
-    if plan is not None:
+    if damaged:
+        message = (
+            f"{where}: its re-analysis plan is damaged; run `graphmem reanalyse` (or "
+            "EntityMemory.reanalyse()) to analyse its texts again"
+        )
+    elif plan is not None:
         message = (
             f"{where}: a re-analysis of its texts was interrupted; run `graphmem reanalyse` "
             "(or EntityMemory.reanalyse()) to complete it"

@@ -43,7 +43,7 @@ from ..extract.entity_patterns import check_entity_label
 from ..extract.normalize import canonical_key
 from ..graph.knowledge_graph import CO_OCCURS
 from ..index.writer import NewText
-from ..items import check_content, check_limit
+from ..items import check_content, check_encodable, check_limit
 from ..memories.entity import EntityMemory
 from ..store import Connection, MemoryRow, mcp_rows
 from ..store.mcp_rows import Relation
@@ -337,8 +337,8 @@ class ReferenceGraph:
             MCPMemoryFileError: a line is not JSON, or not an entity or relation record.
         """
         if isinstance(source, str):
-            with open(source, encoding="utf-8") as handle:
-                entities, relations = _read_file(handle, source)
+            with open(source, "rb") as handle:
+                entities, relations = _read_file(_utf8_lines(handle, source), source)
         else:
             entities, relations = _read_file(source, "the file")
         names = [e["name"] for e in entities]
@@ -481,9 +481,10 @@ class ReferenceGraph:
 
     def _contained(self, conn: Connection, query: str) -> set[int]:
         """Ids of the entities whose type or an observation contains ``query``, in any case
-        (JavaScript's ``toLowerCase``, as the reference compares)."""
+        (JavaScript's ``toLowerCase``, as the reference compares; SQL's ``LIKE`` ends a
+        pattern at a NUL, so a query holding one is compared here)."""
         needle = query.lower()
-        if needle.isascii():
+        if needle.isascii() and "\x00" not in needle:
             return mcp_rows.containing(conn, self.tenant, needle)
         found = {
             i
@@ -517,7 +518,8 @@ class ReferenceGraph:
             self._tier.add_relation(source, kind, target)
 
     def _unlink(self, conn: Connection, gone: Sequence[Relation]) -> None:
-        """Remove the graph relations of ``gone`` that no remaining relation stands for."""
+        """Take what :meth:`_link` added off the graph relations of ``gone`` that no remaining
+        relation stands for (what texts gave them stays), all at once."""
         if not gone:
             return
         remaining = {
@@ -526,9 +528,14 @@ class ReferenceGraph:
                 conn, self.tenant, [n for r in gone for n in r[:2]]
             )
         }
-        for relation in gone:
-            if _graph_key(relation) not in remaining and _predicate(relation[2]) != CO_OCCURS:
-                self._tier.remove_relation(relation[0], _predicate(relation[2]), relation[1])
+        self._tier.remove_relations(
+            [
+                (relation[0], _predicate(relation[2]), relation[1])
+                for relation in gone
+                if _graph_key(relation) not in remaining and _predicate(relation[2]) != CO_OCCURS
+            ],
+            by_hand_only=True,
+        )
 
 
 # ---------------------------------------------------------------------- validation
@@ -560,6 +567,7 @@ def _entity(value: object, where: str) -> tuple[str, str, list[str]]:
     kind = e["entityType"]
     if not isinstance(kind, str):
         raise InvalidArgumentTypeError(f"{where}.entityType must be a str")
+    check_encodable(kind, f"{where}.entityType")
     return (
         _text(e["name"], f"{where}.name"),
         kind,
@@ -591,10 +599,11 @@ def _limit(limit: int | None) -> int | None:
 
 
 def _cursor(cursor: str | None, kinds: tuple[str, ...]) -> tuple[str, int | None]:
-    """A cursor this graph gave: its kind and position (no cursor: the start)."""
+    """A cursor this graph gave: its kind and position (no cursor: the start): ASCII digits
+    that fit a SQL integer (``str.isdigit`` takes "²", which ``int`` refuses)."""
     if cursor is None:
         return kinds[0], None
-    if isinstance(cursor, str) and cursor[:1] in kinds and cursor[1:].isdigit():
+    if isinstance(cursor, str) and cursor[:1] in kinds and re.fullmatch("[0-9]{1,18}", cursor[1:]):
         return cursor[0], int(cursor[1:])
     raise InvalidArgumentError(f"cursor {str(cursor)[:40]!r} is not a cursor this tool gave")
 
@@ -649,18 +658,39 @@ def _search_order(
     return [entity_id for *_, entity_id in sorted(keyed)]
 
 
-def _read_file(handle: IO[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
+def _utf8_lines(handle: IO[bytes], where: str) -> Iterator[str]:
+    """The lines of a binary file as text; a line that is not UTF-8 raises
+    :class:`MCPMemoryFileError` naming it."""
+    for number, raw in enumerate(handle, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MCPMemoryFileError(
+                f"{where}, line {number}: not UTF-8 text (byte {exc.start + 1}: {exc.reason})"
+            ) from None
+
+
+def _read_file(lines: Iterable[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
     """The entities (repeated names merged: later observations appended) and relations of a
     reference ``memory.jsonl``, checked whole."""
+    try:
+        return _read_lines(lines, where)
+    except UnicodeDecodeError as exc:  # a text file (stdin) that is not UTF-8
+        raise MCPMemoryFileError(f"{where}: not UTF-8 text ({exc.reason})") from None
+
+
+def _read_lines(lines: Iterable[str], where: str) -> tuple[list[dict[str, Any]], list[Relation]]:
     entities: dict[str, dict[str, Any]] = {}
     relations: list[Relation] = []
-    for number, line in enumerate(handle, 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except ValueError as exc:
             raise MCPMemoryFileError(f"{where}, line {number}: not JSON ({exc})") from None
+        except RecursionError:
+            raise MCPMemoryFileError(f"{where}, line {number}: nests too deeply") from None
         try:
             if not isinstance(record, dict) or record.get("type") not in ("entity", "relation"):
                 raise InvalidArgumentError('not a record of "type" "entity" or "relation"')

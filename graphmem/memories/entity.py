@@ -523,23 +523,37 @@ class EntityMemory(Tier):
             >>> memory.remove_relation("Alice Johnson", "mentors", "Bob Stone"), memory.find(subject="Alice Johnson")
             (True, [])
         """
-        for name, value in (("subject", subject), ("predicate", predicate), ("object", obj)):
-            check_content(value, name)
+        return self.remove_relations([(subject, predicate, obj)]) > 0
+
+    def remove_relations(
+        self, triples: Iterable[tuple[str, str, str]], *, by_hand_only: bool = False
+    ) -> int:
+        """Delete the relations ``(subject, predicate, object)`` as :meth:`remove_relation`
+        does, or with ``by_hand_only`` only what :meth:`add_relation` added to them (what
+        texts gave stays), in one transaction; returns how many relations were touched."""
+        wanted = list(triples)
+        for triple in wanted:
+            for name, value in zip(("subject", "predicate", "object"), triple, strict=True):
+                check_content(value, name)
         db, index = self.space.database, self.space.entity_index
         with db.write() as conn:
-            kg = self.graph
-            ends = [kg.resolve(subject), kg.resolve(obj)]
-            if None in ends or not kg.graph.has_edge(ends[0], ends[1], key=predicate):
-                return False
-            ids = [kg.graph.nodes[key]["entity_id"] for key in ends]
+            kg = self.graph  # one view for every relation
+            found = []
+            for subject, predicate, obj in wanted:
+                ends = [kg.resolve(subject), kg.resolve(obj)]
+                if None not in ends and kg.graph.has_edge(ends[0], ends[1], key=predicate):
+                    ids = [kg.graph.nodes[key]["entity_id"] for key in ends]
+                    found.append((ids[0], predicate, ids[1]))
+            if not found:
+                return 0
             db.bump_generation(conn)
-            removed = self.space.delete_relation(
-                conn, self._graph_tenant, ids[0], predicate, ids[1]
+            touched = self.space.delete_relations(
+                conn, self._graph_tenant, list(dict.fromkeys(found)), by_hand_only=by_hand_only
             )
             # The views are rebuilt from the tables on next use, and again if this rolls back.
             index.invalidate()
             db.after_rollback(index.invalidate)
-            return removed > 0
+            return touched
 
     @_reading_graph
     def get_entity_info(self, entity: str) -> dict[str, Any]:

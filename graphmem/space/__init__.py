@@ -119,8 +119,13 @@ class MemorySpace:
         """See :func:`graphmem.store.graph_rows.typed_relations_of`."""
         return graph_rows.typed_relations_of(conn, entity_ids, per_entity)
 
-    def delete_relation(
-        self, conn: Connection, tenant: str, subject_id: int, predicate: str, object_id: int
+    def delete_relations(
+        self,
+        conn: Connection,
+        tenant: str,
+        triples: Sequence[tuple[int, str, int]],
+        *,
+        by_hand_only: bool = False,
     ) -> int:
-        """See :func:`graphmem.store.graph_rows.delete_relation`."""
-        return graph_rows.delete_relation(conn, tenant, subject_id, predicate, object_id)
+        """See :func:`graphmem.store.graph_rows.delete_relations`."""
+        return graph_rows.delete_relations(conn, tenant, triples, by_hand_only=by_hand_only)

@@ -28,9 +28,11 @@ from .batch_rows import (
 )
 from .label_rows import (
     DECLARED_PATTERNS_KEY,
+    REANALYSIS_KEY,
     RELABELLED_KEY,
     LabelWeight,
     alias_labels,
+    damaged_setting,
     mention_label_counts,
     pick_label,
     read_setting,
@@ -53,6 +55,7 @@ from .schema import (
     memories,
     mentions,
     merges,
+    meta,
     relation_evidence,
     relations,
     texts,
@@ -67,7 +70,7 @@ __all__ = [
     "RelationInsert",
     "RelationUpdate",
     "TextLabels",
-    "delete_relation",
+    "delete_relations",
     "EntityRow",
     "IndexRows",
     "EvidenceRow",
@@ -104,6 +107,7 @@ __all__ = [
     "DECLARED_PATTERNS_KEY",
     "FORGOTTEN_MERGE",
     "RELABELLED_KEY",
+    "damaged_setting",
     "read_setting",
     "write_setting",
     "set_entity_label",
@@ -450,31 +454,78 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
     mentioned = select(mentions.c.entity_id)
     in_subject = select(relations.c.subject_id)
     in_object = select(relations.c.object_id)
-    conn.execute(
+    gone = conn.execute(
         delete(entities).where(
             entities.c.tenant == tenant,
             entities.c.id.not_in(mentioned),
             entities.c.id.not_in(in_subject),
             entities.c.id.not_in(in_object),
         )
-    )
-
-
-def delete_relation(
-    conn: Connection, tenant: str, subject_id: int, predicate: str, object_id: int
-) -> int:
-    """Delete one relation and its evidence, then what lost its support; returns the count."""
-    removed = conn.execute(
-        delete(relations).where(
-            relations.c.tenant == tenant,
-            relations.c.subject_id == subject_id,
-            relations.c.predicate == predicate,
-            relations.c.object_id == object_id,
-        )
     ).rowcount
-    if removed:
+    if gone:
+        drop_gone_relabels(conn)
+
+
+def drop_gone_relabels(conn: Connection) -> None:
+    """Forget the labels set by relabelling entities that are gone (no alias of their
+    tenant has the key), so a later entity of that name is not given one. Not while a
+    re-analysis is under way: it has dropped entities it makes again, labels and all."""
+    relabelled: dict[str, dict[str, str]] = read_setting(conn, RELABELLED_KEY) or {}
+    under_way = select(meta.c.key).where(meta.c.key == REANALYSIS_KEY)
+    if not relabelled or conn.execute(under_way).first() is not None:
+        return
+    kept: dict[str, dict[str, str]] = {}
+    for tenant, labels in relabelled.items():
+        alive: set[str] = set()
+        for chunk in chunks(sorted(labels), 500):
+            found = select(aliases.c.key).where(
+                aliases.c.tenant == tenant, aliases.c.key.in_(chunk)
+            )
+            alive.update(str(k) for k in conn.execute(found).scalars())
+        if alive:
+            kept[tenant] = {k: v for k, v in labels.items() if k in alive}
+    if kept != relabelled:
+        write_setting(conn, RELABELLED_KEY, kept)
+
+
+def delete_relations(
+    conn: Connection,
+    tenant: str,
+    triples: Sequence[tuple[int, str, int]],
+    *,
+    by_hand_only: bool = False,
+) -> int:
+    """Delete relations ``(subject id, predicate, object id)`` and their evidence, or with
+    ``by_hand_only`` only their evidence added by hand (rule ``manual``: what texts gave
+    stays), then what lost its support; returns how many relations were touched."""
+    touched = 0
+    ev = relation_evidence
+    for subject_id, predicate, object_id in triples:
+        relation_id = conn.execute(
+            select(relations.c.id).where(
+                relations.c.tenant == tenant,
+                relations.c.subject_id == subject_id,
+                relations.c.predicate == predicate,
+                relations.c.object_id == object_id,
+            )
+        ).scalar()
+        if relation_id is None:
+            continue
+        if not by_hand_only:
+            conn.execute(delete(relations).where(relations.c.id == relation_id))
+            touched += 1
+            continue
+        gone = conn.execute(
+            delete(ev).where(
+                ev.c.relation_id == relation_id, ev.c.rule == "manual", ev.c.text_id.is_(None)
+            )
+        ).rowcount
+        if gone:
+            subtract_counts(conn, {}, {int(relation_id): int(gone)})
+            touched += 1
+    if touched:
         prune_unsupported(conn, tenant)
-    return int(removed or 0)
+    return touched
 
 
 def delete_tenant_graph(conn: Connection, tenant: str) -> None:
@@ -717,6 +768,8 @@ def prune_candidates(
         if idle:
             conn.execute(delete(entities).where(entities.c.id.in_(idle)))
             gone_entities.update(idle)
+    if gone_entities:
+        drop_gone_relabels(conn)
     return gone_relations, gone_entities
 
 

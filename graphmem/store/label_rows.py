@@ -13,16 +13,19 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
+from ..errors import DatabaseFileError
 from .batch_rows import write_batch
 from .schema import entities, mentions, meta
 
 __all__ = [
     "DECLARED_PATTERNS_KEY",
+    "REANALYSIS_KEY",
     "RELABELLED_KEY",
     "LabelWeight",
     "alias_labels",
     "mention_label_counts",
     "pick_label",
+    "damaged_setting",
     "read_setting",
     "set_entity_label",
     "vote_labels",
@@ -104,12 +107,31 @@ def vote_labels(
 #: and the labels set by relabelling (``tenant -> entity key -> label``).
 DECLARED_PATTERNS_KEY = "entity_patterns"
 RELABELLED_KEY = "entity_labels"
+#: ``graphmem_meta`` key: the plan of a re-analysis under way (absent when none is).
+REANALYSIS_KEY = "reanalysis"
 
 
 def read_setting(conn: Connection, key: str) -> Any:
-    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent)."""
+    """The JSON value stored under ``key`` in ``graphmem_meta`` (None when absent).
+
+    Raises:
+        DatabaseFileError: the value is not JSON (the message names the key).
+    """
     value = conn.execute(select(meta.c.value).where(meta.c.key == key)).scalar()
-    return None if value is None else json.loads(value)
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        raise damaged_setting(conn, key) from None
+
+
+def damaged_setting(conn: Connection, key: str) -> DatabaseFileError:
+    """The error of a ``graphmem_meta`` value that is not what graphmem wrote."""
+    where = conn.engine.url.database or "in-memory database"
+    return DatabaseFileError(
+        f"{where}: its graphmem_meta value {key!r} is damaged (not what graphmem writes)"
+    )
 
 
 def write_setting(conn: Connection, key: str, value: Any) -> None:

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, delete, exists, func, insert, select, union, 
 from ..items import time_text, utc_now
 from . import graph_rows
 from .dialects import dialect_of
+from .label_rows import REANALYSIS_KEY
 from .schema import (
     NOT_ANALYSED,
     WITH_RELATIONS,
@@ -52,8 +53,6 @@ __all__ = [
 #: ``graphmem_meta`` key: the extraction version that analysed the store,
 #: ``{"default": version, "tenants": {tenant: version}}`` (a tenant re-analysed alone).
 EXTRACTION_VERSION_KEY = "extraction_version"
-#: ``graphmem_meta`` key: the plan of a re-analysis under way (absent when none is).
-REANALYSIS_KEY = "reanalysis"
 _MANUAL_RULE = "manual"
 
 
@@ -71,8 +70,19 @@ class StoredText:
 
 
 def read_plan(conn: Connection) -> dict[str, Any] | None:
-    """The plan of the re-analysis under way, or None."""
+    """The plan of the re-analysis under way, or None.
+
+    Raises:
+        DatabaseFileError: the stored plan is damaged (not JSON, or not a plan).
+    """
     plan: dict[str, Any] | None = graph_rows.read_setting(conn, REANALYSIS_KEY)
+    if plan is not None and not (
+        isinstance(plan, dict)
+        and isinstance(plan.get("tenants"), list)
+        and isinstance(plan.get("current", {}), dict | None)
+        and "scope" in plan
+    ):
+        raise graph_rows.damaged_setting(conn, REANALYSIS_KEY)
     return plan
 
 
