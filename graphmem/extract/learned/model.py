@@ -52,6 +52,10 @@ class LearnedModel:
             >>> model.probabilities([["no such feature"]]).shape[0]
             1
         """
+        return softmax(self.scores(feature_lists))
+
+    def scores(self, feature_lists: Sequence[Sequence[str]]) -> np.ndarray:
+        """One row of linear class scores per feature list (unknown features are ignored)."""
         scores = np.tile(self.intercepts, (len(feature_lists), 1))
         known = self.features
         rows: list[int] = []
@@ -66,7 +70,7 @@ class LearnedModel:
         if rows:
             # Each row's features' weights summed in order (as ``weights[found].sum(axis=0)``).
             scores[rows] += np.add.reduceat(self.weights[index], starts, axis=0)
-        return softmax(scores)
+        return scores
 
     @cached_property
     def first_stage_layout(self) -> FirstStageLayout:

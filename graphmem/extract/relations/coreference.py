@@ -206,3 +206,35 @@ def _clause_verb(token: Token) -> Token | None:
     while head.i != head.head.i and head.pos_ not in ("VERB", "AUX"):
         head = head.head
     return head if head.pos_ in ("VERB", "AUX") else None
+
+
+#: The pronouns that stand for a person, and for an organisation.
+_PERSON_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
+_ORG_PRONOUNS = frozenset({"it", "its", "they", "them", "their"})
+
+
+def pronoun_antecedents(doc: Doc, spans: Sequence[Span]) -> dict[int, Span]:
+    """Token index of each personal pronoun of ``doc`` -> the entity span it refers to
+    (:meth:`_Ends.antecedent`: a person for he/she/his/her, else an organisation for
+    it/they/their), for the pronouns that have one.
+
+    Example:
+        >>> import spacy
+        >>> from spacy.tokens import Span
+        >>> doc = spacy.blank("en")("Ana Silva called . She left Acme .")
+        >>> doc[3].is_sent_start = True
+        >>> ana = Span(doc, 0, 2, "PERSON")
+        >>> {i: s.text for i, s in pronoun_antecedents(doc, [ana]).items()}
+        {4: 'Ana Silva'}
+    """
+    ends = _Ends.of(doc, spans, None)
+    out: dict[int, Span] = {}
+    for token in doc:
+        lower = token.lower_
+        label = "PERSON" if lower in _PERSON_PRONOUNS else "ORG" if lower in _ORG_PRONOUNS else None
+        if label is None or token.i in ends.by_token:
+            continue
+        found = ends.antecedent(token, label)
+        if found is not None:
+            out[token.i] = found
+    return out
