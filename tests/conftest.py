@@ -15,6 +15,19 @@ def db_file(tmp_path: Path) -> str:
     return str(tmp_path / "memory.db")
 
 
+@pytest.fixture(scope="session")
+def demo_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The database ``graphmem demo`` builds (``build_demo_database``), built once per test
+    process and closed; a test copies it (``_stores.copy_database``) rather than write to it."""
+    from graphmem.demo import build_demo_database
+
+    db = tmp_path_factory.mktemp("demo-once") / "demo.db"
+    storage, count = build_demo_database(db)
+    storage.close()
+    assert count > 250
+    return db
+
+
 @pytest.fixture
 def write_memory_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """Persistence allowed: ``WRITE_MEMORY=1`` for this test only."""
