@@ -82,7 +82,6 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     try:
-        from ..aio import warm_up
         from ..mcp.http import is_loopback, serve_http
         from ..mcp.server import build_server
         from ..mcp.tokens import TokenMap
@@ -109,8 +108,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     storage = open_database(path)
     url = f"http://{args.host}:{args.port}"
     try:
-        server = build_server(storage, user=args.user, tokens=tokens, url=url, tools=args.tools)
-        warm_up()  # the models load now, not during the first call
+        # The models load in the background: the client is answered at once.
+        server = build_server(
+            storage, user=args.user, tokens=tokens, url=url, tools=args.tools, warm=True
+        )
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
             sys.stderr.write(f"graphmem MCP server: {url}/mcp ({path}, {guarded})\n")

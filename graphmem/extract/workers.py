@@ -29,11 +29,13 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
-
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING
 
 from .pipeline import Analyzer
 from .texts import analyse_texts
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 __all__ = ["AnalysisPool", "default_workers", "pool_possible"]
 
@@ -91,6 +93,8 @@ class AnalysisPool:
         vocab = self.analyzer.nlp.vocab
 
         def result() -> list[Doc]:
+            from spacy.tokens import Doc
+
             return [Doc(vocab).from_bytes(data) for f in futures for data in f.result()]
 
         return result

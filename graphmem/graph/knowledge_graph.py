@@ -22,9 +22,7 @@ import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
-from typing import Any, cast
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
@@ -40,6 +38,9 @@ from .records import (
     hop_rank,
     validity_text,
 )
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "CO_OCCURS",
@@ -82,6 +83,8 @@ class KnowledgeGraph:
     """Relationship queries over one tenant's graph."""
 
     def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
+        import networkx as nx
+
         self._graph: nx.MultiDiGraph = nx.MultiDiGraph()
         #: Loads the edges when first needed (a view of a large memory opens with its entities
         #: only; a context needs only its named entities' strongest links): see
@@ -529,6 +532,8 @@ class KnowledgeGraph:
         Paths over typed relations come first: co-occurrence links are used only when no
         typed path is within ``max_hops`` (never with ``typed_only``).
         """
+        import networkx as nx
+
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
             raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
         source, target = self._require(a), self._require(b)
@@ -561,6 +566,8 @@ class KnowledgeGraph:
 
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
         """The entities named (unknown names ignored) and everything within ``depth`` hops."""
+        import networkx as nx
+
         keep: set[str] = set()
         for name in names:
             key = self.resolve(name)
@@ -630,7 +637,8 @@ class KnowledgeGraph:
         return view
 
     def counts(self) -> dict[str, Any]:
-        """Entities and relations, in all and by label and predicate (the most first).
+        """Entities and relations, in all and by label and predicate (the most first, ties
+        by name; :meth:`~graphmem.index.sql_graph.SQLGraph.counts` reads the same from SQL).
 
         Example:
             >>> kg = KnowledgeGraph()
@@ -647,15 +655,21 @@ class KnowledgeGraph:
         return {
             "entities": len(self),
             "relations": self.graph.number_of_edges(),
-            "entities_by_label": dict(sorted(labels.items(), key=lambda kv: -kv[1])),
-            "relations_by_predicate": dict(sorted(predicates.items(), key=lambda kv: -kv[1])),
+            "entities_by_label": dict(sorted(labels.items(), key=_most_first)),
+            "relations_by_predicate": dict(sorted(predicates.items(), key=_most_first)),
         }
+
+
+def _most_first(counted: tuple[str, int]) -> tuple[int, str]:
+    return -counted[1], counted[0]
 
 
 def _shortest(
     undirected: nx.Graph, source: str, target: str, max_hops: int, limit: int
 ) -> list[list[str]]:
     """Up to ``limit`` shortest node paths of at most ``max_hops`` hops ([] when none)."""
+    import networkx as nx
+
     if source not in undirected or target not in undirected:
         return []
     found: list[list[str]] = []

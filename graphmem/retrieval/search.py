@@ -36,7 +36,6 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import snowballstemmer
 
 from .._assets import asset_path
@@ -49,6 +48,8 @@ from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..space import MemorySpace
 
@@ -570,6 +571,8 @@ def _semantic_scores(
     entities (mentioning them, or said by them) most similar to the query, and every other
     candidate (``others``) by the same scale: where its similarity lies between the median
     (0) and the best (1) of the named entities' memories."""
+    import numpy as np
+
     if query.vector is None:
         return {}
     nodes = kg.nodes
