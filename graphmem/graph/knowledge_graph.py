@@ -59,7 +59,9 @@ __all__ = [
 
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
 EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
-NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
+#: ``(key, n, predicate)`` -> the ``n`` strongest links of entity ``key`` (None: all; of
+#: ``predicate`` only when given), as :meth:`KnowledgeGraph.strongest_neighbours` gives them.
+NeighbourLoader = Callable[[str, int | None, str | None], list[tuple[int, str]]]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -124,8 +126,8 @@ class KnowledgeGraph:
 
     def load_edges_with(self, edges: EdgeLoader, neighbours: NeighbourLoader) -> None:
         """Load the edges only when something needs them: ``edges()`` gives them all
-        (``(subject, predicate, object, attributes)``), ``neighbours(key, n)`` an entity's
-        ``n`` strongest links meanwhile (as :meth:`strongest_neighbours` gives them)."""
+        (``(subject, predicate, object, attributes)``), ``neighbours(key, n, predicate)`` an
+        entity's ``n`` strongest links meanwhile (:data:`NeighbourLoader`)."""
         self._edge_loader = edges
         self._neighbour_loader = neighbours
 
@@ -239,7 +241,9 @@ class KnowledgeGraph:
             known = self._lazy_links.get(key)
             if known is None or (len(known[1]) < n and known[0] < n):
                 found = [
-                    (s, nbr) for s, nbr in self._neighbour_loader(key, n) if nbr in self._graph
+                    (s, nbr)
+                    for s, nbr in self._neighbour_loader(key, n, None)
+                    if nbr in self._graph
                 ]
                 known = self._lazy_links[key] = (n, found)
             return known[1][:n]
@@ -474,15 +478,20 @@ class KnowledgeGraph:
 
     def strongest_co_occurring(self, key: str, n: int) -> list[str]:
         """Names of the ``n`` entities most often mentioned with entity ``key`` (by support,
-        then name)."""
+        then name), without loading the edges when they are not loaded yet."""
         found: dict[str, int] = {}
-        for u, v, k, data in [
-            *self.graph.out_edges(key, keys=True, data=True),
-            *self.graph.in_edges(key, keys=True, data=True),
-        ]:
-            if k == CO_OCCURS:
-                other = v if u == key else u
-                found[other] = max(found.get(other, 0), int(data["support"]))
+        if self._neighbour_loader is not None:
+            for support, other in self._neighbour_loader(key, None, CO_OCCURS):
+                if other in self._graph:
+                    found[other] = support
+        else:
+            for u, v, k, data in [
+                *self.graph.out_edges(key, keys=True, data=True),
+                *self.graph.in_edges(key, keys=True, data=True),
+            ]:
+                if k == CO_OCCURS:
+                    other = v if u == key else u
+                    found[other] = max(found.get(other, 0), int(data["support"]))
         ranked = sorted(found, key=lambda o: (-found[o], self.name_of(o)))
         return [self.name_of(o) for o in ranked[:n]]
 
