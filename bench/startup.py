@@ -68,7 +68,9 @@ def _mcp_once(db: Path) -> float:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
-        command=GRAPHMEM[0], args=[*GRAPHMEM[1:], "--db", str(db), "mcp"]
+        command=GRAPHMEM[0],
+        args=[*GRAPHMEM[1:], "--db", str(db), "mcp"],
+        env=dict(os.environ),  # the SDK passes on only a few variables (not PYTHONPATH)
     )
 
     async def main() -> float:

@@ -81,16 +81,18 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    http = args.transport == "http"
     try:
-        from ..mcp.http import is_loopback, serve_http
         from ..mcp.server import build_server
         from ..mcp.tokens import TokenMap
+
+        if http:  # the web stack loads only for HTTP: stdio starts sooner
+            from ..mcp.http import is_loopback, serve_http
     except ModuleNotFoundError as exc:
         if exc.name != "mcp" and not str(exc.name).startswith("mcp."):
             raise
         raise UsageError("graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]'") from None
 
-    http = args.transport == "http"
     tokens = TokenMap.load(args.tokens, args.user) if http else None
     if not http and args.tokens:
         raise UsageError("--tokens applies to --transport http (stdio has no tokens)")
