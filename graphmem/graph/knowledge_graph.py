@@ -95,6 +95,8 @@ class KnowledgeGraph:
         self._neighbour_loader: NeighbourLoader | None = None
         #: key -> (how many were asked for, the strongest links found), while edges are not loaded.
         self._lazy_links: dict[str, tuple[int, list[tuple[int, str]]]] = {}
+        #: key -> its co-occurrence links (all), likewise while edges are not loaded.
+        self._lazy_co_occurring: dict[str, list[tuple[int, str]]] = {}
         self.alias_keys: dict[str, str] = {}
         #: Word -> the node keys added that have it (stale keys linger after removals):
         #: the candidates of :meth:`of_short_name`.
@@ -115,6 +117,7 @@ class KnowledgeGraph:
         if self._edge_loader is not None:
             loader, self._edge_loader, self._neighbour_loader = self._edge_loader, None, None
             self._lazy_links.clear()
+            self._lazy_co_occurring.clear()
             known = self._graph
             self.add_edges(edge for edge in loader() if edge[0] in known and edge[2] in known)
         return self._graph
@@ -481,9 +484,10 @@ class KnowledgeGraph:
         then name), without loading the edges when they are not loaded yet."""
         found: dict[str, int] = {}
         if self._neighbour_loader is not None:
-            for support, other in self._neighbour_loader(key, None, CO_OCCURS):
-                if other in self._graph:
-                    found[other] = support
+            links = self._lazy_co_occurring.get(key)
+            if links is None:
+                links = self._lazy_co_occurring[key] = self._neighbour_loader(key, None, CO_OCCURS)
+            found = {other: support for support, other in links if other in self._graph}
         else:
             for u, v, k, data in [
                 *self.graph.out_edges(key, keys=True, data=True),
