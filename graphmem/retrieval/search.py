@@ -569,10 +569,10 @@ def _semantic_scores(
     entities (mentioning them, or said by them) most similar to the query, and every other
     candidate (``others``) by the same scale: where its similarity lies between the median
     (0) and the best (1) of the named entities' memories."""
-    import numpy as np
-
     if query.vector is None:
         return {}
+    import numpy as np  # only with embeddings: a start that searches by words loads none
+
     nodes = kg.nodes
     entity_ids = [
         int(nodes[key]["entity_id"])
