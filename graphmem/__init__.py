@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         UserMemory,
     )
 
-#: Where each public name lives: importing ``graphmem`` loads none of them (spaCy and
-#: SQLAlchemy load with the first memory, so ``graphmem --help`` starts at once).
+#: Where each public name lives: importing ``graphmem`` loads none of them (SQLAlchemy loads
+#: with the first memory, spaCy with the first text analysed: ``tests/test_startup.py``).
 _HOMES = {
     "Memory": "base",
     "MemoryStorage": "compat.storage",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memories.user import preferences_key
+from .index.sql_graph import SQLGraph
 from .space import MemorySpace
 from .store import dump, schema
 
@@ -41,8 +41,10 @@ def stats(space: MemorySpace, user: str | None = None) -> dict[str, Any]:
         tiers = dump.namespace_counts(conn, tenant)
         users = dump.tenant_names(conn)
         if tenant:  # of the file's key-value rows, only the user's preferences are theirs
+            from .memories.user import preferences_key  # the tiers are not loaded otherwise
+
             tables["kv"] = int(database.kv_get(conn, preferences_key(tenant)) is not None)
-    graph = space.entity_index.graph(tenant)
+    graph = SQLGraph(database, tenant)  # counted in SQL: no graph view is loaded
     return {
         "schema_version": schema.SCHEMA_VERSION,
         "user": tenant,

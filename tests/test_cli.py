@@ -289,6 +289,16 @@ def test_context_text_and_explain(shared_db: Path) -> None:
     assert all("Atlas launch" not in e["content"] for e in entries)
 
 
+def test_context_team_draws_on_every_agents_knowledge(shared_db: Path) -> None:
+    """``--team`` is ``knowledge_scope="team"``: the Project Manager's decision answers the
+    QA Agent's task; the recent context stays the QA Agent's."""
+    task = "Prepare the Atlas status update"
+    team = run("--db", str(shared_db), "context", task, "--agent", "QA Agent", "--team")
+    assert team.returncode == 0, team.stderr
+    knowledge = team.stdout.split("Relevant knowledge:")[1]
+    assert "The Atlas launch date moved to May 19" in knowledge
+
+
 def test_entities(shared_db: Path) -> None:
     rows = json.loads(run("--db", str(shared_db), "entities", "--label", "person", "--json").stdout)
     names = {r["name"] for r in rows}
@@ -314,6 +324,24 @@ def test_relations_with_evidence_and_history(shared_db: Path) -> None:
     text = run("--db", str(shared_db), "relations", "Harbor Analytics", "--predicate", "works_at")
     assert "Grace Liu --works_at--> Harbor Analytics" in text.stdout
     assert "\u201cGrace Liu works at Harbor Analytics.\u201d (2026-03-10)" in text.stdout
+
+
+def test_relations_as_of_a_date(shared_db: Path) -> None:
+    """``--as-of``: the relations valid then (Dana joined Harbor Analytics on 2026-05-05)."""
+
+    def jobs(when: str) -> set[str]:
+        result = run("--db", str(shared_db), "relations", "Dana", "--as-of", when, "--json")
+        assert result.returncode == 0, result.stderr
+        return {e["object"] for e in json.loads(result.stdout) if e["predicate"] == "works_at"}
+
+    assert jobs("2026-04-01") == {"Northwind Systems"}
+    assert jobs("2026-06-01T12:00:00Z") == {"Harbor Analytics"}
+    text = run("--db", str(shared_db), "relations", "Dana", "--as-of", "2026-04-01").stdout
+    assert text.startswith("Dana Whitfield (PERSON): 1 typed relation as of 2026-04-01\n")
+    before = run("--db", str(shared_db), "relations", "Dana", "--as-of", "2020-01-01").stdout
+    assert "0 typed relations as of 2020-01-01" in before
+    bad = run("--db", str(shared_db), "relations", "Dana", "--as-of", "last spring")
+    assert_one_line_error(bad, "--as-of", "not an ISO 8601 date or time: 'last spring'")
 
 
 def test_path_with_evidence(shared_db: Path) -> None:
@@ -466,9 +494,21 @@ def test_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         result = run("demo", "--out", str(out))
         assert result.returncode == 0, result.stderr
     text = result.stdout
-    assert re.search(r"Ingested \d+ memories in [\d.]+ s: \d{2,} entities, \d{3,} relations", text)
+    counted = re.search(
+        r"Ingested \d+ memories in [\d.]+ s: (\d{2,}) entities, (\d{3,}) relations "
+        r"\((\d+) typed, (\d+) co-occurrence links; the page draws each entity's strongest",
+        text,
+    )
+    assert counted is not None, text[:400]
+    entities, relations, typed, co_occurs = map(int, counted.groups())
+    assert typed + co_occurs == relations
     assert "Relevant knowledge:" in text and "Aurex Logistics" in text
     assert "== 2. Who works at Harbor Analytics?" in text and "Lena Okafor" in text
+    # Each relation once: a role (head_of_data_of) answers works_at, and is not listed again.
+    answer = text[text.index("== 2. Who works") : text.index("== 3.")]
+    edges = [line for line in answer.splitlines() if "-->" in line]
+    assert edges and len(edges) == len(set(edges)), answer
+    assert sum("--head_of_data_of--> Harbor Analytics" in line for line in edges) == 1
     assert "Priya Nair met Tom Becker from Aurex Logistics in Berlin" in text
     assert "2026-03-02 .. 2026-04-24  Northwind Systems" in text
     # questions 3 and 4 are answered with typed relations, the old job closed by "left"
@@ -484,7 +524,14 @@ def test_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Dana Whitfield --works_at--> Harbor Analytics" in changes
     assert "Dana Whitfield --lives_in--> Dublin" in changes
     page = out / "graph.html"
-    assert page.is_file() and "Harbor Analytics" in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert "Harbor Analytics" in html
+    # The page's header says which of the relations the terminal counted it draws.
+    assert re.search(
+        rf"{entities} entities; \d+ of their {relations} relations on the page: every typed "
+        r"relation and each entity's \d strongest co-occurrence links\.",
+        html,
+    )
     stats = json.loads(run("--db", str(out / "demo.db"), "stats", "--json").stdout)
     assert stats["memories_by_tier"] == {"entity": 304, "long_term": 304}
 

@@ -171,3 +171,24 @@ def test_two_handles_on_one_file_see_each_others_writes(tmp_path: Path) -> None:
     ]
     first.close()
     second.close()
+
+
+def test_a_reopened_memory_answers_a_context_without_loading_the_edges(tmp_path: Path) -> None:
+    """A context after reopening reads its entities' links from SQL (issue 36): "Known
+    entities" of an entity with no typed relation ("mentioned with ...") loads no edge."""
+    from graphmem import CortexMemory
+
+    path = str(tmp_path / "g.db")
+    storage = SQLiteStorage(path)
+    memory = CortexMemory(storage=storage)
+    memory.save_task_result("Notes", "Dana Scott and Tom Baker discussed Northwind.", "PM")
+    storage.close()
+    storage = SQLiteStorage(path)
+    try:
+        text = CortexMemory(storage=storage).build_context_for_task("Call Tom Baker", "PM")
+        assert "Tom Baker (PERSON), mentioned with Dana Scott, Northwind" in text
+        kg = storage.entity_index.graph("")
+        assert kg._edge_loader is not None  # the edges were not loaded
+        assert kg.strongest_co_occurring("tom baker", 5) == ["Dana Scott", "Northwind"]
+    finally:
+        storage.close()

@@ -105,6 +105,24 @@ def non_negative(text: str) -> int:
     return value
 
 
+def a_time(text: str) -> str:
+    """A time as graphmem reads one (ISO 8601: a date, or a date and time), kept as given.
+
+    Example:
+        >>> a_time("2026-04-01")
+        '2026-04-01'
+    """
+    from ..items import check_event_time
+
+    try:
+        check_event_time(text, "the time")
+    except GraphmemError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 date or time: {text!r} (2026-04-01, 2026-04-01T12:00Z)"
+        ) from None
+    return text
+
+
 def add_json_option(parser: argparse.ArgumentParser, help_text: str = "print JSON") -> None:
     """``--json``: print the answer as JSON."""
     parser.add_argument("--json", action="store_true", help=help_text)

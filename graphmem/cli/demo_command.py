@@ -13,7 +13,7 @@ from ..errors import DatabaseFileError
 from ..items import CO_OCCURS
 from .command import Command
 from .database import entity_memory, open_database, persistent_cortex, require_entity
-from .output import edge_line, heading, print_evidence, wrap
+from .output import edge_line, heading, print_evidence, relation_counts, wrap
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import Edge, Hop
@@ -35,9 +35,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     storage, count = build_demo_database(db, progress=sys.stderr.isatty())
     try:
         kg = entity_memory(storage, None).graph
+        entities, typed, co_occurs = relation_counts(kg)
         print(
-            f"Ingested {count} memories in {time.monotonic() - started:.1f} s: {len(kg)} "
-            f"entities, {kg.graph.number_of_edges()} relations."
+            f"Ingested {count} memories in {time.monotonic() - started:.1f} s: {entities} "
+            f"entities, {typed + co_occurs} relations ({typed} typed, {co_occurs} "
+            "co-occurrence links; the page draws each entity's strongest few of these)."
         )
         storage.close()
 
@@ -115,11 +117,15 @@ def _demo_who_works_at(em: EntityMemory, org: str) -> None:
     def other_end(edge: Edge) -> str:
         return edge.object if edge.subject == org_name else edge.subject
 
+    # A role answers works_at too (head_of_data_of: employed there), so find() lists it.
     works_at = em.find(predicate="works_at", object=org_name)
+    listed = {(e.subject, e.predicate, e.object) for e in works_at}
     typed = [
         e
         for e in em.relations(org_name)
-        if e.predicate not in (CO_OCCURS, "works_at") and person(other_end(e))
+        if e.predicate != CO_OCCURS
+        and (e.subject, e.predicate, e.object) not in listed
+        and person(other_end(e))
     ]
     print(f'find(predicate="works_at", object="{org_name}"), then other typed relations:')
     if not works_at and not typed:

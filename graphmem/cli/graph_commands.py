@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .command import Command, add_json_option, non_blank, non_negative, positive
+from .command import Command, a_time, add_json_option, non_blank, non_negative, positive
 from .database import entity_memory, open_existing, require_entity
 from .output import REANALYSE_HINT, edge_dict, edge_line, print_evidence, print_json
 
@@ -83,7 +83,11 @@ def cmd_relations(args: argparse.Namespace) -> int:
     try:
         em = entity_memory(storage, args.user)
         info = require_entity(em.graph, args.name)
-        edges = em.relations(args.name, predicate=args.predicate)
+        if args.as_of is None:
+            edges = em.relations(args.name, predicate=args.predicate)
+        else:  # the graph as it stood then: the relations valid at that time
+            then = em.as_of(args.as_of)
+            edges = then.relations(info.name, predicate=args.predicate) if info.name in then else []
     finally:
         storage.close()
     if not args.co_occurs and args.predicate is None:
@@ -102,7 +106,8 @@ def cmd_relations(args: argparse.Namespace) -> int:
         if hidden or (not args.co_occurs and args.predicate is None)
         else "relation"
     )
-    print(f"{info.name} ({info.label}): {len(edges)} {kind}{'s' * (len(edges) != 1)}")
+    when = f" as of {args.as_of}" if args.as_of is not None else ""
+    print(f"{info.name} ({info.label}): {len(edges)} {kind}{'s' * (len(edges) != 1)}{when}")
     for edge in shown:
         print(edge_line(edge))
         print_evidence(edge, args.evidence)
@@ -115,6 +120,12 @@ def _relations_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME", type=non_blank, help="an entity name or alias")
     p.add_argument("--predicate", metavar="P", help="only this predicate (works_at, met...)")
     p.add_argument("--co-occurs", action="store_true", help="also list untyped co_occurs relations")
+    p.add_argument(
+        "--as-of",
+        type=a_time,
+        metavar="DATE",
+        help="the relations valid at that time (ISO 8601: 2026-04-01, 2026-04-01T12:00Z)",
+    )
     p.add_argument("--limit", type=non_negative, default=30, metavar="N", help="0: all")
     p.add_argument(
         "--evidence", type=non_negative, default=2, metavar="N", help="sentences per relation"
@@ -129,7 +140,8 @@ RELATIONS = Command(
     """examples:
   graphmem relations "Dana Whitfield"
   graphmem relations "Harbor Analytics" --predicate works_at
-  graphmem relations Priya --co-occurs --limit 10""",
+  graphmem relations Priya --co-occurs --limit 10
+  graphmem relations "Dana Whitfield" --as-of 2026-04-01""",
     _relations_arguments,
 )
 

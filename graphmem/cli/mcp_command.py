@@ -81,17 +81,18 @@ def add_mcp_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    http = args.transport == "http"
     try:
-        from ..aio import warm_up
-        from ..mcp.http import is_loopback, serve_http
         from ..mcp.server import build_server
         from ..mcp.tokens import TokenMap
+
+        if http:  # the web stack loads only for HTTP: stdio starts sooner
+            from ..mcp.http import is_loopback, serve_http
     except ModuleNotFoundError as exc:
         if exc.name != "mcp" and not str(exc.name).startswith("mcp."):
             raise
         raise UsageError("graphmem mcp needs the MCP SDK: pip install 'graphmem[mcp]'") from None
 
-    http = args.transport == "http"
     tokens = TokenMap.load(args.tokens, args.user) if http else None
     if not http and args.tokens:
         raise UsageError("--tokens applies to --transport http (stdio has no tokens)")
@@ -109,8 +110,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     storage = open_database(path)
     url = f"http://{args.host}:{args.port}"
     try:
-        server = build_server(storage, user=args.user, tokens=tokens, url=url, tools=args.tools)
-        warm_up()  # the models load now, not during the first call
+        # The models load in the background: the client is answered at once.
+        server = build_server(
+            storage, user=args.user, tokens=tokens, url=url, tools=args.tools, warm=True
+        )
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
             sys.stderr.write(f"graphmem MCP server: {url}/mcp ({path}, {guarded})\n")

@@ -165,7 +165,10 @@ def cmd_context(args: argparse.Namespace) -> int:
     open_existing(args).close()
     with persistent_cortex(path, scope(args)) as cortex:
         report = cortex.build_context_report(
-            args.task, agent_role=args.agent, max_items=args.max_items
+            args.task,
+            agent_role=args.agent,
+            max_items=args.max_items,
+            knowledge_scope="team" if args.team else None,
         )
     if args.explain:
         print_json(report.to_dict())
@@ -178,6 +181,12 @@ def _context_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("task", metavar="TASK", type=non_blank, help="the task description")
     p.add_argument("--agent", metavar="ROLE", help="only memories of this agent (agent_id)")
     p.add_argument(
+        "--team",
+        action="store_true",
+        help="with --agent: knowledge from every agent's memories, not only the agent's own "
+        "(knowledge_scope='team'); the recent context stays the agent's",
+    )
+    p.add_argument(
         "--max-items", type=positive, default=10, metavar="N", help="related memories pool"
     )
     p.add_argument("--explain", action="store_true", help="print the context report as JSON")
@@ -189,6 +198,7 @@ CONTEXT = Command(
     "the context CortexMemory builds for a task",
     """examples:
   graphmem context "Prepare the Atlas status update for Aurex Logistics."
-  graphmem context "Plan the Compass kickoff" --agent "Project Manager" --explain""",
+  graphmem context "Plan the Compass kickoff" --agent "Project Manager" --explain
+  graphmem context "Plan the Compass kickoff" --agent "Project Manager" --team""",
     _context_arguments,
 )

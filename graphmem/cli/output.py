@@ -76,14 +76,21 @@ def print_evidence(edge: Edge, count: int, indent: int = 7) -> None:
 
 def graph_summary(kg: KnowledgeGraph, user: str | None) -> str:
     """``Graph of user U: N entities, M relations (T typed).`` (the shared graph: no user)."""
+    entities, typed, co_occurs = relation_counts(kg)
+    return (
+        f"Graph{' of user ' + user if user else ''}: {entities} entities, "
+        f"{typed + co_occurs} relations ({typed} typed)."
+    )
+
+
+def relation_counts(kg: KnowledgeGraph) -> tuple[int, int, int]:
+    """A graph's entities, typed relations and co-occurrence links (a graph page draws the
+    typed ones and only each entity's strongest co-occurrence links)."""
     from ..graph.knowledge_graph import CO_OCCURS
 
     counts = kg.counts()
-    typed = counts["relations"] - counts["relations_by_predicate"].get(CO_OCCURS, 0)
-    return (
-        f"Graph{' of user ' + user if user else ''}: {counts['entities']} entities, "
-        f"{counts['relations']} relations ({typed} typed)."
-    )
+    co_occurs = counts["relations_by_predicate"].get(CO_OCCURS, 0)
+    return counts["entities"], counts["relations"] - co_occurs, co_occurs
 
 
 def print_json(value: Any) -> None:

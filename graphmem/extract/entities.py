@@ -12,10 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
-from spacy.util import filter_spans
+from typing import TYPE_CHECKING
 
 from .entity_patterns import DeclaredNames
 from .entity_types import (
@@ -47,6 +44,10 @@ from .vocabulary import (
     role_titles,
 )
 from .vocabulary import role_words as role_words
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
 
 __all__ = [
     "GRAPH_LABELS",
@@ -153,6 +154,8 @@ def relation_spans(
         >>> [(s.text, s.label_) for s in spans], speaker.text
         ([('Alice', 'PERSON')], 'Alice')
     """
+    from spacy.tokens import Span
+
     spans: list[Span] = []
     speaker: Span | None = None
     for mention, label in labelled:
@@ -213,6 +216,8 @@ def unnamed_names(doc: Doc) -> list[Span]:
         >>> [(s.text, s.label_) for s in unnamed_names(doc)]
         [('Tobias Lund', 'PERSON'), ('Sanne de Vries', 'PERSON')]
     """
+    from spacy.tokens import Span
+
     if not doc.has_annotation("TAG"):
         return []
     excluded = {i for e in doc.ents if not is_graph_label(e.label_) for i in range(e.start, e.end)}
@@ -261,6 +266,8 @@ def _name_in_run(run: Span) -> Span | None:
     (a capitalised word before a name is not part of it: "Met *Tobias Lund*"), else the
     whole run labelled as a describing noun or the statement's frame says ("left
     *Marrowind*", "*Quell* hired ..."), else None."""
+    from spacy.tokens import Span
+
     doc = run.doc
     for start in range(run.start, run.end - 1):
         if person_shaped(doc[start : run.end]):
@@ -287,6 +294,7 @@ def _split_at_commas(span: Span) -> list[Span]:
     ("Paris, Texas" is two places); titles keep their words ("Love in Paris").
 
     Example:
+        >>> from spacy.tokens import Span
         >>> from graphmem.extract.pipeline import get_analyzer
         >>> doc = get_analyzer().nlp.make_doc("Wendell Park, Fernhollow's CEO, spoke in Oslo.")
         >>> [p.text for p in _split_at_commas(Span(doc, 0, 5, label="FAC"))]
@@ -295,6 +303,8 @@ def _split_at_commas(span: Span) -> list[Span]:
         >>> [p.text for p in _split_at_commas(Span(doc, 0, 5, label="PERSON"))]
         ['Sanne de Wit', 'Ghent']
     """
+    from spacy.tokens import Span
+
     cuts = [
         t.i
         for t in span
@@ -332,11 +342,14 @@ def _without_opening_word(span: Span) -> list[Span]:
     The doc needs the lemmatizer's tables (kept as it is otherwise).
 
     Example:
+        >>> from spacy.tokens import Span
         >>> from graphmem.extract.pipeline import get_analyzer
         >>> doc = get_analyzer().nlp.make_doc("Screened Tendai Mutasa today.")
         >>> [s.text for s in _without_opening_word(Span(doc, 0, 3, label="ORG"))]
         ['Tendai Mutasa']
     """
+    from spacy.tokens import Span
+
     first = span[0]
     if (
         span.label_ in _UNSPLIT_LABELS  # a title may open with a verb ("Know Your Enemy")
@@ -459,6 +472,9 @@ def find_mentions(
     What the model tags but names nothing is left out: amounts, times, ids, technical terms
     (unless the memory knows the name or the user declared it).
     """
+    from spacy.tokens import Span
+    from spacy.util import filter_spans
+
     candidates = _Candidates.of(doc, known, include_ner, declared)
     person_words = {
         token.lower_ for span in candidates.spans if span.label_ == "PERSON" and len(span) > 1
@@ -514,6 +530,8 @@ def extraction_doc(nlp: Language, text: str, extraction: Extraction) -> Doc:
         >>> [(e.text, e.label_) for e in doc.ents], extraction_of(doc) is found
         ([('Atlas', 'PROJECT')], True)
     """
+    from spacy.util import filter_spans
+
     doc = nlp.make_doc(text)
     if "sentencizer" in nlp.pipe_names:
         doc = nlp.get_pipe("sentencizer")(doc)
@@ -622,6 +640,8 @@ def _trim(span: Span, trusted: bool = False) -> Span | None:
     ("UAT", "EUR") is no name, and such a term at its end (or at the start of a person's name)
     is cut off ("Atlas UAT", "CRM Erik Solberg").
     """
+    from spacy.tokens import Span
+
     doc = span.doc
     label = span.label_
     start, end = span.start, span.end

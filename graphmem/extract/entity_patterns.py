@@ -21,16 +21,15 @@ import re._parser as regex_parser  # the stdlib's own parse of a regex (Python >
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from spacy.matcher import Matcher, PhraseMatcher
-from spacy.schemas import validate_token_pattern
-from spacy.tokens import Doc, Span
-from spacy.util import filter_spans
-from spacy.vocab import Vocab
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphmemError, InvalidArgumentError
 from .normalize import MODEL_LABELS
+
+if TYPE_CHECKING:
+    from spacy.matcher import Matcher, PhraseMatcher
+    from spacy.tokens import Doc, Span
+    from spacy.vocab import Vocab
 
 __all__ = [
     "DECLARED_ID",
@@ -216,6 +215,8 @@ class DeclaredNames:
         return bool(self.patterns)
 
     def _matchers(self, vocab: Vocab) -> tuple[Matcher, PhraseMatcher, list[tuple[str, str]]]:
+        from spacy.matcher import Matcher, PhraseMatcher
+
         if self._built is None or self._built[0] is not vocab:
             tokens, phrases = Matcher(vocab), PhraseMatcher(vocab)
             meaning: list[tuple[str, str]] = []  # match key (its position) -> (label, id)
@@ -231,6 +232,9 @@ class DeclaredNames:
     def spans(self, doc: Doc) -> list[Span]:
         """The declared names of ``doc``, labelled, with the pattern's id as ``id_``;
         the longest where they overlap."""
+        from spacy.tokens import Span
+        from spacy.util import filter_spans
+
         if not self.patterns:
             return []
         tokens, phrases, meaning = self._matchers(doc.vocab)
@@ -243,6 +247,8 @@ class DeclaredNames:
 
 
 def _checked(raw: Any, where: str) -> dict[str, Any]:
+    from spacy.schemas import validate_token_pattern
+
     if not isinstance(raw, Mapping):
         raise EntityPatternsError(f"{where}: expected an object, got {type(raw).__name__}")
     unknown = sorted(set(raw) - _KEYS)

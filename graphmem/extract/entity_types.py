@@ -36,10 +36,7 @@ import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-from spacy.tokens import Span, Token
-from spacy.vocab import Vocab
+from typing import TYPE_CHECKING, Any
 
 from .._assets import asset_path
 from .gazetteer import (
@@ -52,6 +49,10 @@ from .gazetteer import (
 )
 from .normalize import PLACE_LABELS
 from .vocabulary import POSSESSIVES, business_terms, organisation_heads, role_words
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+    from spacy.vocab import Vocab
 
 __all__ = [
     "EntityTypesDataError",

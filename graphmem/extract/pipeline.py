@@ -28,17 +28,15 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import spacy
-from spacy.language import Language
-from spacy.symbols import ORTH
-from spacy.tokenizer import Tokenizer
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING, Any
 
 from .._assets import asset_path
 from ..errors import GraphmemError
 from .entity_patterns import load_entity_patterns, validate_entity_patterns
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
 
 __all__ = [
     "AGENT_NER_DIR",
@@ -141,6 +139,10 @@ def load_pipeline(
     Raises:
         PipelineNotInstalledError: the loader failed and ``fallback`` is False.
     """
+    import spacy
+    from spacy.symbols import ORTH
+    from spacy.tokenizer import Tokenizer
+
     reason = f"no trained spaCy pipeline is installed (tried {', '.join(PIPELINE_PACKAGES)})"
     try:
         nlp = loader()
@@ -231,6 +233,8 @@ class Analyzer:
         return self._analyse(texts, relations and self.has_parser, batch_size)
 
     def _analyse(self, texts: Sequence[str], relations: bool, batch_size: int) -> list[Doc]:
+        from spacy.tokens import Doc
+
         disable = self._relation_disable if relations else self._entity_disable
         pieces: list[str] = []
         owners: list[int] = []
@@ -318,6 +322,8 @@ def _find_module(name: str) -> object | None:
 
 @lru_cache(maxsize=4)
 def _named_analyzer(model: str) -> Analyzer:
+    import spacy
+
     if not Path(model).is_dir() and _find_module(model) is None:
         raise PipelineNotInstalledError(
             f"the spaCy pipeline {model!r} is not installed: install its package with pip "

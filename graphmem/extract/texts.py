@@ -19,10 +19,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING
 
 from .pipeline import Analyzer
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 __all__ = ["MAX_ANALYSED_CHARS", "analyse_texts", "whole_text"]
 
@@ -50,6 +52,8 @@ def analyse_texts(
     A text the join cannot reproduce exactly (a head ending in whitespace, a whole longer than
     the limit) is analysed whole.
     """
+    from spacy.tokens import Doc
+
     pieces: list[str] = []
     plans: list[tuple[int, int]] = []  # (first piece, number of pieces) per text
     for head, body in texts:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
-
-from spacy.matcher import Matcher
-from spacy.tokens import Doc, Span
-from spacy.util import filter_spans
-from spacy.vocab import Vocab
+from typing import TYPE_CHECKING, Any
 
 from .._assets import asset_path
 from .entity_patterns import load_entity_patterns
 from .normalize import canonical_key
+
+if TYPE_CHECKING:
+    from spacy.matcher import Matcher
+    from spacy.tokens import Doc, Span
+    from spacy.vocab import Vocab
 
 #: The possessive endings the tokenizer splits from a name ("Acme*'s*", "James*'*").
 POSSESSIVES = frozenset({"'s", "\u2019s", "'"})
@@ -104,6 +104,8 @@ def _organisation_heads() -> frozenset[str]:
 @lru_cache(maxsize=4)
 def _organisation_matcher(vocab: Vocab) -> Matcher:
     """A matcher of ``models/organisation_patterns.jsonl`` over ``vocab`` (built once)."""
+    from spacy.matcher import Matcher
+
     matcher = Matcher(vocab)
     for pattern in _organisation_patterns()[0]:
         matcher.add(pattern["label"], [pattern["pattern"]])
@@ -121,6 +123,9 @@ def organisation_names(doc: Doc) -> list[Span]:
         >>> [span.text for span in organisation_names(doc)]
         ['Kestrel Automation']
     """
+    from spacy.tokens import Span
+    from spacy.util import filter_spans
+
     if not _organisation_patterns()[1].search(doc.text):
         return []  # most texts name no "... Robotics": skip the matcher's pass over the tokens
     spans = [

@@ -38,12 +38,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
-
-from spacy.tokens import Doc
+from typing import TYPE_CHECKING
 
 from ..errors import AnalysisWorkerError
 from .pipeline import Analyzer
 from .texts import analyse_texts
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 __all__ = ["AnalysisPool", "default_workers", "pool_possible"]
 
@@ -128,6 +130,8 @@ class AnalysisPool:
         vocab = self.analyzer.nlp.vocab
 
         def result() -> list[Doc]:
+            from spacy.tokens import Doc
+
             try:
                 analysed = [f.result() for f in futures]
             except BrokenProcessPool:

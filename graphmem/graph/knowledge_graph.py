@@ -22,9 +22,7 @@ import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
-from typing import Any, cast
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EntityNotFound, InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.normalize import canonical_key, may_shorten
@@ -40,6 +38,9 @@ from .records import (
     hop_rank,
     validity_text,
 )
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "CO_OCCURS",
@@ -58,7 +59,9 @@ __all__ = [
 
 EvidenceLoader = Callable[[Sequence[int]], dict[int, list[Any]]]
 EdgeLoader = Callable[[], Iterable[tuple[str, str, str, dict[str, Any]]]]
-NeighbourLoader = Callable[[str, int], list[tuple[int, str]]]
+#: ``(key, n, predicate)`` -> the ``n`` strongest links of entity ``key`` (None: all; of
+#: ``predicate`` only when given), as :meth:`KnowledgeGraph.strongest_neighbours` gives them.
+NeighbourLoader = Callable[[str, int | None, str | None], list[tuple[int, str]]]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -82,6 +85,8 @@ class KnowledgeGraph:
     """Relationship queries over one tenant's graph."""
 
     def __init__(self, evidence_loader: EvidenceLoader | None = None) -> None:
+        import networkx as nx
+
         self._graph: nx.MultiDiGraph = nx.MultiDiGraph()
         #: Loads the edges when first needed (a view of a large memory opens with its entities
         #: only; a context needs only its named entities' strongest links): see
@@ -90,6 +95,8 @@ class KnowledgeGraph:
         self._neighbour_loader: NeighbourLoader | None = None
         #: key -> (how many were asked for, the strongest links found), while edges are not loaded.
         self._lazy_links: dict[str, tuple[int, list[tuple[int, str]]]] = {}
+        #: key -> its co-occurrence links (all), likewise while edges are not loaded.
+        self._lazy_co_occurring: dict[str, list[tuple[int, str]]] = {}
         self.alias_keys: dict[str, str] = {}
         #: Word -> the node keys added that have it (stale keys linger after removals):
         #: the candidates of :meth:`of_short_name`.
@@ -110,6 +117,7 @@ class KnowledgeGraph:
         if self._edge_loader is not None:
             loader, self._edge_loader, self._neighbour_loader = self._edge_loader, None, None
             self._lazy_links.clear()
+            self._lazy_co_occurring.clear()
             known = self._graph
             self.add_edges(edge for edge in loader() if edge[0] in known and edge[2] in known)
         return self._graph
@@ -121,8 +129,8 @@ class KnowledgeGraph:
 
     def load_edges_with(self, edges: EdgeLoader, neighbours: NeighbourLoader) -> None:
         """Load the edges only when something needs them: ``edges()`` gives them all
-        (``(subject, predicate, object, attributes)``), ``neighbours(key, n)`` an entity's
-        ``n`` strongest links meanwhile (as :meth:`strongest_neighbours` gives them)."""
+        (``(subject, predicate, object, attributes)``), ``neighbours(key, n, predicate)`` an
+        entity's ``n`` strongest links meanwhile (:data:`NeighbourLoader`)."""
         self._edge_loader = edges
         self._neighbour_loader = neighbours
 
@@ -236,7 +244,9 @@ class KnowledgeGraph:
             known = self._lazy_links.get(key)
             if known is None or (len(known[1]) < n and known[0] < n):
                 found = [
-                    (s, nbr) for s, nbr in self._neighbour_loader(key, n) if nbr in self._graph
+                    (s, nbr)
+                    for s, nbr in self._neighbour_loader(key, n, None)
+                    if nbr in self._graph
                 ]
                 known = self._lazy_links[key] = (n, found)
             return known[1][:n]
@@ -471,15 +481,21 @@ class KnowledgeGraph:
 
     def strongest_co_occurring(self, key: str, n: int) -> list[str]:
         """Names of the ``n`` entities most often mentioned with entity ``key`` (by support,
-        then name)."""
+        then name), without loading the edges when they are not loaded yet."""
         found: dict[str, int] = {}
-        for u, v, k, data in [
-            *self.graph.out_edges(key, keys=True, data=True),
-            *self.graph.in_edges(key, keys=True, data=True),
-        ]:
-            if k == CO_OCCURS:
-                other = v if u == key else u
-                found[other] = max(found.get(other, 0), int(data["support"]))
+        if self._neighbour_loader is not None:
+            links = self._lazy_co_occurring.get(key)
+            if links is None:
+                links = self._lazy_co_occurring[key] = self._neighbour_loader(key, None, CO_OCCURS)
+            found = {other: support for support, other in links if other in self._graph}
+        else:
+            for u, v, k, data in [
+                *self.graph.out_edges(key, keys=True, data=True),
+                *self.graph.in_edges(key, keys=True, data=True),
+            ]:
+                if k == CO_OCCURS:
+                    other = v if u == key else u
+                    found[other] = max(found.get(other, 0), int(data["support"]))
         ranked = sorted(found, key=lambda o: (-found[o], self.name_of(o)))
         return [self.name_of(o) for o in ranked[:n]]
 
@@ -529,6 +545,8 @@ class KnowledgeGraph:
         Paths over typed relations come first: co-occurrence links are used only when no
         typed path is within ``max_hops`` (never with ``typed_only``).
         """
+        import networkx as nx
+
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or max_hops < 1:
             raise InvalidArgumentError(f"max_hops must be a positive int, got {max_hops!r}")
         source, target = self._require(a), self._require(b)
@@ -561,6 +579,8 @@ class KnowledgeGraph:
 
     def subgraph(self, names: Iterable[str], depth: int = 1) -> nx.MultiDiGraph:
         """The entities named (unknown names ignored) and everything within ``depth`` hops."""
+        import networkx as nx
+
         keep: set[str] = set()
         for name in names:
             key = self.resolve(name)
@@ -630,7 +650,8 @@ class KnowledgeGraph:
         return view
 
     def counts(self) -> dict[str, Any]:
-        """Entities and relations, in all and by label and predicate (the most first).
+        """Entities and relations, in all and by label and predicate (the most first, ties
+        by name; :meth:`~graphmem.index.sql_graph.SQLGraph.counts` reads the same from SQL).
 
         Example:
             >>> kg = KnowledgeGraph()
@@ -647,15 +668,21 @@ class KnowledgeGraph:
         return {
             "entities": len(self),
             "relations": self.graph.number_of_edges(),
-            "entities_by_label": dict(sorted(labels.items(), key=lambda kv: -kv[1])),
-            "relations_by_predicate": dict(sorted(predicates.items(), key=lambda kv: -kv[1])),
+            "entities_by_label": dict(sorted(labels.items(), key=_most_first)),
+            "relations_by_predicate": dict(sorted(predicates.items(), key=_most_first)),
         }
+
+
+def _most_first(counted: tuple[str, int]) -> tuple[int, str]:
+    return -counted[1], counted[0]
 
 
 def _shortest(
     undirected: nx.Graph, source: str, target: str, max_hops: int, limit: int
 ) -> list[list[str]]:
     """Up to ``limit`` shortest node paths of at most ``max_hops`` hops ([] when none)."""
+    import networkx as nx
+
     if source not in undirected or target not in undirected:
         return []
     found: list[list[str]] = []

@@ -29,8 +29,7 @@ Example (a delete calls it):
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from ..extract.entity_types import label_weight
 from ..extract.normalize import canonical_key
@@ -39,6 +38,9 @@ from ..items import CO_OCCURS
 from ..store import Connection, derived_rows
 from ..store.derived_rows import RelationTimes
 from .linking import ended_later
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["recompute_derived"]
 
@@ -81,6 +83,8 @@ def _intervals(
 ) -> dict[int, tuple[str | None, str | None]]:
     """The validity intervals to store: of the relations whose bounds no remaining statement
     explains, or that lost statements."""
+    import networkx as nx
+
     by_subject: dict[int, list[RelationTimes]] = {}
     for r in rows:
         by_subject.setdefault(r.subject_id, []).append(r)

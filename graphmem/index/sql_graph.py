@@ -74,6 +74,26 @@ class SQLGraph:
         with self.db.read() as conn:
             return graph_queries.count_entities(conn, self.tenant)
 
+    def counts(self) -> dict[str, Any]:
+        """Entities and relations, in all and by label and predicate, as
+        :meth:`KnowledgeGraph.counts <graphmem.graph.knowledge_graph.KnowledgeGraph.counts>`
+        gives them, counted in SQL (no view is loaded).
+
+        Example:
+            >>> from graphmem.store.database import Database
+            >>> db = Database()
+            >>> SQLGraph(db, "").counts()["relations"]
+            0
+        """
+        with self.db.read() as conn:
+            labels, predicates = graph_queries.graph_counts(conn, self.tenant)
+        return {
+            "entities": sum(labels.values()),
+            "relations": sum(predicates.values()),
+            "entities_by_label": labels,
+            "relations_by_predicate": predicates,
+        }
+
     # ------------------------------------------------------------------ queries
     def neighbors(self, name: str, depth: int = 1, predicate: str | None = None) -> dict[str, int]:
         """Entities within ``depth`` hops (either direction) -> their distance, nearest first."""

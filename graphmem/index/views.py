@@ -116,10 +116,10 @@ class TenantViews:
                 self._flush(conn)
                 yield from graph_rows.load_relations(conn, tenant, key_of)
 
-        def neighbours(key: str, n: int) -> list[tuple[int, str]]:
+        def neighbours(key: str, n: int | None, predicate: str | None) -> list[tuple[int, str]]:
             with self.db.read() as conn:
                 self._flush(conn)
-                return graph_rows.strongest_links(conn, kg.nodes[key]["entity_id"], n)
+                return graph_rows.strongest_links(conn, kg.nodes[key]["entity_id"], n, predicate)
 
         # The edges load when something needs them (writes, relationship queries); a
         # context's expansion reads its entities' strongest links from SQL meanwhile.

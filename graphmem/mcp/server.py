@@ -40,7 +40,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import AnyHttpUrl, Field
 
-from ..aio import READ_THREADS, AsyncCortexMemory, writer_thread
+from ..aio import READ_THREADS, AsyncCortexMemory, warm_up, writer_thread
 from ..compat.storage import SQLiteStorage
 from ..cortex import CortexMemory
 from ..errors import EntityNotFound, GraphmemError, InvalidArgumentError
@@ -78,6 +78,12 @@ class MemoryServer:
         self._readers = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="graphmem-reader")
         self._memories: dict[str, AsyncCortexMemory] = {}
         self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Load the NLP models in the writer thread, in the background: the server answers
+        at once, reads (which analyse no text) do not wait, and a write queues behind the
+        load (:func:`graphmem.aio.warm_up`)."""
+        self._writer.submit(warm_up)
 
     def memory(self, user_id: str) -> AsyncCortexMemory:
         """The facade of ``user_id`` (shared by every call of that user)."""
@@ -201,6 +207,7 @@ def build_server(
     tokens: TokenMap | None = None,
     url: str = f"http://127.0.0.1:{DEFAULT_PORT}",
     tools: str = "graphmem",
+    warm: bool = False,
 ) -> MCPServer:
     """The MCP server of ``storage`` (None: an in-memory database).
 
@@ -213,6 +220,9 @@ def build_server(
         url: where the HTTP transport listens (named in the OAuth metadata of token errors).
         tools: ``"graphmem"`` (graphmem's tools), ``"reference"`` (exactly the MCP reference
             memory server's, :mod:`graphmem.mcp.reference_tools`) or ``"all"`` (both).
+        warm: load the NLP models now, in the background (:meth:`MemoryServer.warm_up`),
+            so that neither the client's first request nor its first write waits for all of
+            it.
     """
     if tools not in TOOL_SETS:
         raise InvalidArgumentError(f"tools must be one of {', '.join(TOOL_SETS)}, got {tools!r}")
@@ -240,6 +250,8 @@ def build_server(
     if tools == "reference":
         for name in HINTS:
             server.remove_tool(name)
+    if warm:
+        memories.warm_up()
     return server
 
 

@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-import networkx as nx
-
 from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
@@ -37,6 +35,9 @@ from ..items import (
 )
 from ..space.analysis import known_keys_in, names_in_text, relations_between
 from ._tier import Tier
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 if TYPE_CHECKING:
     from ..extract.entity_patterns import PatternSource

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-import networkx as nx
-
 from .search import Explanation, Hit, Ranking, analyse_query
 from .weights import RankingWeights, resolved
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import Edge, KnowledgeGraph
@@ -100,6 +101,8 @@ class ContextReport:
     @property
     def subgraph(self) -> nx.MultiDiGraph:
         """The entities of the task and their neighbours (depth 1) in the knowledge graph."""
+        import networkx as nx
+
         if self._subgraph is None:
             builder = self.subgraph_builder
             self._subgraph = builder(self.entities) if builder is not None else nx.MultiDiGraph()

@@ -36,9 +36,6 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import snowballstemmer
-
 from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
@@ -49,6 +46,8 @@ from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..graph.knowledge_graph import KnowledgeGraph
     from ..space import MemorySpace
 
@@ -572,6 +571,8 @@ def _semantic_scores(
     (0) and the best (1) of the named entities' memories."""
     if query.vector is None:
         return {}
+    import numpy as np  # only with embeddings: a start that searches by words loads none
+
     nodes = kg.nodes
     entity_ids = [
         int(nodes[key]["entity_id"])
@@ -751,8 +752,13 @@ def _stem(word: str) -> str:
     """Porter stem of ``word`` with diacritics removed, as the index folds them ("café" ->
     "cafe")."""
     folded = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-    return str(_STEMMER.stemWord(folded))
+    return str(_stemmer().stemWord(folded))
 
 
-# The Porter algorithm of SQLite's FTS5 "porter" tokenizer, so explanations match what matched.
-_STEMMER = snowballstemmer.stemmer("porter")
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    """The Porter algorithm of SQLite's FTS5 "porter" tokenizer, so explanations match what
+    matched (loaded by the first explanation: the package brings every language's)."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")

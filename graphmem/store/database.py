@@ -47,6 +47,7 @@ from .dialects import Dialect, dialect_for
 from .dialects.sqlite import WAL_SCRUB_WAIT_MS
 from .engine import is_url, open_engine
 from .memory_rows import (
+    COUNTS_BY_TENANT,
     SQL_FILTER_COLUMNS,
     MemoryRow,
     NewItemRow,
@@ -611,12 +612,8 @@ class Database:
     def counts_by_tenant(self, conn: Connection, namespaces: Sequence[str]) -> dict[str, int]:
         """Number of items in ``namespaces`` of each tenant that has some (capacity is per
         tenant: one user's saves never evict another's)."""
-        stmt = (
-            select(_M.c.tenant, func.count())
-            .where(_M.c.namespace.in_(list(namespaces)))
-            .group_by(_M.c.tenant)
-        )
-        return {str(tenant): int(n) for tenant, n in conn.execute(stmt)}
+        rows = conn.execute(COUNTS_BY_TENANT, {"namespaces": list(namespaces)})
+        return {str(tenant): int(n) for tenant, n in rows if n}
 
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int

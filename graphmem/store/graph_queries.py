@@ -20,6 +20,7 @@ from . import schema
 __all__ = [
     "alias_entity",
     "count_entities",
+    "graph_counts",
     "distances",
     "edges_between",
     "entity_names",
@@ -158,6 +159,22 @@ def count_entities(conn: Connection, tenant: str) -> int:
     """How many entities ``tenant`` has."""
     stmt = select(func.count()).select_from(_E).where(_E.c.tenant == tenant)
     return int(conn.execute(stmt).scalar() or 0)
+
+
+def graph_counts(conn: Connection, tenant: str) -> tuple[dict[str, int], dict[str, int]]:
+    """``tenant``'s entities by label and relations by predicate (two grouped scans, no
+    graph view); the most first, ties by name."""
+    labels = conn.execute(
+        select(_E.c.label, func.count()).where(_E.c.tenant == tenant).group_by(_E.c.label)
+    ).all()
+    predicates = conn.execute(
+        select(_R.c.predicate, func.count()).where(_R.c.tenant == tenant).group_by(_R.c.predicate)
+    ).all()
+    return _most_first(labels), _most_first(predicates)
+
+
+def _most_first(rows: Sequence[Any]) -> dict[str, int]:
+    return {str(k): int(n) for k, n in sorted(rows, key=lambda r: (-int(r[1]), str(r[0])))}
 
 
 def entity_names(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, str]]:

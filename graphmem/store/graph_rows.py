@@ -11,7 +11,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, exists, func, insert, select, union_all
+from sqlalchemy import (
+    Connection,
+    Select,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    union_all,
+)
 
 from .batch_rows import (
     EntityLabel,
@@ -248,30 +259,43 @@ _TENANT_RELATIONS = (
 )
 
 
-def strongest_links(conn: Connection, entity_id: int, n: int) -> list[tuple[int, str]]:
-    """The ``n`` entities linked to ``entity_id`` by the strongest relations (either
-    direction), as ``(support of the strongest, entity key)``, strongest first (ties by key,
-    as :meth:`KnowledgeGraph.strongest_neighbours` orders them)."""
-    rows = conn.execute(_STRONGEST_LINKS, {"eid": entity_id, "n": n}).all()
+def strongest_links(
+    conn: Connection, entity_id: int, n: int | None, predicate: str | None = None
+) -> list[tuple[int, str]]:
+    """The ``n`` entities (None: all) linked to ``entity_id`` by the strongest relations
+    (either direction; of ``predicate`` only when given), as ``(support of the strongest,
+    entity key)``, strongest first (ties by key, as
+    :meth:`KnowledgeGraph.strongest_neighbours` orders them)."""
+    if predicate is None and n is not None:  # a context's expansion: prebuilt
+        rows = conn.execute(_STRONGEST_LINKS, {"eid": entity_id, "n": n}).all()
+    else:
+        stmt = _strongest_links(predicate is not None)
+        stmt = stmt.limit(n) if n is not None else stmt
+        rows = conn.execute(stmt, {"eid": entity_id, "predicate": predicate}).all()
     return [(int(support), str(key)) for key, support in rows]
 
 
-_LINKS = union_all(
-    select(relations.c.object_id.label("other"), relations.c.support).where(
-        relations.c.subject_id == bindparam("eid")
-    ),
-    select(relations.c.subject_id.label("other"), relations.c.support).where(
-        relations.c.object_id == bindparam("eid")
-    ),
-).subquery()
-_STRONGEST_LINKS = (
-    select(entities.c.key, func.max(_LINKS.c.support).label("strength"))
-    .join(entities, entities.c.id == _LINKS.c.other)
-    .where(_LINKS.c.other != bindparam("eid"))
-    .group_by(entities.c.key)
-    .order_by(func.max(_LINKS.c.support).desc(), entities.c.key)
-    .limit(bindparam("n"))
-)
+def _strongest_links(of_predicate: bool) -> Select[Any]:
+    ends = [("object_id", "subject_id"), ("subject_id", "object_id")]
+    links = union_all(
+        *(
+            select(relations.c[other].label("other"), relations.c.support).where(
+                relations.c[end] == bindparam("eid"),
+                *([relations.c.predicate == bindparam("predicate")] if of_predicate else []),
+            )
+            for other, end in ends
+        )
+    ).subquery()
+    return (
+        select(entities.c.key, func.max(links.c.support).label("strength"))
+        .join(entities, entities.c.id == links.c.other)
+        .where(links.c.other != bindparam("eid"))
+        .group_by(entities.c.key)
+        .order_by(func.max(links.c.support).desc(), entities.c.key)
+    )
+
+
+_STRONGEST_LINKS = _strongest_links(False).limit(bindparam("n"))
 
 
 def count_texts(conn: Connection, tenant: str) -> int:

@@ -16,13 +16,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, or_
+from sqlalchemy import Select, and_, bindparam, func, or_, select
 
 from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
 from . import schema
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
+    "COUNTS_BY_TENANT",
     "MemoryRow",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
@@ -107,6 +108,35 @@ class MemoryRow:
     #: The save that wrote it (every item of one task result shares it), and its key.
     result_id: str | None = None
     dedupe_key: str | None = None
+
+
+def _counts_by_tenant() -> Select[Any]:
+    """Each tenant's number of items of the ``namespaces`` parameter, from the index on
+    ``(tenant, namespace)`` alone: the tenants by a skip over it (one probe per tenant), then
+    each one's count (grouping the tier's rows read every row of it: 14 ms at 10k items)."""
+    probe = _M.alias("probe")
+    tenants = select(func.min(_M.c.tenant).label("tenant")).cte("tenants", recursive=True)
+    tenants = tenants.union_all(
+        select(
+            select(func.min(probe.c.tenant))
+            .where(probe.c.tenant > tenants.c.tenant)
+            .scalar_subquery()
+        ).where(tenants.c.tenant.is_not(None))
+    )
+    counted = _M.alias("counted")
+    count = (
+        select(func.count())
+        .select_from(counted)
+        .where(
+            counted.c.tenant == tenants.c.tenant,
+            counted.c.namespace.in_(bindparam("namespaces", expanding=True)),
+        )
+        .scalar_subquery()
+    )
+    return select(tenants.c.tenant, count).where(tenants.c.tenant.is_not(None))
+
+
+COUNTS_BY_TENANT = _counts_by_tenant()
 
 
 def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:

@@ -240,18 +240,22 @@ relations = Table(
 
 #: An entity's typed relations (what a context lists under it) at either end, with the columns
 #: that rank them, without reading the co-occurrence rows (most of a hub's relations).
+#: PostgreSQL's ``WHERE`` of these partial indexes is added by
+#: :mod:`graphmem.store.dialects.postgresql` when it loads: naming it here would load
+#: SQLAlchemy's PostgreSQL dialects in every process (validating the option), 0.1 s of a start.
 TYPED_RELATION = text("predicate != 'co_occurs'")
-for _end in ("subject_id", "object_id"):
+TYPED_RELATION_INDEXES = [
     Index(
-        f"ix_relations_{_end.removesuffix('_id')}_typed",
-        relations.c[_end],
+        f"ix_relations_{end.removesuffix('_id')}_typed",
+        relations.c[end],
         relations.c.valid_to,
         relations.c.support,
         relations.c.valid_from,
         relations.c.predicate,  # covering: the planner then prefers it for typed relations
         sqlite_where=TYPED_RELATION,
-        postgresql_where=TYPED_RELATION,
     )
+    for end in ("subject_id", "object_id")
+]
 
 relation_evidence = Table(
     "relation_evidence",

@@ -20,8 +20,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FLOAT32_PREFIX", "decode_embedding", "encode_embedding", "vector_matrix"]
 
@@ -30,6 +32,8 @@ FLOAT32_PREFIX = "f32:"
 
 def encode_embedding(values: Sequence[float]) -> str:
     """The column text of an embedding (see the module docstring)."""
+    import numpy as np
+
     as_float32 = np.asarray(values, dtype="<f4")
     if as_float32.ndim == 1 and np.array_equal(as_float32.astype(np.float64), values):
         return FLOAT32_PREFIX + base64.b64encode(as_float32.tobytes()).decode("ascii")
@@ -46,6 +50,8 @@ def decode_embedding(stored: str) -> list[float]:
 def vector_matrix(stored: Sequence[str], dim: int) -> np.ndarray:
     """One float32 row per column text; a row of zeros where a text is not a float32 vector
     of ``dim`` values (a caller's own embedding, or another model's)."""
+    import numpy as np
+
     out = np.zeros((len(stored), dim), dtype=np.float32)
     for row, text in enumerate(stored):
         if text.startswith(FLOAT32_PREFIX) and len(text) == _encoded_length(dim):
@@ -54,6 +60,8 @@ def vector_matrix(stored: Sequence[str], dim: int) -> np.ndarray:
 
 
 def _float32(stored: str) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(base64.b64decode(stored[len(FLOAT32_PREFIX) :]), dtype="<f4")
 
 

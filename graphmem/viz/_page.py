@@ -83,6 +83,7 @@ from ._records import (
 from ._source import EntityTier, Source, drawable_graph, knowledge_graph_of
 from ._subgraphs import count_value, focus_nodes
 from ._views import (
+    CO_OCCURS_PER_ENTITY,
     STRONGEST_PER_ENTITY,
     Link,
     PagePlan,
@@ -541,6 +542,10 @@ def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
     """Return the header line: what is drawn, what was left out and how to see it.
 
     Example:
+        >>> report = VizReport(Path("g.html"), 57, 173, nodes_omitted=0, edges_omitted=158)
+        >>> print(_summary_text(report, 57, ego=False))  # doctest: +NORMALIZE_WHITESPACE
+        57 entities; 173 of their 331 relations on the page: every typed relation and each
+        entity's 3 strongest co-occurrence links.
         >>> report = VizReport(Path("g.html"), 150, 300, nodes_omitted=439, nodes_held=150)
         >>> print(_summary_text(report, 589, ego=False))  # doctest: +NORMALIZE_WHITESPACE
         Showing 150 of 589 entities (the most connected) and 300 relations among them;
@@ -550,7 +555,20 @@ def _summary_text(report: VizReport, total_nodes: int, *, ego: bool) -> str:
     """
     relations = plural(report.edges_drawn, "relation")
     if not report.nodes_omitted:
-        return f"{plural(report.nodes_drawn, 'entity', 'entities')}, {relations}."
+        entities = plural(report.nodes_drawn, "entity", "entities")
+        if not report.edges_omitted:
+            return f"{entities}, {relations}."
+        # The rest are co-occurrence links, most of a graph (links_on_page).
+        text = (
+            f"{entities}; {report.edges_drawn:,} of their "
+            f"{report.edges_drawn + report.edges_omitted:,} relations on the page"
+        )
+        if ego:
+            return text + "."
+        return (
+            f"{text}: every typed relation and each entity's {CO_OCCURS_PER_ENTITY} strongest "
+            "co-occurrence links."
+        )
     text = (
         f"Showing {report.nodes_drawn:,} of {total_nodes:,} entities "
         f"({'the neighbourhood' if ego else 'the most connected'}) and {relations} among them; "

@@ -64,6 +64,11 @@ __all__ = [
     "tsquery_terms",
 ]
 
+# The typed-relation indexes are partial here too (schema.TYPED_RELATION_INDEXES says why
+# this is done on load), before any schema is created.
+for _index in schema.TYPED_RELATION_INDEXES:
+    _index.dialect_kwargs["postgresql_where"] = schema.TYPED_RELATION
+
 #: Text-search configuration of the tsvector column and of queries.
 FTS_CONFIG = "english"
 #: Advisory lock id held while a process creates or checks the schema ("grmm").
