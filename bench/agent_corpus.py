@@ -281,6 +281,7 @@ def score_styles(styles: Iterable[Style]) -> list[dict[str, Any]]:
             {
                 "style": style.name,
                 "split": style.split,
+                "labels": len(corpus.labels),
                 **scored.figures,
                 "missed": scored.missed,
                 "wrong": scored.wrong,
@@ -296,11 +297,14 @@ def totals(rows: list[Mapping[str, Any]]) -> dict[str, float | int | None]:
     gold = sum(r["gold_triples"] for r in rows)
     found = sum(r["found_gold"] for r in rows)
     negatives = sum(r["negatives_found"] for r in rows)
+    labels = sum(r.get("labels", 0) for r in rows)
+    types = sum(r.get("labels", 0) * (r["entity_types"] or 0) for r in rows)
     return {
         "styles": len(rows),
         "gold_triples": gold,
         "precision": correct / typed if typed else None,
         "recall": found / gold if gold else None,
+        "entity_types": types / labels if labels else None,
         "forbidden_produced": negatives,
     }
 
@@ -323,7 +327,7 @@ def table(rows: list[Mapping[str, Any]]) -> str:
     t = totals(rows)
     lines.append(
         f"| **all {t['styles']}** | | {t['gold_triples']} | {cell(t['precision'])} | "
-        f"{cell(t['recall'])} | | {t['forbidden_produced']} |"
+        f"{cell(t['recall'])} | {cell(t['entity_types'])} | {t['forbidden_produced']} |"
     )
     return "\n".join(lines)
 

@@ -231,11 +231,8 @@ def scores(probs: np.ndarray, gold: np.ndarray, thresholds: np.ndarray) -> dict[
 def write(
     vocabulary: Mapping[str, int], model: Any, thresholds: np.ndarray, meta: dict[str, Any]
 ) -> None:
-    weights = np.zeros((len(vocabulary), len(AGENT_CLASSES)), dtype=np.float32)
-    intercepts = np.full(len(AGENT_CLASSES), -30.0)
-    for k, cls in enumerate(model.classes_):
-        weights[:, cls] = model.coef_[k]
-        intercepts[cls] = model.intercept_[k]
+    weights, intercepts = model
+    weights = weights.astype(np.float32)
     meta_name, weights_name = AGENT_FILES
     np.save(MODELS / weights_name, weights, allow_pickle=False)
     data = {
@@ -248,7 +245,7 @@ def write(
     (MODELS / meta_name).write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     for name in AGENT_FILES:
-        manifest[name] = hashlib.sha256((MODELS / name).read_bytes()).hexdigest()
+        manifest["files"][name] = hashlib.sha256((MODELS / name).read_bytes()).hexdigest()
     MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

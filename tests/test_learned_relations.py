@@ -15,6 +15,7 @@ import pytest
 
 from graphmem._assets import asset_path
 from graphmem.extract.learned import (
+    AGENT_FILES,
     DOCUMENT_RULE,
     DOCUMENT_SWITCH_VARIABLE,
     INFERRED_RULE,
@@ -61,8 +62,8 @@ def typed(memory: EntityMemory, name: str) -> set[tuple[str, str, str, str]]:
 class TestFiles:
     def test_the_manifest_records_the_shipped_bytes(self):
         manifest = json.loads((MODELS / MANIFEST_FILE).read_text(encoding="utf-8"))["files"]
-        assert sorted(manifest) == sorted(MODEL_FILES)
-        for name in MODEL_FILES:
+        assert sorted(manifest) == sorted((*MODEL_FILES, *AGENT_FILES))
+        for name in (*MODEL_FILES, *AGENT_FILES):
             assert manifest[name] == hashlib.sha256((MODELS / name).read_bytes()).hexdigest()
 
     @pytest.mark.parametrize("name", MODEL_FILES)

@@ -175,3 +175,24 @@ def test_default_cortex_memory_through_3000_saves_with_deletes(
         reopened = CortexMemory(persistence_path=str(path))
         assert any("Brackenholt" in str(hit) for hit in reopened.search("Brackenholt"))
         assert_index_sound(path)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_cortex_memory_on_postgresql_through_3000_saves_with_deletes(pg_url: str) -> None:
+    """The same long run on PostgreSQL: 3,200 saves of varied text with a delete every 50,
+    then a reopened memory answers a search and holds exactly what was not deleted."""
+    from graphmem import SQLStorage
+
+    memory = CortexMemory(storage=SQLStorage(pg_url))
+    texts = varied_texts(seed=3_001)
+    ids, deleted = [], set()
+    for i in range(1, 3_201):
+        ids.append(memory.save_task_result(f"Read source {i}", next(texts), "Researcher"))
+        if i % 50 == 0:
+            assert memory.delete(ids[-25])
+            deleted.add(ids[-25])
+    memory.save_task_result("Read source", "Marisol Quenby joined Brackenholt.", "Researcher")
+    reopened = CortexMemory(storage=SQLStorage(pg_url))
+    assert any("Brackenholt" in str(hit) for hit in reopened.search("Brackenholt"))
+    assert not any(reopened.delete(i) for i in sorted(deleted)[:5])  # already gone

@@ -29,6 +29,7 @@ from .extractor import ExtractedEntity, Extraction
 from .known_names import KnownNames
 from .normalize import (
     MODEL_LABELS,
+    TUNED_MODEL_LABELS,
     canonical_key,
     is_acronym,
     is_valid_entity_text,
@@ -441,8 +442,11 @@ class _Candidates:
             return label, "declared"  # a declared pattern's label
         if extent in self.runs:
             return label, "shape" if label == "PERSON" else "descriptor"
-        if label not in MODEL_LABELS:  # a known name's type the model does not have
-            return label, "known" if extent in self.known else "declared"
+        if label not in MODEL_LABELS:  # a type the small model does not have
+            if extent in self.known:
+                return label, "known"
+            # PROJECT or TEAM from the fine-tuned NER (models/agent_ner), else declared
+            return label, "model" if label in TUNED_MODEL_LABELS else "declared"
         if extent in self.organisations:
             return "ORG", "shape"  # "Vertex Labs", which the model calls a person
         label, source = label_and_source(text, label, key, person_words)

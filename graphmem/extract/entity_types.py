@@ -77,6 +77,21 @@ __all__ = [
     "place_kind",
 ]
 
+#: ``id`` of the vocabularies of pipelines whose ``ner`` is the one fine-tuned on agent text
+#: (:func:`mark_tuned`; a doc shares its pipeline's vocabulary).
+_TUNED_VOCABS: set[int] = set()
+
+
+def mark_tuned(vocab: Any) -> None:
+    """Record that the pipeline of ``vocab`` runs the fine-tuned NER (extract/pipeline.py)."""
+    _TUNED_VOCABS.add(id(vocab))
+
+
+def tuned_model_labelled(span: Span) -> bool:
+    """Whether ``span``'s doc was labelled by the NER fine-tuned on agent text."""
+    return id(span.doc.vocab) in _TUNED_VOCABS
+
+
 _FRAMES_FILE = "entity_frames.json"
 #: Lower-case words inside a person's name ("Sanne de Vries", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset(
@@ -687,6 +702,8 @@ def label_and_source(
         return owned, "frame"
     if label != "PERSON" and referred_to_as_a_person(span):
         return "PERSON", "pronoun"  # "Tendai Mutasa accepted the offer. She starts ..."
+    if tuned_model_labelled(span):
+        return label, "model"  # the NER fine-tuned on agent text: no guess from name shape
     if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
         return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
     if label == "PERSON" and organisation_shaped(span):

@@ -32,6 +32,7 @@ __all__ = [
     "name_text",
     "CORPORATE_SUFFIXES",
     "MODEL_LABELS",
+    "TUNED_MODEL_LABELS",
     "PLACE_LABELS",
     "UNKNOWN_LABEL",
     "canonical_key",
@@ -240,6 +241,8 @@ MODEL_LABELS = frozenset(
         "LANGUAGE", "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL",
     }
 )  # fmt: skip
+#: Labels only the NER fine-tuned on agent text gives (``models/agent_ner``).
+TUNED_MODEL_LABELS = frozenset({"PROJECT", "TEAM"})
 #: The label of an entity the caller named without a type (``EntityMemory.save(...,
 #: entities=[...])``): compatible with every label.
 UNKNOWN_LABEL = "ENTITY"

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .._assets import asset_path
 from ..errors import GraphmemError
 from .entity_patterns import load_entity_patterns, validate_entity_patterns
+from .entity_types import mark_tuned
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -129,6 +130,7 @@ def _use_agent_ner(nlp: Language) -> None:
     config = {k: v for k, v in nlp.config["components"]["ner"].items() if k != "factory"}
     nlp.replace_pipe("ner", "ner", config=config)
     nlp.get_pipe("ner").from_disk(directory)
+    mark_tuned(nlp.vocab)
 
 
 def load_pipeline(

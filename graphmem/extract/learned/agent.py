@@ -309,6 +309,8 @@ class AgentRelationExtractor:
         past = is_past(self.filters, path)
         if is_blocked(self.filters, doc[start:end], path, past_ok=past):
             return None
+        if _through_another(path, c, by_token):
+            return None
         predicate = label[:-1]
         if predicate == ROLE_CLASS:
             title = self._title(path, by_token)
@@ -333,6 +335,20 @@ class AgentRelationExtractor:
             if token.lower_ in self.role_words and token.pos_ in ("NOUN", "PROPN"):
                 return token
         return next((t for t in outside if t.pos_ == "NOUN"), None)
+
+
+def _through_another(path: Sequence[Token], c: AgentCandidate, by_token: dict[int, Span]) -> bool:
+    """Whether the dependency path between the pair runs through a third entity that is no
+    conjunct of an end: that entity is what the words relate ("Nadia Ali, the CEO of *Hooli*,
+    was born in *Cairo*": Nadia Ali was, not Hooli), unlike "Ana and Tomas joined Acme"."""
+    ends = {c.first_entity.start, c.second_entity.start, c.first.start, c.second.start}
+    for token in path:
+        other = by_token.get(token.i)
+        if other is None or other.start in ends:
+            continue
+        if other.root.dep_ != "conj":
+            return True
+    return False
 
 
 def agent_model_enabled() -> bool:

@@ -1,0 +1,107 @@
+"""The models learned from agent text (issue 35): the fine-tuned NER and the agent relation
+model load hash-checked, read agent wording the rules never listed, and state no forbidden
+reading. Texts here were written for these tests, in no style of the training corpus."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem import EntityMemory
+from graphmem.extract.learned import (
+    AGENT_CLASSES,
+    AGENT_FILES,
+    LearnedModelError,
+    load_agent_model,
+)
+from graphmem.extract.pipeline import get_analyzer
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+def triples(memory: EntityMemory) -> set[tuple[str, str, str]]:
+    g = memory.graph.typed().graph
+    return {
+        (g.nodes[a]["name"], data["predicate"], g.nodes[b]["name"])
+        for a, b, data in g.edges(data=True)
+    }
+
+
+def test_the_agent_model_loads_with_its_classes() -> None:
+    model = load_agent_model()
+    assert model is not None and model.classes == AGENT_CLASSES
+    assert model.weights.shape == (len(model.features), len(AGENT_CLASSES))
+
+
+def test_an_altered_agent_model_file_is_refused(tmp_path: Path) -> None:
+    for path in MODELS.iterdir():
+        if path.is_file():
+            shutil.copy(path, tmp_path / path.name)
+    weights = np.load(tmp_path / AGENT_FILES[1], allow_pickle=False)
+    weights[0, 1] += 1.0
+    np.save(tmp_path / AGENT_FILES[1], weights, allow_pickle=False)
+    with pytest.raises(LearnedModelError, match="SHA-256"):
+        load_agent_model(tmp_path)
+
+
+def test_the_fine_tuned_ner_knows_projects_and_teams() -> None:
+    labels = set(get_analyzer().nlp.get_pipe("ner").labels)
+    assert {"PROJECT", "TEAM", "PERSON", "ORG", "GPE"} <= labels
+
+
+def test_graphmem_agent_ner_0_keeps_the_base_model() -> None:
+    code = (
+        "from graphmem.extract.pipeline import get_analyzer;"
+        "print(sorted(get_analyzer().nlp.get_pipe('ner').labels))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"GRAPHMEM_AGENT_NER": "0", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "PROJECT" not in out and "PERSON" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "Quick sync notes. Oyelaran Bakare (ops lead @ Farrowdale) confirmed the rota.",
+            ("Oyelaran Bakare", "works_at", "Farrowdale"),
+        ),
+        (
+            "Guest list: Mireille Castaing flew back to Montreal after the offsite.",
+            ("Mireille Castaing", "visited", "Montreal"),
+        ),
+        (
+            "Vendor file. Kestrelmoor, headquartered in Leeds, supplies the pallet wrap.",
+            ("Kestrelmoor", "located_in", "Leeds"),
+        ),
+    ],
+)
+def test_agent_wording_gives_its_relation(text: str, fact: tuple[str, str, str]) -> None:
+    memory = EntityMemory()
+    memory.save(text)
+    assert fact in triples(memory)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tomasz Wrona might join Halvergate next spring, if the visa comes through.",
+        "Flights are booked for Imke Borchardt to Lisbon next week.",
+        "Did Sunniva Aas leave Brightwater? Nobody has confirmed it.",
+    ],
+)
+def test_forbidden_readings_give_no_relation(text: str) -> None:
+    memory = EntityMemory()
+    memory.save(text)
+    stated = {p for _, p, _ in triples(memory)}
+    assert not stated & {"works_at", "visited", "left"}
