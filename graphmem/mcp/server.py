@@ -49,7 +49,7 @@ from .defaults import DEFAULT_PORT
 from .shapes import HINTS, EntityOut, ForgetOut, PathsOut, RecallOut, RelationsOut, RememberOut
 from .tokens import TokenMap
 
-__all__ = ["TOOL_SETS", "MemoryServer", "build_server"]
+__all__ = ["TOOL_SETS", "MemoryServer", "build_server", "tool_errors"]
 
 #: The tool sets ``build_server`` serves (``graphmem mcp --tools``).
 TOOL_SETS = ("graphmem", "reference", "all")
@@ -113,7 +113,7 @@ def _token_user() -> str | None:
     return token.subject if token is not None else None
 
 
-def _tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+def tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
     """graphmem's named errors become tool errors with their message (not crashes)."""
 
     @functools.wraps(fn)
@@ -247,7 +247,7 @@ def _add_remember(server: MCPServer, memories: MemoryServer) -> None:
     """``remember``: save a task result or a fact."""
 
     @server.tool(annotations=HINTS["remember"])
-    @_tool_errors
+    @tool_errors
     async def remember(
         content: Annotated[str, Field(description="what to remember: a result or a fact")],
         task: Annotated[
@@ -290,7 +290,7 @@ def _add_recall(server: MCPServer, memories: MemoryServer) -> None:
     """``recall``: search memory, each hit with why it matched."""
 
     @server.tool(annotations=HINTS["recall"])
-    @_tool_errors
+    @tool_errors
     async def recall(
         query: Annotated[str, Field(description="what to look for, in plain words")],
         limit: Limit = 10,
@@ -321,7 +321,7 @@ def _add_context(server: MCPServer, memories: MemoryServer) -> None:
     """``context``: the context for a task, as text."""
 
     @server.tool(annotations=HINTS["context"])
-    @_tool_errors
+    @tool_errors
     async def context(
         task: Annotated[str, Field(description="the task about to be done")],
         agent_role: Annotated[
@@ -345,7 +345,7 @@ def _add_entity(server: MCPServer, memories: MemoryServer) -> None:
     """``entity``: an entity, its relations and the entities mentioned with it."""
 
     @server.tool(annotations=HINTS["entity"])
-    @_tool_errors
+    @tool_errors
     async def entity(
         name: Annotated[str, Field(description="a name, alias or short name")],
         limit: Limit = 20,
@@ -361,7 +361,7 @@ def _add_relations(server: MCPServer, memories: MemoryServer) -> None:
     """``relations``: the relations matching a pattern, as of a time."""
 
     @server.tool(annotations=HINTS["relations"])
-    @_tool_errors
+    @tool_errors
     async def relations(
         subject: str | None = None,
         predicate: Annotated[
@@ -402,7 +402,7 @@ def _add_path(server: MCPServer, memories: MemoryServer) -> None:
     """``path``: how one entity connects to another."""
 
     @server.tool(annotations=HINTS["path"])
-    @_tool_errors
+    @tool_errors
     async def path(
         a: Annotated[str, Field(description="one entity")],
         b: Annotated[str, Field(description="the other entity")],
@@ -425,7 +425,7 @@ def _add_forget(server: MCPServer, memories: MemoryServer) -> None:
     """``forget``: one memory by id, or every memory matching filters."""
 
     @server.tool(annotations=HINTS["forget"])
-    @_tool_errors
+    @tool_errors
     async def forget(
         id: Annotated[  # noqa: A002 - the id remember and recall give
             str | None, Field(description="the id remember or recall gave")
