@@ -91,7 +91,11 @@ def _report(report: Any) -> list[str]:
 def snapshot(turns: int, questions: int, locomo: Path = DEFAULT_LOCOMO) -> str:
     freeze_clock()
     from graphmem import CortexMemory, EntityMemory, LongTermMemory, ShortTermMemory
-    from graphmem.mcp.reference_graph import ReferenceGraph
+
+    try:
+        from graphmem.reference import ReferenceGraph
+    except ImportError:  # before issue 37 it lived in mcp/
+        from graphmem.mcp.reference_graph import ReferenceGraph  # type: ignore[no-redef]
     from graphmem.stats import stats
 
     conversation = load_locomo(locomo)[0]

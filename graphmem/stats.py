@@ -18,7 +18,6 @@ from typing import Any
 
 from .memories.user import preferences_key
 from .space import MemorySpace
-from .store import dump, schema
 
 __all__ = ["stats"]
 
@@ -35,19 +34,14 @@ def stats(space: MemorySpace, user: str | None = None) -> dict[str, Any]:
         and ``relations_by_predicate`` (the most first).
     """
     tenant = user or ""
-    database = space.database
-    with database.read() as conn:
-        tables = {**dump.table_counts(conn), **dump.tenant_counts(conn, tenant)}
-        tiers = dump.namespace_counts(conn, tenant)
-        users = dump.tenant_names(conn)
-        if tenant:  # of the file's key-value rows, only the user's preferences are theirs
-            tables["kv"] = int(database.kv_get(conn, preferences_key(tenant)) is not None)
+    # Of the file's key-value rows, only the user's preferences are theirs.
+    counts = space.stored_counts(tenant, preferences_key(tenant) if tenant else None)
     graph = space.entity_index.graph(tenant)
     return {
-        "schema_version": schema.SCHEMA_VERSION,
+        "schema_version": space.schema_version,
         "user": tenant,
-        "users": [u for u in users if u],
-        "memories_by_tier": tiers,
-        "rows": {k: v for k, v in tables.items() if k != "graphmem_meta"},
+        "users": [u for u in counts.tenants if u],
+        "memories_by_tier": counts.tiers,
+        "rows": {k: v for k, v in counts.tables.items() if k != "graphmem_meta"},
         "graph": {"user": tenant, **graph.counts()},
     }

@@ -6,7 +6,7 @@
 ``read_graph``, ``search_nodes``, ``open_nodes``) with its arguments, result shapes (structured
 content and the same JSON text), output schemas and hints, and its resource
 ``memory://knowledge-graph``; ``--tools all`` serves them beside graphmem's own. The graph is a
-:class:`~graphmem.mcp.reference_graph.ReferenceGraph` of the connection's user. Beyond the
+:class:`~graphmem.reference.ReferenceGraph` of the connection's user. Beyond the
 reference, ``read_graph`` and ``search_nodes`` take ``limit`` and ``cursor``.
 
 Example:
@@ -36,7 +36,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..cortex import CortexMemory
-from .reference_graph import ReferenceGraph
+from ..reference import ReferenceGraph
 from .server import MemoryServer, tool_errors
 from .shapes import tool_hints
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentTypeError
@@ -21,7 +22,7 @@ from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import graph_rows
+from ..store import dump, graph_rows, schema
 from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
 
 if TYPE_CHECKING:
@@ -29,7 +30,19 @@ if TYPE_CHECKING:
     from ..store import Connection, MemoryRow
     from ..store.graph_rows import RelationRow
 
-__all__ = ["GraphCache", "MemorySpace", "split_filters"]
+__all__ = ["GraphCache", "MemorySpace", "StoredCounts", "split_filters"]
+
+
+@dataclass(frozen=True)
+class StoredCounts:
+    """Row counts of a database (see :meth:`MemorySpace.stored_counts`)."""
+
+    #: table -> rows (the graph's and the merge log's of one tenant).
+    tables: dict[str, int]
+    #: namespace (tier) -> the tenant's memories.
+    tiers: dict[str, int]
+    #: the tenants that own memories (``""``, the shared one, included when it does).
+    tenants: list[str]
 
 
 def split_filters(filters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -74,6 +87,9 @@ class MemorySpace:
         # A store analysed by other rules (or whose re-analysis was cut short) says so.
         check_store(self.database)
 
+    #: The schema version this library writes (``graphmem stats`` reports it).
+    schema_version = schema.SCHEMA_VERSION
+
     def describe(self) -> str:
         """Where the data lives, for messages."""
         return self.database.describe()
@@ -81,6 +97,18 @@ class MemorySpace:
     def close(self) -> None:
         """Release the database connections."""
         self.database.close()
+
+    def stored_counts(self, tenant: str, kv_key: str | None = None) -> StoredCounts:
+        """What the database holds, in one read: rows by table (of ``tenant`` for its graph
+        and merge log; with ``kv_key``, the ``kv`` count is whether that key is stored),
+        ``tenant``'s memories by tier, and every tenant that owns memories."""
+        with self.database.read() as conn:
+            tables = {**dump.table_counts(conn), **dump.tenant_counts(conn, tenant)}
+            tiers = dump.namespace_counts(conn, tenant)
+            tenants = dump.tenant_names(conn)
+            if kv_key is not None:
+                tables["kv"] = int(self.database.kv_get(conn, kv_key) is not None)
+        return StoredCounts(tables, tiers, tenants)
 
     # ------------------------------------------------------------------ for the tiers
     # The statements the tiers and the facade need beyond the database and the index, so
