@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -667,7 +668,7 @@ class Database:
         """Delete texts (their mentions and evidence cascade); no byte of them stays in the
         file (:meth:`_scrub`)."""
         for chunk in chunks(list(text_ids), 500):
-            self._healing(conn, lambda chunk=chunk: conn.execute(_DELETE_TEXTS, {"ids": chunk}))
+            self._healing(conn, partial(conn.execute, _DELETE_TEXTS, {"ids": chunk}))
         if text_ids:
             self._scrub(conn)
 
