@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from .pipeline import Analyzer
 
-__all__ = ["MAX_ANALYSED_CHARS", "analyse_texts", "whole_text"]
+# spaCy's analysed text and span, named here for the layers that carry them without running
+# spaCy (index/, the facade's write path): only extract/ imports spaCy.
+__all__ = ["MAX_ANALYSED_CHARS", "Doc", "Span", "analyse_texts", "whole_text"]
 
 #: Entities are looked for in the first this-many characters of a text (all of it is stored
 #: and searchable); analysing megabytes of text on every save would stall the caller.

@@ -52,9 +52,9 @@ from ..extract.resolution import may_merge, resolve_named, shortens_only
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import Edge, KnowledgeGraph
 from ..graph.records import RelationshipQueries
-from ..items import MemoryItem, event_stamp, utc_now
+from ..items import MemoryItem, StoredMemory, event_stamp, utc_now
 from ..store import Connection, derived_rows, graph_rows
-from ..store.database import Database, MemoryRow
+from ..store.database import Database
 from ._shared import (
     MAX_INDEXED_CHARS,
     MAX_MEMORY_LINKED_ENTITIES,
@@ -72,7 +72,7 @@ from .support import Support
 from .views import TenantViews
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = [
     "MAX_INDEXED_CHARS",
@@ -613,7 +613,7 @@ class EntityIndex:
         """
         self._support.forget(conn, tenants)
 
-    def delete_memories(self, conn: Connection, rows: Sequence[MemoryRow]) -> int:
+    def delete_memories(self, conn: Connection, rows: Sequence[StoredMemory]) -> int:
         """Delete tier items; the texts no item shows any more go with their mentions and
         evidence, and what lost all its support goes too. The graph views are updated in
         place (no rebuild)."""
@@ -622,12 +622,12 @@ class EntityIndex:
     def replace_text(
         self,
         conn: Connection,
-        row: MemoryRow,
+        row: StoredMemory,
         new: MemoryItem,
         *,
         index: bool,
         relations: bool,
-    ) -> MemoryRow:
+    ) -> StoredMemory:
         """Give an item whose content (or owner) changed its new text, re-extracted when
         ``index``; returns its row.
 

@@ -48,7 +48,7 @@ from ._shared import IndexedMemory, RelationSource, TenantState
 from .linking import TextContext, add_typed_relations, link_cooccurring, link_extracted
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = ["IndexingWay", "index_text"]
 

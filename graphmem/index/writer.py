@@ -51,13 +51,13 @@ from ..extract.embeddings import Embedder, get_embedder
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
-from ..items import MemoryItem, author_of
+from ..items import MemoryItem, StoredMemory, author_of
 from ..store import Connection
-from ..store.database import Database, MemoryRow, NewItemRow, TextAnalysis
+from ..store.database import Database, NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = [
     "NewItem",
@@ -282,7 +282,7 @@ class Writer:
         conn: Connection,
         texts: Sequence[NewText],
         docs: Sequence[Doc | None] | None = None,
-    ) -> list[list[MemoryRow]]:
+    ) -> list[list[StoredMemory]]:
         """Store ``texts`` in the caller's transaction, in order; returns each text's item
         rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
         if docs is None:
@@ -301,7 +301,7 @@ class Writer:
                 for ni in text.items
             ],
         )
-        by_text: list[list[MemoryRow]] = []
+        by_text: list[list[StoredMemory]] = []
         listed: list[tuple[int, dict[str, Any]]] = []
         position = 0
         with self.index.deferred_writes(conn):
@@ -327,7 +327,7 @@ class Writer:
         text_id: int,
         items: Sequence[NewItem],
         result_id: str | None = None,
-    ) -> list[MemoryRow]:
+    ) -> list[StoredMemory]:
         """Give a stored text more items (a contextual item promoted to long-term memory),
         of the save ``result_id`` (deleting that result deletes them too)."""
         return self.db.insert_items(conn, [ni.row(text_id, result_id) for ni in items])

@@ -498,7 +498,7 @@ def _graph_query(query: Callable[[KnowledgeGraph], T]) -> Callable[[CortexMemory
     def run(memory: CortexMemory) -> T:
         entities = memory.entity_memory
         assert entities is not None  # the server's facades keep the entity tier
-        with entities.space.database.read():
+        with entities.space.reading():
             return query(entities.graph)
 
     return run

@@ -42,15 +42,15 @@ import snowballstemmer
 from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
-from ..items import MemoryItem, stored_time, utc_now
+from ..items import MemoryItem, StoredMemory, stored_time, utc_now
 from ..store import ranking_rows
-from ..store.database import MemoryRow, query_terms
+from ..store.database import query_terms
 from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import KnowledgeGraph
-    from ..space import MemorySpace
+    from ..space import MemorySpace, Work
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -102,7 +102,7 @@ class Hit:
     result_id: str = ""
 
     @classmethod
-    def listed(cls, row: MemoryRow, item: MemoryItem) -> Hit:
+    def listed(cls, row: StoredMemory, item: MemoryItem) -> Hit:
         """An item listed without a query (score 1)."""
         return cls(
             row.seq,
@@ -196,9 +196,9 @@ def rank(
     if limit <= 0:
         return []
     weights = resolved(weights)
-    with space.database.read() as conn:
+    with space.reading() as tx:
         ranking = Ranking.of(
-            conn,
+            tx.connection,
             space,
             namespaces,
             query,
@@ -208,7 +208,7 @@ def rank(
             heads=heads,
             weights=weights,
         )
-        return ranking.take(conn, limit, predicate=predicate)
+        return ranking.take(tx, limit, predicate=predicate)
 
 
 @dataclass
@@ -275,14 +275,14 @@ class Ranking:
 
     def take(
         self,
-        conn: Any,
+        tx: Work,
         limit: int,
         *,
         namespaces: Set[str] | None = None,
         predicate: Callable[[MemoryItem], bool] | None = None,
     ) -> list[Hit]:
         """The best ``limit`` hits (of ``namespaces`` when given, passing ``predicate``),
-        with scores relative to the first and explanations."""
+        with scores relative to the first and explanations; read in ``tx``."""
         hits: list[Hit] = []
         order = (
             self.order
@@ -294,7 +294,7 @@ class Ranking:
             if len(hits) >= limit:
                 break
             batch = order[start : start + chunk]
-            rows = self.space.database.fetch_rows(conn, batch)
+            rows = self.space.database.fetch_rows(tx.connection, batch)
             for seq in batch:
                 found = rows.get(seq)
                 if found is None or (predicate is not None and not predicate(found[1])):

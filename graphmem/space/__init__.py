@@ -13,8 +13,10 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentTypeError
@@ -22,15 +24,15 @@ from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import dump, graph_rows, schema
+from ..store import dump, schema
 from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
+from .work import Work
 
 if TYPE_CHECKING:
-    from ..items import MemoryItem
-    from ..store import Connection, MemoryRow
-    from ..store.graph_rows import RelationRow
+    from ..items import MemoryItem, StoredMemory
+    from ..store import Connection
 
-__all__ = ["GraphCache", "MemorySpace", "StoredCounts", "split_filters"]
+__all__ = ["GraphCache", "MemorySpace", "StoredCounts", "Work", "split_filters"]
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,32 @@ class MemorySpace:
                 tables["kv"] = int(self.database.kv_get(conn, kv_key) is not None)
         return StoredCounts(tables, tiers, tenants)
 
-    # ------------------------------------------------------------------ for the tiers
-    # The statements the tiers and the facade need beyond the database and the index, so
-    # that they import neither store/ nor extract/ (the contracts in pyproject.toml).
+    # ------------------------------------------------------------------ units of work
+    @contextmanager
+    def transaction(self, durable: bool = True) -> Iterator[Work]:
+        """One write transaction (nested blocks join the outer one), as a unit of work: the
+        operations the tiers and the facade need (:class:`~graphmem.space.work.Work`).
+        ``durable=False``: bookkeeping that need not reach the disk at once (access counts).
+        """
+        with self.database.write(durable=durable) as conn:
+            yield Work(self, conn)
+
+    @contextmanager
+    def reading(self) -> Iterator[Work]:
+        """One read transaction (one snapshot; writers of this process wait for it to end
+        before changing the graph views), as a unit of work."""
+        with self.database.read() as conn:
+            yield Work(self, conn)
+
+    def record_access(self, seqs: Sequence[int], when: datetime) -> bool:
+        """Count an access of the items ``seqs`` in a transaction of its own; False when the
+        disk is full (the access goes uncounted)."""
+        return self.database.record_access(seqs, when)
+
+    # ------------------------------------------------------------------ for the library
     def replace_text(
-        self, conn: Connection, row: MemoryRow, item: MemoryItem, *, index: bool, relations: bool
-    ) -> MemoryRow:
+        self, conn: Connection, row: StoredMemory, item: MemoryItem, *, index: bool, relations: bool
+    ) -> StoredMemory:
         """Give ``row``'s item the changed text of ``item``: stored and indexed again (with
         typed relations when ``relations``; not at all unless ``index``), its analysis
         recorded for ``reanalyse``; returns the item's new row."""
@@ -123,37 +145,3 @@ class MemorySpace:
         analysis = TextAnalysis(relations) if index else None
         self.database.record_analysis(conn, new_row.text_id, analysis)
         return new_row
-
-    def forget_graph(self, conn: Connection, tenant: str) -> None:
-        """Delete ``tenant``'s whole graph (hand-added relations and the merge log included)
-        and its cached views."""
-        graph_rows.delete_tenant_graph(conn, tenant)
-        self.entity_index.forget(conn, {tenant})
-
-    def tier_entity_mentions(
-        self,
-        conn: Connection,
-        namespace: str,
-        graph_tenant: str,
-        tenant: str | None = None,
-        key: str | None = None,
-    ) -> list[tuple[str, str, str, str, int]]:
-        """See :func:`graphmem.store.graph_rows.tier_entity_mentions`."""
-        return graph_rows.tier_entity_mentions(conn, namespace, graph_tenant, tenant, key)
-
-    def typed_relations_of(
-        self, conn: Connection, entity_ids: Sequence[int], per_entity: int
-    ) -> list[tuple[int, RelationRow]]:
-        """See :func:`graphmem.store.graph_rows.typed_relations_of`."""
-        return graph_rows.typed_relations_of(conn, entity_ids, per_entity)
-
-    def delete_relations(
-        self,
-        conn: Connection,
-        tenant: str,
-        triples: Sequence[tuple[int, str, int]],
-        *,
-        by_hand_only: bool = False,
-    ) -> int:
-        """See :func:`graphmem.store.graph_rows.delete_relations`."""
-        return graph_rows.delete_relations(conn, tenant, triples, by_hand_only=by_hand_only)

@@ -20,6 +20,6 @@ the caller's connection, and a function that needs the backend asks the connecti
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError as DriverError
 
-from .database import Database, MemoryRow
+from .database import Database
 
-__all__ = ["Connection", "Database", "DriverError", "MemoryRow"]
+__all__ = ["Connection", "Database", "DriverError"]

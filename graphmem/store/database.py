@@ -42,14 +42,13 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ..errors import DatabaseFileError, InvalidArgumentError, StorageFullError
-from ..items import MemoryItem, encode_metadata, time_text
+from ..items import MemoryItem, StoredMemory, encode_metadata, time_text
 from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
 from .dialects.sqlite import WAL_SCRUB_WAIT_MS
 from .engine import is_url, open_engine
 from .memory_rows import (
     SQL_FILTER_COLUMNS,
-    MemoryRow,
     NewItemRow,
     TextAnalysis,
     chunks,
@@ -65,7 +64,6 @@ from .transactions import Transaction, is_disk_full
 
 __all__ = [
     "Database",
-    "MemoryRow",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "STOP_WORDS",
@@ -377,7 +375,7 @@ class Database:
 
     def insert_memories(
         self, conn: Connection, rows: Sequence[tuple[MemoryItem, str, float | None]]
-    ) -> list[MemoryRow]:
+    ) -> list[StoredMemory]:
         """Insert items, each with a text of its own, in the caller's transaction; returns
         their rows in order."""
         text_ids = self.insert_texts(
@@ -430,16 +428,16 @@ class Database:
 
     def items_of_texts(
         self, conn: Connection, text_ids: Sequence[int]
-    ) -> list[tuple[MemoryRow, MemoryItem]]:
+    ) -> list[tuple[StoredMemory, MemoryItem]]:
         """Every item showing one of ``text_ids``, in insertion order."""
-        out: list[tuple[MemoryRow, MemoryItem]] = []
+        out: list[tuple[StoredMemory, MemoryItem]] = []
         for chunk in chunks(list(text_ids), 500):
             stmt = _ITEMS.where(_M.c.text_id.in_(chunk)).order_by(_M.c.seq)
             out.extend((memory_row_of(r), item_of_row(r)) for r in conn.execute(stmt))
         out.sort(key=lambda pair: pair[0].seq)
         return out
 
-    def insert_items(self, conn: Connection, rows: Sequence[NewItemRow]) -> list[MemoryRow]:
+    def insert_items(self, conn: Connection, rows: Sequence[NewItemRow]) -> list[StoredMemory]:
         """Insert tier items of stored texts (one statement); returns their rows in order."""
         if not rows:
             return []
@@ -455,7 +453,7 @@ class Database:
         ]
         seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
         return [
-            MemoryRow(
+            StoredMemory(
                 seq, r.namespace, r.item.user_id or "", r.text_id, r.view,
                 r.result_id or r.item.memory_id,
             )
@@ -474,7 +472,7 @@ class Database:
 
     def find(
         self, conn: Connection, memory_id: str, namespaces: Sequence[str]
-    ) -> tuple[MemoryRow, MemoryItem] | None:
+    ) -> tuple[StoredMemory, MemoryItem] | None:
         """The row and item with ``memory_id`` in one of ``namespaces``, or None."""
         row = conn.execute(
             _ITEMS.where(_M.c.memory_id == memory_id, _M.c.namespace.in_(namespaces))
@@ -516,10 +514,10 @@ class Database:
         result_ids: Sequence[str],
         namespaces: Sequence[str] | None = None,
         tenant: str | None = None,
-    ) -> list[tuple[MemoryRow, MemoryItem]]:
+    ) -> list[tuple[StoredMemory, MemoryItem]]:
         """Every item of the results ``result_ids`` (in ``namespaces``, of ``tenant``, when
         given), in insertion order."""
-        out: list[tuple[MemoryRow, MemoryItem]] = []
+        out: list[tuple[StoredMemory, MemoryItem]] = []
         for chunk in chunks(list(result_ids), 500):
             stmt = _ITEMS.where(_M.c.result_id.in_(chunk), *row_conditions(tenant, None))
             if namespaces is not None:
@@ -559,9 +557,9 @@ class Database:
 
     def fetch_rows(
         self, conn: Connection, seqs: Sequence[int]
-    ) -> dict[int, tuple[MemoryRow, MemoryItem]]:
+    ) -> dict[int, tuple[StoredMemory, MemoryItem]]:
         """Rows and items by ``seq`` (missing ones left out)."""
-        out: dict[int, tuple[MemoryRow, MemoryItem]] = {}
+        out: dict[int, tuple[StoredMemory, MemoryItem]] = {}
         for chunk in chunks(list(seqs), 500):
             for row in conn.execute(_ITEMS_BY_SEQ, {"seqs": chunk}).all():
                 out[row.seq] = (memory_row_of(row), item_of_row(row))
@@ -578,7 +576,7 @@ class Database:
         limit: int | None = None,
         before_seq: int | None = None,
         by_time: bool = False,
-    ) -> list[tuple[MemoryRow, MemoryItem]]:
+    ) -> list[tuple[StoredMemory, MemoryItem]]:
         """Items of ``namespaces`` in insertion order (or newest first); ``by_time``: in the
         order of their event times (``created_at``, then insertion), without ``before_seq``."""
         stmt = _ITEMS.where(_M.c.namespace.in_(namespaces), *row_conditions(tenant, sql_filters))
@@ -621,7 +619,7 @@ class Database:
 
     def rows_beyond_newest(
         self, conn: Connection, namespaces: Sequence[str], tenant: str | None, keep: int
-    ) -> list[MemoryRow]:
+    ) -> list[StoredMemory]:
         """The rows of ``namespaces`` (of ``tenant`` when given) other than the newest
         ``keep`` by event time (``created_at``, then insertion), oldest first: what a
         first-in-first-out capacity of ``keep`` evicts. An item saved with an old event time
@@ -634,7 +632,7 @@ class Database:
 
     def eviction_candidates(
         self, conn: Connection, namespace: str, tenant: str | None = None
-    ) -> list[tuple[MemoryRow, float, int, str]]:
+    ) -> list[tuple[StoredMemory, float, int, str]]:
         """``(row, importance, access_count, created_at)`` of every row, for eviction policies."""
         stmt = select(
             _M.c.seq, _M.c.tenant, _M.c.importance, _M.c.access_count, _M.c.created_at, _M.c.text_id
@@ -643,7 +641,7 @@ class Database:
             stmt = stmt.where(_M.c.tenant == tenant)
         return [
             (
-                MemoryRow(int(r[0]), namespace, r[1], int(r[5])),
+                StoredMemory(int(r[0]), namespace, r[1], int(r[5])),
                 float(r[2] if r[2] is not None else 0.5),
                 int(r[3]),
                 r[4],

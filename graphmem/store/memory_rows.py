@@ -1,6 +1,6 @@
 """Memory rows: what the ``memories`` and ``texts`` tables hold, and their prebuilt statements.
 
-The row types (:class:`MemoryRow`, :class:`NewItemRow`, :class:`TextAnalysis`), the
+The row types (:class:`StoredMemory`, :class:`NewItemRow`, :class:`TextAnalysis`), the
 conversions between rows and :class:`~graphmem.items.MemoryItem`, and the conditions that
 filter rows; :class:`~graphmem.store.Database` runs them.
 
@@ -18,12 +18,18 @@ from typing import Any, TypeVar
 
 from sqlalchemy import and_, or_
 
-from ..items import MemoryItem, decode_metadata, encode_metadata, stored_time, time_text
+from ..items import (
+    MemoryItem,
+    StoredMemory,
+    decode_metadata,
+    encode_metadata,
+    stored_time,
+    time_text,
+)
 from . import schema
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
-    "MemoryRow",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "TextAnalysis",
@@ -94,21 +100,6 @@ class TextAnalysis:
         }
 
 
-@dataclass(frozen=True)
-class MemoryRow:
-    """A memory row's position, owner and text, beside the item itself."""
-
-    seq: int
-    namespace: str
-    tenant: str
-    text_id: int = 0
-    #: What the item shows of its text: "full", or "body" (the text without its head).
-    view: str = "full"
-    #: The save that wrote it (every item of one task result shares it), and its key.
-    result_id: str | None = None
-    dedupe_key: str | None = None
-
-
 def row_conditions(tenant: str | None, sql_filters: Mapping[str, Any] | None) -> list[Any]:
     """SQL conditions on ``memories`` rows: of ``tenant`` (when given), with column filters."""
     conds: list[Any] = []
@@ -144,9 +135,9 @@ def item_columns(
     }
 
 
-def memory_row_of(row: Any) -> MemoryRow:
-    """The :class:`MemoryRow` of a ``memories`` result row."""
-    return MemoryRow(
+def memory_row_of(row: Any) -> StoredMemory:
+    """The :class:`StoredMemory` of a ``memories`` result row."""
+    return StoredMemory(
         seq=int(row.seq),
         namespace=row.namespace,
         tenant=row.tenant,
