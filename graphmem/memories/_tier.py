@@ -12,8 +12,11 @@ nothing private:
 - :meth:`Tier.prepare`: ``save`` arguments -> a validated item (nothing written);
 - :meth:`Tier.as_new_item` / :meth:`Tier.as_new_text`: an item as this tier writes it;
 - :meth:`Tier.write_items` / :meth:`Tier.write_in_batches`: write items (capacity applied);
-- :meth:`Tier.select` / :meth:`Tier.find_row`: rows of this tier, in a read the caller holds;
-- :meth:`Tier.capacity_room` / :meth:`Tier.evict`: the capacity policy, in the caller's write;
+- :meth:`Tier.select` / :meth:`Tier.find_row`: items of this tier, in the caller's unit of
+  work (:meth:`MemorySpace.reading <graphmem.space.MemorySpace.reading>` or
+  :meth:`~graphmem.space.MemorySpace.transaction`);
+- :meth:`Tier.capacity_room` / :meth:`Tier.evict`: the capacity policy, in the caller's
+  transaction;
 - :meth:`Tier.recent_items` / :meth:`Tier.all_items`: items without counting an access.
 
 Example:
