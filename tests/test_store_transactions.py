@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from graphmem.items import MemoryItem
+from graphmem.store import memory_rows
 from graphmem.store.database import Database
 
 
@@ -33,7 +34,7 @@ def _save(db: Database, conn: object, content: str) -> int:
 
 def _contents(db: Database) -> list[str]:
     with db.read() as conn:
-        return [item.content for _, item in db.list_items(conn, ["n"])]
+        return [item.content for _, item in memory_rows.list_items(conn, ["n"])]
 
 
 def test_a_caught_inner_failure_undoes_only_the_inner_writes(db: Database) -> None:

@@ -43,6 +43,7 @@ from typing import Any
 from ..errors import DatabaseFileError, EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
 from ..items import StoredMemory, check_capacity
+from ..store import memory_rows
 from ..store import reanalysis_rows as rows
 from ..store.database import Database
 from ..store.graph_rows import RELABELLED_KEY, read_setting, set_entity_label
@@ -167,7 +168,7 @@ def _run_tenant(
             batch = rows.texts_to_index(
                 conn, tenant, current["after"], current["through"], batch_size
             )
-            items = db.items_of_texts(conn, [t.id for t in batch])
+            items = memory_rows.items_of_texts(conn, [t.id for t in batch])
         if not batch:
             break
         indexed, stored = _index_batch(writer, batch, items, plan)
@@ -243,7 +244,7 @@ def _index_batch(
                         ni.item.metadata["entities"] = found.entity_names
                         listed.append((row.seq, ni.item.metadata))
                 indexed += 1
-        db.update_metadata_many(conn, listed)
+        memory_rows.update_metadata_many(conn, listed)
         plan["current"]["after"] = batch[-1].id
         rows.write_plan(conn, plan)
     return indexed, plan

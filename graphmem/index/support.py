@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..extract.predicates import PredicateCatalogue
 from ..items import MemoryItem, StoredMemory
-from ..store import Connection, derived_rows, graph_rows
+from ..store import Connection, derived_rows, graph_rows, memory_rows
 from ..store.database import Database
 from .pending import DeferredWrites
 from .recompute import recompute_derived
@@ -118,10 +118,10 @@ class Support:
         tenant = new.user_id or ""
         for owner in {row.tenant, tenant}:
             self.views.forget_tier_counts(owner, {row.namespace})
-        if self.db.text_is_shared(conn, row.text_id):
+        if memory_rows.text_is_shared(conn, row.text_id):
             [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
             self.views.count_texts(tenant, 1)
-            self.db.move_item(conn, row.seq, text_id)
+            memory_rows.move_item(conn, row.seq, text_id)
             return StoredMemory(row.seq, row.namespace, tenant, text_id)
         lost = graph_rows.index_rows_of(conn, [row.text_id])
         ends = derived_rows.relation_ends(conn, lost.evidence)

@@ -52,7 +52,7 @@ from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, StoredMemory, author_of
-from ..store import Connection
+from ..store import Connection, memory_rows
 from ..store.database import Database, NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
@@ -293,7 +293,7 @@ class Writer:
         )
         for tenant in {t.tenant for t in texts}:
             self.index.count_texts(tenant, sum(1 for t in texts if t.tenant == tenant))
-        rows = self.db.insert_items(
+        rows = memory_rows.insert_items(
             conn,
             [
                 ni.row(text_id, text.result_id, text.dedupe_key)
@@ -318,7 +318,7 @@ class Writer:
                     if ni.lists_entities:
                         ni.item.metadata["entities"] = found.entity_names
                         listed.append((row.seq, ni.item.metadata))
-        self.db.update_metadata_many(conn, listed)
+        memory_rows.update_metadata_many(conn, listed)
         return by_text
 
     def add_items(
@@ -330,7 +330,7 @@ class Writer:
     ) -> list[StoredMemory]:
         """Give a stored text more items (a contextual item promoted to long-term memory),
         of the save ``result_id`` (deleting that result deletes them too)."""
-        return self.db.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
+        return memory_rows.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
 
     def known_results(
         self,
@@ -347,7 +347,7 @@ class Writer:
         stored: dict[tuple[str, str], str] = {}
         for tenant in {t for t, key, _ in keys if key is not None}:
             wanted = sorted({key for t, key, _ in keys if t == tenant and key is not None})
-            stored_keys = self.db.results_with_keys(conn, tenant, wanted, writing=writing)
+            stored_keys = memory_rows.results_with_keys(conn, tenant, wanted, writing=writing)
             for found, result in stored_keys.items():
                 stored[(tenant, found)] = result
         out: list[str | None] = []

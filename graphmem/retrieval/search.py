@@ -43,7 +43,7 @@ from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
-from ..store import ranking_rows
+from ..store import memory_rows, ranking_rows
 from ..store.database import query_terms
 from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
@@ -294,7 +294,7 @@ class Ranking:
             if len(hits) >= limit:
                 break
             batch = order[start : start + chunk]
-            rows = self.space.database.fetch_rows(tx.connection, batch)
+            rows = memory_rows.fetch_rows(tx.connection, batch)
             for seq in batch:
                 found = rows.get(seq)
                 if found is None or (predicate is not None and not predicate(found[1])):

@@ -24,7 +24,7 @@ from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import dump, schema
+from ..store import dump, kv_rows, schema
 from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
 from .work import Work
 
@@ -109,7 +109,7 @@ class MemorySpace:
             tiers = dump.namespace_counts(conn, tenant)
             tenants = dump.tenant_names(conn)
             if kv_key is not None:
-                tables["kv"] = int(self.database.kv_get(conn, kv_key) is not None)
+                tables["kv"] = int(kv_rows.kv_get(conn, kv_key) is not None)
         return StoredCounts(tables, tiers, tenants)
 
     # ------------------------------------------------------------------ units of work

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..index.writer import NewItem, NewText
 from ..items import MemoryItem, StoredMemory
-from ..store import Connection, graph_rows
+from ..store import Connection, graph_rows, kv_rows, memory_rows
 
 if TYPE_CHECKING:
     from ..extract.texts import Doc
@@ -62,7 +62,7 @@ class Work:
     ) -> list[tuple[StoredMemory, MemoryItem]]:
         """The items of ``namespaces`` (of ``tenant`` when given) in saving order (or
         event-time order with ``by_time``), with SQL-applicable filters."""
-        return self._space.database.list_items(
+        return memory_rows.list_items(
             self._conn,
             namespaces,
             tenant=tenant,
@@ -77,28 +77,28 @@ class Work:
         self, memory_id: str, namespaces: Sequence[str]
     ) -> tuple[StoredMemory, MemoryItem] | None:
         """The item ``memory_id`` of ``namespaces``, or None."""
-        return self._space.database.find(self._conn, memory_id, namespaces)
+        return memory_rows.find(self._conn, memory_id, namespaces)
 
     def count(self, namespaces: Sequence[str] | None, tenant: str | None = None) -> int:
         """How many items ``namespaces`` hold (of ``tenant`` when given)."""
-        return self._space.database.count(self._conn, namespaces, tenant)
+        return memory_rows.count(self._conn, namespaces, tenant)
 
     def counts_by_tenant(self, namespaces: Sequence[str]) -> dict[str, int]:
         """tenant -> how many items of ``namespaces`` it holds."""
-        return self._space.database.counts_by_tenant(self._conn, namespaces)
+        return memory_rows.counts_by_tenant(self._conn, namespaces)
 
     def eviction_candidates(
         self, namespace: str, tenant: str | None = None
     ) -> list[tuple[StoredMemory, float, int, str]]:
         """Every item of ``namespace`` with what eviction weighs: (item, importance, access
         count, time)."""
-        return self._space.database.eviction_candidates(self._conn, namespace, tenant)
+        return memory_rows.eviction_candidates(self._conn, namespace, tenant)
 
     def beyond_newest(
         self, namespaces: Sequence[str], tenant: str | None, keep: int
     ) -> list[StoredMemory]:
         """The items of ``namespaces`` after the newest ``keep`` (by event time)."""
-        return self._space.database.rows_beyond_newest(self._conn, namespaces, tenant, keep)
+        return memory_rows.rows_beyond_newest(self._conn, namespaces, tenant, keep)
 
     def result_items(
         self,
@@ -107,7 +107,7 @@ class Work:
         tenant: str | None = None,
     ) -> list[tuple[StoredMemory, MemoryItem]]:
         """The items the saves ``result_ids`` wrote."""
-        return self._space.database.result_rows(self._conn, result_ids, namespaces, tenant)
+        return memory_rows.result_rows(self._conn, result_ids, namespaces, tenant)
 
     def matching_results(
         self,
@@ -118,21 +118,21 @@ class Work:
         before: datetime | None = None,
     ) -> list[str]:
         """The result ids of the saves whose items match."""
-        return self._space.database.matching_results(
+        return memory_rows.matching_results(
             self._conn, namespaces, tenant=tenant, sql_filters=sql_filters, before=before
         )
 
     def result_id_of(self, seq: int) -> str | None:
         """The save that wrote the item ``seq``."""
-        return self._space.database.result_id_of(self._conn, seq)
+        return memory_rows.result_id_of(self._conn, seq)
 
     def text_parts(self, text_id: int) -> tuple[str, str] | None:
         """A stored text's head and body."""
-        return self._space.database.text_parts(self._conn, text_id)
+        return memory_rows.text_parts(self._conn, text_id)
 
     def shows_text(self, text_id: int, namespace: str) -> bool:
         """Whether an item of ``namespace`` shows the text ``text_id``."""
-        return self._space.database.shows_text(self._conn, text_id, namespace)
+        return memory_rows.shows_text(self._conn, text_id, namespace)
 
     def names_in_text(self, text_id: int) -> list[str]:
         """The names of the entities a stored text mentions, in the order it names them."""
@@ -140,7 +140,7 @@ class Work:
 
     def kv_keys(self, prefix: str | None = None) -> list[str]:
         """The key-value keys starting with ``prefix``."""
-        return self._space.database.kv_keys(self._conn, prefix)
+        return kv_rows.kv_keys(self._conn, prefix)
 
     # ------------------------------------------------------------------ writing items
     def write(
@@ -171,11 +171,11 @@ class Work:
         self, seq: int, item: MemoryItem, importance: float | None, author_key: str | None
     ) -> None:
         """Store the changed fields of the item ``seq``."""
-        self._space.database.update_row(self._conn, seq, item, importance, author_key)
+        memory_rows.update_row(self._conn, seq, item, importance, author_key)
 
     def update_metadata(self, seq: int, metadata: Mapping[str, Any]) -> None:
         """Replace the metadata of the item ``seq``."""
-        self._space.database.update_metadata(self._conn, seq, metadata)
+        memory_rows.update_metadata(self._conn, seq, metadata)
 
     def replace_text(
         self, stored: StoredMemory, item: MemoryItem, *, index: bool, relations: bool
@@ -185,7 +185,7 @@ class Work:
 
     def touch(self, seqs: Sequence[int], when: datetime) -> None:
         """Count an access of the items ``seqs`` at ``when``."""
-        self._space.database.touch(self._conn, seqs, when)
+        memory_rows.touch(self._conn, seqs, when)
 
     def delete(self, stored: Sequence[StoredMemory]) -> int:
         """Delete items; what only they supported in the graph goes too."""
