@@ -138,7 +138,7 @@ def ingest_and_query(
     from speed import gen_tasks
 
     from graphmem.index.writer import NewItem
-    from graphmem.store import memory_rows
+    from graphmem.store import memory_rows, text_rows
 
     memory = open_memory(target, capacity=max(size, raw_size) * 2)
     data = gen_tasks(size, seed=1)
@@ -171,7 +171,7 @@ def ingest_and_query(
                 for r in raw[first : first + 1000]
             ]
             with db.write() as conn:  # one executemany per kind and batch, no extraction
-                text_ids = db.insert_texts(conn, [("", "", ni.item.content) for ni in items])
+                text_ids = text_rows.insert_texts(conn, [("", "", ni.item.content) for ni in items])
                 memory_rows.insert_items(
                     conn, [NewItem.row(ni, t) for ni, t in zip(items, text_ids, strict=True)]
                 )

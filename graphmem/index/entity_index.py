@@ -13,11 +13,12 @@ deferred batch :mod:`graphmem.index.pending`'s; :class:`EntityIndex` is their on
 
 Example:
     >>> from graphmem.store.database import Database
+    >>> from graphmem.store.text_rows import insert_memories
     >>> from graphmem.items import MemoryItem
     >>> db = Database(); index = EntityIndex(db)
     >>> item = MemoryItem("Alice Johnson met Bob Stone in Paris.")
     >>> with db.write() as conn:
-    ...     [row] = db.insert_memories(conn, [(item, "n", None)])
+    ...     [row] = insert_memories(conn, [(item, "n", None)])
     ...     _ = index.index(conn, [(row.text_id, item)])
     >>> sorted(index.graph("").neighbors("Alice Johnson"))
     ['Bob Stone', 'Paris']
@@ -593,10 +594,11 @@ class EntityIndex:
 
         Example:
             >>> from graphmem.store.database import Database
+            >>> from graphmem.store.text_rows import insert_memories
             >>> db = Database(); index = EntityIndex(db)
             >>> with db.write() as conn, index.deferred_writes(conn):
             ...     for text in ("Alice Johnson met Bob Stone.", "Bob Stone met Carol Diaz."):
-            ...         [row] = db.insert_memories(conn, [(MemoryItem(text), "n", None)])
+            ...         [row] = insert_memories(conn, [(MemoryItem(text), "n", None)])
             ...         _ = index.index(conn, [(row.text_id, MemoryItem(text))])
             >>> sorted(index.graph("").neighbors("Bob Stone"))
             ['Alice Johnson', 'Carol Diaz']

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..extract.predicates import PredicateCatalogue
 from ..items import MemoryItem, StoredMemory
-from ..store import Connection, derived_rows, graph_rows, memory_rows
+from ..store import Connection, derived_rows, graph_rows, memory_rows, text_rows
 from ..store.database import Database
 from .pending import DeferredWrites
 from .recompute import recompute_derived
@@ -66,7 +66,7 @@ class Support:
             for tenant in {r.tenant for r in rows}:
                 namespaces = {r.namespace for r in rows if r.tenant == tenant}
                 self.views.forget_tier_counts(tenant, namespaces)
-            deleted, orphans = self.db.delete_items(conn, [r.seq for r in rows])
+            deleted, orphans = memory_rows.delete_items(conn, [r.seq for r in rows])
             if not orphans:
                 return deleted
             for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
@@ -119,7 +119,7 @@ class Support:
         for owner in {row.tenant, tenant}:
             self.views.forget_tier_counts(owner, {row.namespace})
         if memory_rows.text_is_shared(conn, row.text_id):
-            [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
+            [text_id] = text_rows.insert_texts(conn, [(tenant, "", new.content)])
             self.views.count_texts(tenant, 1)
             memory_rows.move_item(conn, row.seq, text_id)
             return StoredMemory(row.seq, row.namespace, tenant, text_id)

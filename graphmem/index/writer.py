@@ -52,7 +52,7 @@ from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, StoredMemory, author_of
-from ..store import Connection, memory_rows
+from ..store import Connection, memory_rows, text_rows
 from ..store.database import Database, NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
@@ -288,7 +288,7 @@ class Writer:
         if docs is None:
             docs = self.analyse(texts)
         embed_items(self.embedder, [(t.body, [ni.item for ni in t.items]) for t in texts])
-        text_ids = self.db.insert_texts(
+        text_ids = text_rows.insert_texts(
             conn, [(t.tenant, t.head, t.body) for t in texts], [t.analysis for t in texts]
         )
         for tenant in {t.tenant for t in texts}:

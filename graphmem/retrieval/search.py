@@ -43,7 +43,7 @@ from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
-from ..store import memory_rows, ranking_rows
+from ..store import memory_rows, ranking_rows, text_rows
 from ..store.database import query_terms
 from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
@@ -241,7 +241,6 @@ class Ranking:
         graph's candidates, by ``weights`` (None: :data:`DEFAULT_WEIGHTS`)."""
         weights = resolved(weights)
         pool = weights.pool_min if pool is None else pool
-        db = space.database
         graph_tenant = (
             tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
         )
@@ -250,7 +249,7 @@ class Ranking:
         kg = space.entity_index.graph(graph_tenant)
         scope = ranking_rows.Scope.of(namespaces, tenant, sql_filters, heads)
         lexical = dict(
-            db.search_text(
+            text_rows.search_text(
                 conn,
                 query.text,
                 namespaces,

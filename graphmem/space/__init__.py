@@ -24,7 +24,7 @@ from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import dump, kv_rows, schema
+from ..store import dump, kv_rows, schema, text_rows
 from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
 from .work import Work
 
@@ -143,5 +143,5 @@ class MemorySpace:
         recorded for ``reanalyse``; returns the item's new row."""
         new_row = self.entity_index.replace_text(conn, row, item, index=index, relations=relations)
         analysis = TextAnalysis(relations) if index else None
-        self.database.record_analysis(conn, new_row.text_id, analysis)
+        text_rows.record_analysis(conn, new_row.text_id, analysis)
         return new_row

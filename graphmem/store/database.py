@@ -1,19 +1,20 @@
 """The :class:`Database`: one SQL database (a SQLite file, in-memory SQLite, or a server URL).
 
 It holds the engine, the transactions (:meth:`Database.write`, :meth:`Database.read`), the
-graph generation and the dialect, and the statements on stored texts that keep the full-text
-index whole (inserting, deleting and rewriting texts, searching them: a damaged index is
-rebuilt and the statement run again). Every other statement is a function of the caller's
-connection in a topic module (:mod:`~graphmem.store.memory_rows`,
-:mod:`~graphmem.store.kv_rows`, :mod:`~graphmem.store.graph_rows` ...). Every public write
+graph generation and the dialect, and the two statements that scrub forgotten words from the
+file when their transaction commits (deleting and rewriting texts). Every other statement is a
+function of the caller's connection in a topic module (:mod:`~graphmem.store.memory_rows`,
+:mod:`~graphmem.store.text_rows`, :mod:`~graphmem.store.kv_rows`,
+:mod:`~graphmem.store.graph_rows` ...). Every public write
 runs in one transaction; a thread-safe lock serialises writers in one process and SQLite's
 busy timeout serialises processes.
 
 Example:
-    >>> from graphmem.store import memory_rows
+    >>> from graphmem.items import MemoryItem
+    >>> from graphmem.store import memory_rows, text_rows
     >>> db = Database()                      # in memory
     >>> with db.write() as conn:
-    ...     seq = db.insert_memory(conn, MemoryItem("Alice met Bob"), namespace="notes")
+    ...     seq = text_rows.insert_memory(conn, MemoryItem("Alice met Bob"), namespace="notes")
     >>> with db.read() as conn:
     ...     [item.content for _, item in memory_rows.list_items(conn, ["notes"])]
     ['Alice met Bob']
@@ -23,12 +24,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -38,15 +38,13 @@ from sqlalchemy import (
     bindparam,
     cast,
     delete,
-    exists,
     insert,
     select,
     update,
 )
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import OperationalError
 
 from ..errors import DatabaseFileError, StorageFullError
-from ..items import MemoryItem, StoredMemory
 from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
 from .dialects.sqlite import WAL_SCRUB_WAIT_MS
@@ -56,13 +54,13 @@ from .memory_rows import (
     NewItemRow,
     TextAnalysis,
     chunks,
-    insert_items,
     row_conditions,
     shown_content,
     shows_mention,
     touch,
 )
 from .query_text import STOP_WORDS, fts_query_from_text, query_terms
+from .text_rows import healing
 from .transactions import Transaction, is_disk_full
 
 __all__ = [
@@ -83,18 +81,7 @@ __all__ = [
 
 _M = schema.memories
 _T = schema.texts
-# Statements run once per row, built once (building one costs ~200 us, more than running it).
-_INSERT_TEXTS = insert(_T).returning(_T.c.id, sort_by_parameter_order=True)
-_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_UNSHOWN_TEXTS = select(_T.c.id).where(
-    _T.c.id.in_(bindparam("ids", expanding=True)),
-    ~exists().where(_M.c.text_id == _T.c.id),
-)
 _DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
-_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-
-
-_Result = TypeVar("_Result")
 
 
 class Database:
@@ -181,16 +168,17 @@ class Database:
         and costs no disk flush; a nested call keeps the outer one's durability.
 
         Example:
+            >>> from graphmem.items import MemoryItem
+            >>> from graphmem.store import memory_rows, text_rows
             >>> db = Database()
             >>> with db.write() as conn:
-            ...     kept = db.insert_memory(conn, MemoryItem("kept"), namespace="n")
+            ...     kept = text_rows.insert_memory(conn, MemoryItem("kept"), namespace="n")
             ...     try:
             ...         with db.write() as inner:
-            ...             _ = db.insert_memory(inner, MemoryItem("undone"), namespace="n")
+            ...             _ = text_rows.insert_memory(inner, MemoryItem("undone"), namespace="n")
             ...             raise ValueError("inner failure")
             ...     except ValueError:
             ...         pass
-            >>> from graphmem.store import memory_rows
             >>> with db.read() as conn:
             ...     [item.content for _, item in memory_rows.list_items(conn, ["n"])]
             ['kept']
@@ -345,88 +333,11 @@ class Database:
                         self._local.read_generation = None
 
     # ------------------------------------------------------------------ memory rows
-    def insert_memory(
-        self,
-        conn: Connection,
-        item: MemoryItem,
-        *,
-        namespace: str,
-        importance: float | None = None,
-    ) -> int:
-        """Insert ``item`` (its own text) and return its row number (``seq``)."""
-        return self.insert_memories(conn, [(item, namespace, importance)])[0].seq
-
-    def insert_memories(
-        self, conn: Connection, rows: Sequence[tuple[MemoryItem, str, float | None]]
-    ) -> list[StoredMemory]:
-        """Insert items, each with a text of its own, in the caller's transaction; returns
-        their rows in order."""
-        text_ids = self.insert_texts(
-            conn, [(item.user_id or "", "", item.content) for item, _, _ in rows]
-        )
-        return insert_items(
-            conn,
-            [
-                NewItemRow(item, namespace, importance, text_id)
-                for (item, namespace, importance), text_id in zip(rows, text_ids, strict=True)
-            ],
-        )
-
-    def insert_texts(
-        self,
-        conn: Connection,
-        texts: Sequence[tuple[str, str, str]],
-        analyses: Sequence[TextAnalysis | None] | None = None,
-    ) -> list[int]:
-        """Insert ``(tenant, head, body)`` texts (one statement), indexed as ``analyses``
-        say (None, or a None in it: not indexed); returns their ids in order."""
-        if not texts:
-            return []
-        marks = analyses if analyses is not None else [None] * len(texts)
-        rows = [
-            {"tenant": tenant, "head": head, "body": body, **TextAnalysis.columns_of(analysis)}
-            for (tenant, head, body), analysis in zip(texts, marks, strict=True)
-        ]
-        return self._healing(
-            conn, lambda: [int(i) for i in conn.execute(_INSERT_TEXTS, rows).scalars()]
-        )
-
-    def _healing(self, conn: Connection, run: Callable[[], _Result]) -> _Result:
-        """``run()`` a statement that reads or writes the full-text index; when the index is
-        damaged, rebuild it from the stored texts (a warning says so) and run it again."""
-        try:
-            return run()
-        except DBAPIError as exc:
-            if not self.dialect.is_damaged_index(exc):
-                raise
-            self.dialect.heal_index(conn, str(exc.orig))
-            return run()
-
-    def record_analysis(
-        self, conn: Connection, text_id: int, analysis: TextAnalysis | None
-    ) -> None:
-        """Record how the text ``text_id`` is indexed (None: not), after its content changed."""
-        columns = TextAnalysis.columns_of(analysis)
-        conn.execute(update(_T).where(_T.c.id == text_id).values(**columns))
-
-    def delete_items(self, conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]:
-        """Delete tier items; returns how many, and the ids of the texts that no item shows
-        any more (still stored: :meth:`delete_texts` deletes them)."""
-        deleted = 0
-        texts: set[int] = set()
-        for chunk in chunks(list(seqs), 500):
-            texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
-            deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
-        orphans: list[int] = []
-        for chunk in chunks(sorted(texts), 500):
-            orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
-        return deleted, orphans
-
     def delete_texts(self, conn: Connection, text_ids: Sequence[int]) -> None:
         """Delete texts (their mentions and evidence cascade); no byte of them stays in the
         file (:meth:`_scrub`)."""
         for chunk in chunks(list(text_ids), 500):
-            self._healing(conn, partial(conn.execute, _DELETE_TEXTS, {"ids": chunk}))
+            healing(conn, partial(conn.execute, _DELETE_TEXTS, {"ids": chunk}))
         if text_ids:
             self._scrub(conn)
 
@@ -467,27 +378,3 @@ class Database:
         )
         conn.execute(update(_M).where(_M.c.text_id == text_id).values(view="full"))
         self._scrub(conn)
-
-    def search_text(
-        self,
-        conn: Connection,
-        query: str,
-        namespaces: Sequence[str],
-        *,
-        tenant: str | None = None,
-        sql_filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
-        heads: bool = False,
-    ) -> list[tuple[int, float]]:
-        """Full-text hits ``(seq, score)``, best first; only items whose text's body (whole
-        text, with ``heads``: the searched tiers show texts whole) matches a query term.
-
-        On SQLite the score is FTS5's BM25 (porter-stemmed), negated so larger is better,
-        of every matching text an item of the search shows (:func:`ranking_rows.lexical_hits`); on
-        PostgreSQL an IDF-weighted ``ts_rank`` over the english tsvector columns
-        (:func:`graphmem.store.dialects.postgresql.search_statement`).
-        """
-        return self._healing(
-            conn,
-            lambda: self.dialect.search(conn, query, namespaces, tenant, sql_filters, limit, heads),
-        )

@@ -19,7 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from ..errors import InvalidArgumentError
 from ..items import (
@@ -35,6 +46,7 @@ from .dialects import dialect_of
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
+    "delete_items",
     "insert_items",
     "items_of_texts",
     "update_metadata_many",
@@ -91,6 +103,12 @@ _TOUCH = (
     .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
 )
 _ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
+_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_UNSHOWN_TEXTS = select(_T.c.id).where(
+    _T.c.id.in_(bindparam("ids", expanding=True)),
+    ~exists().where(_M.c.text_id == _T.c.id),
+)
+_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
 _IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
 _OF_TENANT = _M.c.tenant == bindparam("tenant")
@@ -304,9 +322,10 @@ def results_with_keys(
 
     Example:
         >>> from graphmem.store.database import Database
+        >>> from graphmem.store.text_rows import insert_texts
         >>> db = Database()
         >>> with db.write() as conn:
-        ...     [text] = db.insert_texts(conn, [("", "", "Alice met Bob")])
+        ...     [text] = insert_texts(conn, [("", "", "Alice met Bob")])
         ...     _ = insert_items(conn, [NewItemRow(MemoryItem("Alice met Bob"), "notes",
         ...                                           None, text, result_id="r1", dedupe_key="k1")])
         ...     results_with_keys(conn, "", ["k1", "k2"])
@@ -509,3 +528,17 @@ def touch(conn: Connection, seqs: Sequence[int], when: datetime) -> None:
     """Count one access of each row."""
     for chunk in chunks(list(seqs), 500):
         conn.execute(_TOUCH, {"seqs": chunk, "when": time_text(when)})
+
+
+def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]:
+    """Delete tier items; returns how many, and the ids of the texts that no item shows
+    any more (still stored: :meth:`Database.delete_texts <graphmem.store.database.Database.delete_texts>` deletes them)."""
+    deleted = 0
+    texts: set[int] = set()
+    for chunk in chunks(list(seqs), 500):
+        texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
+        deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+    orphans: list[int] = []
+    for chunk in chunks(sorted(texts), 500):
+        orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
+    return deleted, orphans

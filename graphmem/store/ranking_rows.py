@@ -6,10 +6,11 @@ execution. The searched items are a :class:`Scope`.
 
 Example:
     >>> from graphmem.store.database import Database
+    >>> from graphmem.store.text_rows import insert_memories
     >>> from graphmem.items import MemoryItem
     >>> db = Database()
     >>> with db.write() as conn:
-    ...     _ = db.insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
+    ...     _ = insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
     >>> with db.read() as conn:
     ...     [(seq, round(score, 2)) for seq, score in lexical_hits(conn, '"acme"', Scope(("n",)), 10)]
     [(1, 0.0)]
