@@ -83,7 +83,7 @@ def database(backend: str, pg_url: str | None, tmp: Path) -> Iterator[str]:
         yield str(tmp / f"bench-{uuid.uuid4().hex[:8]}.db")
         return
     assert pg_url is not None
-    from graphmem.store.postgres import temporary_schema
+    from graphmem.store.dialects.postgresql import temporary_schema
 
     with temporary_schema(pg_url, "gm_bench") as url:
         yield url

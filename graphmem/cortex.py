@@ -58,7 +58,6 @@ from .retrieval.context import (
 )
 from .retrieval.search import Hit, Ranking
 from .task_results import TaskWriter, task_record, task_results_list
-from .task_results import check_dedupe_key as check_dedupe_key  # re-exported (its old home)
 
 if TYPE_CHECKING:
     from .space import Work

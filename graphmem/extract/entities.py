@@ -46,7 +46,6 @@ from .vocabulary import (
     organisation_names,
     role_titles,
 )
-from .vocabulary import role_words as role_words
 
 __all__ = [
     "GRAPH_LABELS",

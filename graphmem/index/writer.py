@@ -53,7 +53,8 @@ from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, StoredMemory, author_of
 from ..store import Connection, memory_rows, text_rows
-from ..store.database import Database, NewItemRow, TextAnalysis
+from ..store.database import Database
+from ..store.memory_rows import NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
 if TYPE_CHECKING:

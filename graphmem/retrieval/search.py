@@ -44,7 +44,7 @@ from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
 from ..store import memory_rows, ranking_rows, text_rows
-from ..store.database import query_terms
+from ..store.query_text import query_terms
 from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 

@@ -25,7 +25,8 @@ from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
 from ..store import dump, kv_rows, schema, text_rows
-from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
+from ..store.database import Database
+from ..store.memory_rows import SQL_FILTER_COLUMNS, TextAnalysis
 from .work import Work
 
 if TYPE_CHECKING:

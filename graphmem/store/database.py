@@ -47,36 +47,15 @@ from sqlalchemy.exc import OperationalError
 from ..errors import DatabaseFileError, StorageFullError
 from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
-from .dialects.sqlite import WAL_SCRUB_WAIT_MS
 from .engine import is_url, open_engine
 from .memory_rows import (
-    SQL_FILTER_COLUMNS,
-    NewItemRow,
-    TextAnalysis,
     chunks,
-    row_conditions,
-    shown_content,
-    shows_mention,
     touch,
 )
-from .query_text import STOP_WORDS, fts_query_from_text, query_terms
 from .text_rows import healing
 from .transactions import Transaction, is_disk_full
 
-__all__ = [
-    "Database",
-    "NewItemRow",
-    "SQL_FILTER_COLUMNS",
-    "STOP_WORDS",
-    "TextAnalysis",
-    "WAL_SCRUB_WAIT_MS",
-    "chunks",
-    "fts_query_from_text",
-    "query_terms",
-    "row_conditions",
-    "shown_content",
-    "shows_mention",
-]
+__all__ = ["Database"]
 
 
 _M = schema.memories

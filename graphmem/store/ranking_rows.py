@@ -393,8 +393,8 @@ def rank_documents(docs: Mapping[str, str], query: str) -> list[tuple[str, float
         >>> [key for key, _ in rank_documents(docs, "Where did Alice join Acme?")]
         ['a', 'c']
     """
-    from .database import fts_query_from_text
     from .engine import SQLITE_MODULE
+    from .query_text import fts_query_from_text
 
     fts = fts_query_from_text(query)
     if fts is None or not docs:
