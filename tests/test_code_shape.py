@@ -75,3 +75,26 @@ def test_the_underscore_check_sees_a_private_import(tmp_path: Path) -> None:
         ]
     finally:
         probe.unlink()
+
+
+#: The tiers, the facade, the MCP server and the statistics work through the memory space's
+#: unit of work (issue 37): they hold neither its database nor a connection.
+_ABOVE_THE_SPACE = ("memories", "cortex.py", "task_results.py", "records.py", "aio.py", "stats.py")
+
+
+def test_the_tiers_and_the_facade_hold_no_database_nor_connection() -> None:
+    modules = [
+        path
+        for name in (*_ABOVE_THE_SPACE, "mcp")
+        for path in (
+            [PACKAGE / name] if name.endswith(".py") else sorted((PACKAGE / name).glob("*.py"))
+        )
+    ]
+    assert len(modules) > 10
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}: .{node.attr}"
+        for path in modules
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in ("database", "connection")
+    ]
+    assert found == []
