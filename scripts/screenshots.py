@@ -1,4 +1,5 @@
-"""Regenerate the README's screenshots at 1400x900 in headless Chromium with the network off:
+"""Regenerate the screenshots of docs/visualisation.md at 1400x900 in headless Chromium with the
+network off:
 
 * docs/overview.png: the demo's whole graph as ``graphmem demo`` draws it;
 * docs/neighbourhood.png: ``graphmem viz --entity "Dana Whitfield"`` on the demo;

@@ -1,4 +1,9 @@
-"""The ``graphmem`` command, run as a real subprocess against real SQLite files.
+"""The ``graphmem`` command against real SQLite files.
+
+Commands run in this process through ``graphmem.cli.main(argv)`` (the console script's entry
+point) with their output captured (``run``, see ``tests/_cli.py``); the tests whose point is
+the process (a real argv and exit status, a closed pipe, what ``--help`` imports, a file size
+limit) run the installed console script as a subprocess (``run_process``).
 
 One small corpus is ingested once per session (``shared_db``); the reading commands query
 that file. Tests that write make their own database in ``tmp_path``.
@@ -15,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _cli import run_cli as run
 
 from graphmem import SQLiteStorage
 from graphmem.cli import COMMANDS, build_parser, default_db_path, main, read_records
@@ -76,10 +82,10 @@ CORPUS = [
 ]
 
 
-def run(
+def run_process(
     *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``graphmem ARGS`` the way a user does (the installed console script's module)."""
+    """Run ``graphmem ARGS`` the way a user does: the installed console script, a process."""
     environment = dict(os.environ)
     environment.pop("GRAPHMEM_DB", None)
     environment.update(env or {})
@@ -380,7 +386,7 @@ def test_bad_arguments(
 
 
 def test_bad_argument_in_a_real_process(shared_db: Path) -> None:
-    result = run("--db", str(shared_db), "search", "x", "--limit", "-3")
+    result = run_process("--db", str(shared_db), "search", "x", "--limit", "-3")
     assert result.returncode == 2
     assert_one_line_error(result, "must not be negative", "graphmem search --help")
 
@@ -453,16 +459,11 @@ def test_demo_refuses_to_replace_a_database_it_did_not_create(
 
 
 @pytest.mark.slow
-def test_demo(tmp_path: Path) -> None:
+def test_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "demo"
+    monkeypatch.chdir(tmp_path)
     for _ in range(2):  # the second run replaces the first run's database
-        result = subprocess.run(
-            [str(SCRIPT), "demo", "--out", str(out)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=tmp_path,
-        )
+        result = run("demo", "--out", str(out))
         assert result.returncode == 0, result.stderr
     text = result.stdout
     assert re.search(r"Ingested \d+ memories in [\d.]+ s: \d{2,} entities, \d{3,} relations", text)
@@ -637,7 +638,7 @@ def test_a_blank_query_is_a_usage_error(
 
 
 def test_a_blank_query_in_a_real_process(shared_db: Path) -> None:
-    result = run("--db", str(shared_db), "search", "  ")
+    result = run_process("--db", str(shared_db), "search", "  ")
     assert result.returncode == 2 and result.stdout == ""
     assert_one_line_error(result, "argument QUERY: must not be empty or blank")
 

@@ -5,13 +5,12 @@ can be removed); bad arguments of the batch save, the async facade after ``aclos
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import run_cli
 
 from graphmem import CortexMemory
 from graphmem.aio import AsyncCortexMemory
@@ -25,8 +24,6 @@ from graphmem.errors import (
 from graphmem.extract.entity_patterns import EntityPatternsError
 from graphmem.memories.entity import EntityMemory
 from graphmem.store import graph_rows
-
-GRAPHMEM = [sys.executable, "-c", "from graphmem.cli import main; raise SystemExit(main())"]
 
 HOSTILE: list[tuple[dict[str, Any], str]] = [
     ({"label": "X", "pattern": [{"TEXT": {"REGEX": "(ab"}}]}, "does not compile"),
@@ -101,9 +98,7 @@ def test_graphmem_undeclare_and_declare_errors(tmp_path: Path) -> None:
     db = str(tmp_path / "c.db")
     patterns = tmp_path / "types.jsonl"
     patterns.write_text('{"label": "PROJECT", "pattern": "Atlas"}\n', encoding="utf-8")
-    run = lambda *a: subprocess.run(  # noqa: E731
-        [*GRAPHMEM, "--db", db, *a], capture_output=True, text=True, timeout=120
-    )
+    run = lambda *a: run_cli("--db", db, *a)  # noqa: E731  (in this process, tests/_cli.py)
     assert run("declare", str(patterns)).returncode == 0
     done = run("undeclare", "PROJECT", "--pattern", '"Atlas"')
     assert (done.returncode, done.stdout.strip()) == (0, "Removed 1 pattern of PROJECT.")

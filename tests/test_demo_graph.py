@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from _stores import copy_database
 
-from graphmem.demo import build_demo_database
+from graphmem.compat.storage import SQLiteStorage
 from graphmem.memories import EntityMemory
 
 PROJECTS = ("Atlas", "Beacon", "Compass", "Orion")
@@ -47,12 +49,14 @@ ROLE_OF = re.compile(r"^(?:CEO|CTO|COO|CFO|VP|head|director|manager|lead)\b.* of
 
 
 @pytest.fixture(scope="module")
-def demo_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EntityMemory]:
+def demo_graph(
+    tmp_path_factory: pytest.TempPathFactory, demo_database: Path
+) -> Iterator[EntityMemory]:
     """The demo's database, built by what ``graphmem demo`` runs (the demo's types declared,
-    then every record saved to the long-term and the entity tier)."""
-    db = tmp_path_factory.mktemp("demo") / "demo.db"
-    storage, count = build_demo_database(db)
-    assert count > 250
+    then every record saved to the long-term and the entity tier): a copy of the session's
+    (``demo_database`` in conftest.py)."""
+    db = copy_database(demo_database, tmp_path_factory.mktemp("demo") / "demo.db")
+    storage = SQLiteStorage(db)
     yield EntityMemory(storage=storage, max_items=None)
     storage.close()
 

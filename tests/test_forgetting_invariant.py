@@ -141,6 +141,9 @@ def _compare(
         assert _export(with_b[tenant], words) == _export(without[tenant], words), tenant
 
 
+# A long property run (15 histories per backend, each saved twice): the slow tier. The known
+# cases below check the same invariant in the fast tier.
+@pytest.mark.slow
 @settings(
     max_examples=15,
     deadline=None,

@@ -339,6 +339,7 @@ while not os.path.exists(flag):
 
 
 class TestSeveralProcesses:
+    @pytest.mark.slow  # process stress: four processes racing to open and write one store
     def test_concurrent_first_open_and_graph_writers(
         self, storage_url: str, tmp_path: Path
     ) -> None:

@@ -140,6 +140,7 @@ def patterns(declared: dict[str, str]) -> list[dict[str, str]]:
     return [{"label": label, "pattern": name} for name, label in sorted(declared.items())]
 
 
+@pytest.mark.slow  # a long property run: 12 stores saved, declared and reanalysed (~20 s)
 @settings(
     max_examples=12,
     deadline=None,

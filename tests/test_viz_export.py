@@ -10,10 +10,10 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from _stores import copy_database
 
 from graphmem.cli import main
 from graphmem.compat.storage import SQLiteStorage
-from graphmem.demo import build_demo_database
 from graphmem.errors import EntityNotFound, InvalidArgumentError
 from graphmem.memories import EntityMemory
 from graphmem.viz import drawable_graph, export_graph
@@ -151,11 +151,9 @@ class TestExportedFile:
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    db = tmp_path_factory.mktemp("demo") / "demo.db"
-    storage, _ = build_demo_database(db)
-    storage.close()
-    yield db
+def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_database: Path) -> Iterator[Path]:
+    """A copy of the demo's database (``demo_database`` in conftest.py)."""
+    yield copy_database(demo_database, tmp_path_factory.mktemp("demo") / "demo.db")
 
 
 def graphmem(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
