@@ -17,21 +17,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidArgumentTypeError
 from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import dump, kv_rows, schema, text_rows
+from ..store import dump, kv_rows, schema
 from ..store.database import Database
-from ..store.memory_rows import SQL_FILTER_COLUMNS, TextAnalysis
+from ..store.memory_rows import SQL_FILTER_COLUMNS
 from .work import Work
-
-if TYPE_CHECKING:
-    from ..items import MemoryItem, StoredMemory
-    from ..store import Connection
 
 __all__ = ["GraphCache", "MemorySpace", "StoredCounts", "Work", "split_filters"]
 
@@ -134,15 +130,3 @@ class MemorySpace:
         """Count an access of the items ``seqs`` in a transaction of its own; False when the
         disk is full (the access goes uncounted)."""
         return self.database.record_access(seqs, when)
-
-    # ------------------------------------------------------------------ for the library
-    def replace_text(
-        self, conn: Connection, row: StoredMemory, item: MemoryItem, *, index: bool, relations: bool
-    ) -> StoredMemory:
-        """Give ``row``'s item the changed text of ``item``: stored and indexed again (with
-        typed relations when ``relations``; not at all unless ``index``), its analysis
-        recorded for ``reanalyse``; returns the item's new row."""
-        new_row = self.entity_index.replace_text(conn, row, item, index=index, relations=relations)
-        analysis = TextAnalysis(relations) if index else None
-        text_rows.record_analysis(conn, new_row.text_id, analysis)
-        return new_row

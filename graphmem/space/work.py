@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..index.writer import NewItem, NewText
 from ..items import MemoryItem, StoredMemory
-from ..store import Connection, graph_rows, kv_rows, memory_rows
+from ..store import Connection, graph_rows, kv_rows, memory_rows, text_rows
+from ..store.memory_rows import TextAnalysis
 
 if TYPE_CHECKING:
     from ..extract.texts import Doc
@@ -180,8 +181,15 @@ class Work:
     def replace_text(
         self, stored: StoredMemory, item: MemoryItem, *, index: bool, relations: bool
     ) -> StoredMemory:
-        """See :meth:`MemorySpace.replace_text`."""
-        return self._space.replace_text(self._conn, stored, item, index=index, relations=relations)
+        """Give the stored item the changed text of ``item``: stored and indexed again (with
+        typed relations when ``relations``; not at all unless ``index``), its analysis
+        recorded for ``reanalyse``; returns where the item is stored now."""
+        moved = self._space.entity_index.replace_text(
+            self._conn, stored, item, index=index, relations=relations
+        )
+        analysis = TextAnalysis(relations) if index else None
+        text_rows.record_analysis(self._conn, moved.text_id, analysis)
+        return moved
 
     def touch(self, seqs: Sequence[int], when: datetime) -> None:
         """Count an access of the items ``seqs`` at ``when``."""
