@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
     from graphmem.compat.storage import SQLiteStorage
-    from graphmem.mcp.reference_graph import ReferenceGraph
+    from graphmem.reference import ReferenceGraph
 
     figures: dict[str, Any] = {"load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as folder:

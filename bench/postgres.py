@@ -83,7 +83,7 @@ def database(backend: str, pg_url: str | None, tmp: Path) -> Iterator[str]:
         yield str(tmp / f"bench-{uuid.uuid4().hex[:8]}.db")
         return
     assert pg_url is not None
-    from graphmem.store.postgres import temporary_schema
+    from graphmem.store.dialects.postgresql import temporary_schema
 
     with temporary_schema(pg_url, "gm_bench") as url:
         yield url
@@ -138,6 +138,7 @@ def ingest_and_query(
     from speed import gen_tasks
 
     from graphmem.index.writer import NewItem
+    from graphmem.store import memory_rows, text_rows
 
     memory = open_memory(target, capacity=max(size, raw_size) * 2)
     data = gen_tasks(size, seed=1)
@@ -170,8 +171,8 @@ def ingest_and_query(
                 for r in raw[first : first + 1000]
             ]
             with db.write() as conn:  # one executemany per kind and batch, no extraction
-                text_ids = db.insert_texts(conn, [("", "", ni.item.content) for ni in items])
-                db.insert_items(
+                text_ids = text_rows.insert_texts(conn, [("", "", ni.item.content) for ni in items])
+                memory_rows.insert_items(
                     conn, [NewItem.row(ni, t) for ni, t in zip(items, text_ids, strict=True)]
                 )
         raw_s = time.perf_counter() - start

@@ -396,7 +396,7 @@ def _fts5_floor(path: str, qtasks: list[dict], min_n: int, budget: float) -> dic
     context build cannot beat: it has to find these words first), timed like the contexts."""
     import sqlite3
 
-    from graphmem.store.database import fts_query_from_text
+    from graphmem.store.query_text import fts_query_from_text
 
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     sql = (

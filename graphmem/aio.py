@@ -176,13 +176,13 @@ class AsyncCortexMemory:
         ``dedupe_key`` to find it again: saving it once more returns the stored id)."""
         self._check_open()
         cancelled = threading.Event()
-        database = self.sync.space.database
+        space = self.sync.space
 
         def guarded(memory: CortexMemory) -> T:
             if cancelled.is_set():
                 raise _Cancelled
-            with database.write():
-                database.before_commit(lambda: _roll_back_if(cancelled))
+            with space.transaction() as tx:
+                tx.before_commit(lambda: _roll_back_if(cancelled))
                 return call(memory)
 
         try:

@@ -58,10 +58,9 @@ from .retrieval.context import (
 )
 from .retrieval.search import Hit, Ranking
 from .task_results import TaskWriter, task_record, task_results_list
-from .task_results import check_dedupe_key as check_dedupe_key  # re-exported (its old home)
 
 if TYPE_CHECKING:
-    from .store import Connection
+    from .space import Work
 
 __all__ = [
     "KNOWLEDGE_SCOPES",
@@ -94,13 +93,13 @@ def check_knowledge_scope(value: object) -> str:
 
 
 def _recent_context(
-    tier: ShortTermMemory, conn: Connection, agent_role: str | None, n: int
+    tier: ShortTermMemory, tx: Work, agent_role: str | None, n: int
 ) -> tuple[list[MemoryItem], list[Hit]]:
     """A context's "Recent context": the ``n`` newest items of ``tier``, oldest first (those
     of ``agent_role`` when given, read as hits: they count as accessed)."""
     if not agent_role:
         return tier.get_recent(n=n), []
-    rows = tier.select(conn, {"agent_id": agent_role}, n, newest_first=True, by_time=True)
+    rows = tier.select(tx, {"agent_id": agent_role}, n, newest_first=True, by_time=True)
     hits = [Hit.listed(row, item) for row, item in reversed(rows)]
     return [hit.item for hit in hits], hits
 
@@ -202,7 +201,7 @@ class CortexMemory:
         self._tasks = TaskWriter(self)
 
     def __repr__(self) -> str:
-        return f"CortexMemory({self._space.database.describe()!r})"
+        return f"CortexMemory({self._space.describe()!r})"
 
     @property
     def space(self) -> SQLiteStorage:
@@ -399,10 +398,10 @@ class CortexMemory:
         )
         writer = self._space.writer
         docs = writer.analyse([text])
-        with self._space.database.write() as conn:
-            writer.write(conn, [text], docs)
+        with self._space.transaction() as tx:
+            tx.write([text], docs)
             for tier in tiers.values():
-                tier.evict(conn)
+                tier.evict(tx)
         return result_id
 
     def _tiers(self) -> dict[str, Tier]:
@@ -473,17 +472,15 @@ class CortexMemory:
             (0, None)
         """
         check_content(result_id, "result_id")
-        with self._space.database.write() as conn:
-            return self._delete_results(conn, [result_id]) > 0
+        with self._space.transaction() as tx:
+            return self._delete_results(tx, [result_id]) > 0
 
-    def _delete_results(self, conn: Connection, result_ids: list[str]) -> int:
+    def _delete_results(self, tx: Work, result_ids: list[str]) -> int:
         """Delete every item of the results (and what lost its support); returns how many
         results had items."""
-        rows = self._space.database.result_rows(
-            conn, result_ids, self._namespaces(), tenant=self.user_id
-        )
+        rows = tx.result_items(result_ids, self._namespaces(), tenant=self.user_id)
         if rows:
-            self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
+            tx.delete([row for row, _ in rows])
         return len({row.result_id for row, _ in rows})
 
     def forget(
@@ -535,12 +532,11 @@ class CortexMemory:
                     f"user_id {tenant!r} is not this memory's user {self.user_id!r}"
                 )
             tenant = self.user_id
-        db = self._space.database
-        with db.write() as conn:
-            ids = db.matching_results(
-                conn, self._namespaces(), tenant=tenant, sql_filters=sql_filters, before=when
+        with self._space.transaction() as tx:
+            ids = tx.matching_results(
+                self._namespaces(), tenant=tenant, sql_filters=sql_filters, before=when
             )
-            return self._delete_results(conn, ids)
+            return self._delete_results(tx, ids)
 
     def update(
         self,
@@ -576,9 +572,8 @@ class CortexMemory:
             [('Maya Lindqvist', 'Harbor Bank')]
         """
         check_content(result_id, "result_id")
-        db = self._space.database
-        with db.read() as conn:
-            stored = self._stored_task(conn, result_id)
+        with self._space.reading() as tx:
+            stored = self._stored_task(tx, result_id)
         changed = {
             **stored,
             **{
@@ -594,18 +589,18 @@ class CortexMemory:
         }
         task = task_record(changed)
 
-        def replace_old(conn: Connection) -> dict[str, str]:
-            rows = db.result_rows(conn, [result_id], self._namespaces(), tenant=self.user_id)
+        def replace_old(tx: Work) -> dict[str, str]:
+            rows = tx.result_items([result_id], self._namespaces(), tenant=self.user_id)
             if not rows:
                 raise MemoryNotFound(f"no result {result_id!r} (deleted meanwhile?)")
-            self._space.entity_index.delete_memories(conn, [row for row, _ in rows])
+            tx.delete([row for row, _ in rows])
             return {row.namespace: item.memory_id for row, item in rows}
 
         return self._tasks.write([task], [result_id], before=replace_old)[0]
 
-    def _stored_task(self, conn: Connection, result_id: str) -> dict[str, Any]:
+    def _stored_task(self, tx: Work, result_id: str) -> dict[str, Any]:
         """The :meth:`save_task_result` arguments a stored task result was saved with."""
-        return self._tasks.stored(conn, result_id, self._namespaces())
+        return self._tasks.stored(tx, result_id, self._namespaces())
 
     # ------------------------------------------------------------------ context
     def search(
@@ -630,16 +625,16 @@ class CortexMemory:
             return self.contextual.search_hits(
                 query, limit=limit, filters={"agent_id": agent_role} if agent_role else None
             )
-        with self._space.database.read() as conn:
-            ranking = self._ranking(conn, query, agent_role, limit)
+        with self._space.reading() as tx:
+            ranking = self._ranking(tx, query, agent_role, limit)
             # A promoted text has an item in both contextual parts: it is shown once.
-            hits = ranking.take(conn, limit * 2, namespaces=self._contextual_namespaces())
+            hits = ranking.take(tx, limit * 2, namespaces=self._contextual_namespaces())
         return self.contextual.shown(one_per_text(hits, limit))
 
     def _contextual_namespaces(self) -> set[str]:
         return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
 
-    def _ranking(self, conn: Connection, query: str, agent_role: str | None, shown: int) -> Ranking:
+    def _ranking(self, tx: Work, query: str, agent_role: str | None, shown: int) -> Ranking:
         """One ranking of ``query`` over every tier a context searches (long-term and
         contextual memory), to be split into its sections; ``shown``: how many items the
         sections show at most."""
@@ -647,7 +642,7 @@ class CortexMemory:
         if self.long_term is not None:
             namespaces.insert(0, self.long_term.namespace)
         return context_ranking(
-            conn,
+            tx,
             self._space,
             sorted(namespaces),
             query,
@@ -705,10 +700,10 @@ class CortexMemory:
             recent=(
                 None
                 if short_term is None
-                else lambda conn, n: _recent_context(short_term, conn, agent_role, n)
+                else lambda tx, n: _recent_context(short_term, tx, agent_role, n)
             ),
             ranking=(
-                (lambda conn, shown: self._ranking(conn, task_description, role, shown))
+                (lambda tx, shown: self._ranking(tx, task_description, role, shown))
                 if task_description.strip()
                 else None
             ),
@@ -779,7 +774,7 @@ class CortexMemory:
 
     def reset_all(self) -> None:
         """Clear every tier (user memory included), the entity graph and the persisted rows."""
-        with self._space.database.write() as conn:
+        with self._space.transaction() as tx:
             for tier in (self.short_term, self.long_term, self.entity_memory, self.contextual):
                 if tier is not None:
                     tier.clear()
@@ -790,4 +785,4 @@ class CortexMemory:
                 for user_id in sorted(users) if self.user_id is None else [self.user_id]:
                     self.user_memory.clear_user_memory(user_id)
             # Hand-added relations and the merge log have no memory row to clear.
-            self._space.forget_graph(conn, self.user_id or "")
+            tx.forget_graph(self.user_id or "")

@@ -24,6 +24,7 @@ __all__ = [
     "author_of",
     "MemoryEntry",
     "MemoryItem",
+    "StoredMemory",
     "check_capacity",
     "check_content",
     "check_count",
@@ -565,3 +566,24 @@ def check_encodable(text: str, name: str) -> None:
 #: Predicate of the untyped edge between entities mentioned in the same memory (every other
 #: predicate is a typed relation); defined here, at the bottom, so every layer spells it once.
 CO_OCCURS = "co_occurs"
+
+
+@dataclass(frozen=True)
+class StoredMemory:
+    """Where a stored item lives, beside the item itself: its sequence number (the order of
+    saving), its tier's namespace, its owner (tenant), its text and the save that wrote it.
+
+    Example:
+        >>> StoredMemory(seq=7, namespace="long_term", tenant="").view
+        'full'
+    """
+
+    seq: int
+    namespace: str
+    tenant: str
+    text_id: int = 0
+    #: What the item shows of its text: "full", or "body" (the text without its head).
+    view: str = "full"
+    #: The save that wrote it (every item of one task result shares it), and its key.
+    result_id: str | None = None
+    dedupe_key: str | None = None

@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING, Any
 from .errors import AnalysisWorkerError, GraphmemError, InvalidArgumentError
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
-
     from .compat.storage import SQLiteStorage
-    from .index.writer import NewText, Writer
+    from .extract.texts import Doc
+    from .index.writer import NewText
     from .items import MemoryItem
-    from .store import Connection
+    from .space import Work
 
 __all__ = [
     "RECORD_FIELDS",
@@ -273,15 +272,15 @@ def ingest_records(
     from .items import check_workers
 
     texts = _ingest_texts(storage, records)
-    writer, database = storage.writer, storage.database
+    writer = storage.writer
     saved = 0
     with writer.bulk(check_workers(workers), len(texts)) as pool:
 
         def started(
             batch: Sequence[NewText],
         ) -> tuple[list[NewText], Callable[[], list[Doc | None]]]:
-            with database.read() as conn:  # skip what landed before analysing it again
-                fresh = _new_results(writer, conn, list(batch))
+            with storage.reading() as tx:  # skip what landed before analysing it again
+                fresh = _new_results(tx, list(batch))
             return fresh, writer.analyse_later(fresh, pool)
 
         batches = batched(texts, batch_size, progress, "ingesting")
@@ -290,12 +289,12 @@ def ingest_records(
             for batch, analysed in one_ahead(started(whole) for whole in batches):
                 if batch:
                     docs = analysed()
-                    with database.write() as conn:
-                        known = writer.known_results(conn, _keys(batch))
+                    with storage.transaction() as tx:
+                        known = tx.known_results(_keys(batch))
                         fresh = [
                             (t, d) for t, d, k in zip(batch, docs, known, strict=True) if k is None
                         ]
-                        writer.write(conn, [t for t, _ in fresh], [d for _, d in fresh])
+                        tx.write([t for t, _ in fresh], [d for _, d in fresh])
                     saved += len(fresh)
         except AnalysisWorkerError as exc:
             raise AnalysisWorkerError(
@@ -361,7 +360,7 @@ def _keys(texts: Sequence[NewText]) -> list[tuple[str, str | None, str]]:
     return [(t.tenant, t.dedupe_key, t.result_id or "") for t in texts]
 
 
-def _new_results(writer: Writer, conn: Connection, texts: list[NewText]) -> list[NewText]:
+def _new_results(tx: Work, texts: list[NewText]) -> list[NewText]:
     """The texts no stored result (nor an earlier one of ``texts``) has the key of."""
-    known = writer.known_results(conn, _keys(texts), writing=False)
+    known = tx.known_results(_keys(texts), writing=False)
     return [t for t, k in zip(texts, known, strict=True) if k is None]

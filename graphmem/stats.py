@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .index.sql_graph import SQLGraph
 from .space import MemorySpace
-from .store import dump, schema
 
 __all__ = ["stats"]
 
@@ -35,21 +33,17 @@ def stats(space: MemorySpace, user: str | None = None) -> dict[str, Any]:
         and ``relations_by_predicate`` (the most first).
     """
     tenant = user or ""
-    database = space.database
-    with database.read() as conn:
-        tables = {**dump.table_counts(conn), **dump.tenant_counts(conn, tenant)}
-        tiers = dump.namespace_counts(conn, tenant)
-        users = dump.tenant_names(conn)
-        if tenant:  # of the file's key-value rows, only the user's preferences are theirs
-            from .memories.user import preferences_key  # the tiers are not loaded otherwise
+    key = None
+    if tenant:  # of the file's key-value rows, only the user's preferences are theirs
+        from .memories.user import preferences_key  # the tiers are not loaded otherwise
 
-            tables["kv"] = int(database.kv_get(conn, preferences_key(tenant)) is not None)
-    graph = SQLGraph(database, tenant)  # counted in SQL: no graph view is loaded
+        key = preferences_key(tenant)
+    counts = space.stored_counts(tenant, key)
     return {
-        "schema_version": schema.SCHEMA_VERSION,
+        "schema_version": space.schema_version,
         "user": tenant,
-        "users": [u for u in users if u],
-        "memories_by_tier": tiers,
-        "rows": {k: v for k, v in tables.items() if k != "graphmem_meta"},
-        "graph": {"user": tenant, **graph.counts()},
+        "users": [u for u in counts.tenants if u],
+        "memories_by_tier": counts.tiers,
+        "rows": {k: v for k, v in counts.tables.items() if k != "graphmem_meta"},
+        "graph": {"user": tenant, **space.graph_counts(tenant)},
     }

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from .index.writer import NewItem, NewText, new_result_id
@@ -28,16 +28,17 @@ from .items import (
     check_optional_id,
     encode_metadata,
 )
-from .memories import ShortTermMemory, Tier
+from .memories import ContextualMemory, EntityMemory, LongTermMemory, ShortTermMemory, Tier
+from .space import MemorySpace
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
-
-    from .cortex import CortexMemory
+    from .extract.texts import Doc
     from .extract.workers import AnalysisPool
-    from .store import Connection, MemoryRow
+    from .items import StoredMemory
+    from .space import Work
 
 __all__ = [
+    "Facade",
     "PreparedTasks",
     "TaskRecord",
     "TaskWriter",
@@ -49,6 +50,20 @@ __all__ = [
 
 #: Importance from which a task result is also kept in long-term memory.
 _LONG_TERM_TASK_THRESHOLD = 0.7
+
+
+class Facade(Protocol):
+    """What :class:`TaskWriter` reads of its facade (:class:`~graphmem.cortex.CortexMemory`):
+    its user and tiers, and the memory space they live in."""
+
+    user_id: str | None
+    short_term: ShortTermMemory | None
+    long_term: LongTermMemory | None
+    entity_memory: EntityMemory | None
+    contextual: ContextualMemory
+
+    @property
+    def space(self) -> MemorySpace: ...
 
 
 @dataclass
@@ -195,7 +210,7 @@ _TIER_METADATA = ("entities", "importance", "context", "promoted", "source")
 class TaskWriter:
     """Writes the task results of one facade (its tiers are read from it at each call)."""
 
-    def __init__(self, facade: CortexMemory) -> None:
+    def __init__(self, facade: Facade) -> None:
         self._facade = facade
 
     def tiers(self) -> dict[str, Tier]:
@@ -218,7 +233,7 @@ class TaskWriter:
         self,
         tasks: list[TaskRecord],
         result_ids: list[str] | None = None,
-        before: Callable[[Connection], dict[str, str]] | None = None,
+        before: Callable[[Work], dict[str, str]] | None = None,
     ) -> list[str]:
         """Write task results in one transaction: each one text ("task result", analysed
         once, task and result apart) shown by every tier that keeps it, and Calute's
@@ -241,21 +256,20 @@ class TaskWriter:
         self,
         tasks: list[TaskRecord],
         result_ids: list[str] | None = None,
-        before: Callable[[Connection], dict[str, str]] | None = None,
+        before: Callable[[Work], dict[str, str]] | None = None,
         pool: AnalysisPool | None = None,
     ) -> PreparedTasks:
         """The first half of :meth:`write`: the texts of the results not stored yet,
         their analysis started (in ``pool``'s workers when given)."""
         writer = self._facade.space.writer
-        database = self._facade.space.database
         ids = list(result_ids) if result_ids is not None else [new_result_id() for _ in tasks]
         known: list[str | None] = [None] * len(tasks)
         # (an update's old version still holds its key until ``before``; without keys, one
         # transaction per call)
         if before is None and any(task.dedupe_key is not None for task in tasks):
-            with database.read() as conn:  # no analysis of what is stored already
+            with self._facade.space.reading() as tx:  # no analysis of what is stored already
                 keys = result_keys(self._facade.user_id or "", tasks, ids)
-                known = writer.known_results(conn, keys, writing=False)
+                known = tx.known_results(keys, writing=False)
         pending = [i for i, k in enumerate(known) if k is None]
         for i, k in enumerate(known):
             ids[i] = k or ids[i]
@@ -267,27 +281,25 @@ class TaskWriter:
     def store(
         self,
         prepared: PreparedTasks,
-        before: Callable[[Connection], dict[str, str]] | None = None,
+        before: Callable[[Work], dict[str, str]] | None = None,
     ) -> list[str]:
         """The second half of :meth:`write`: the one write transaction."""
-        writer = self._facade.space.writer
-        database, index = self._facade.space.database, self._facade.space.entity_index
         tasks, ids, pending, pairs = prepared.tasks, prepared.ids, prepared.pending, prepared.pairs
         analysed = iter(prepared.docs())
         docs = {id(text): next(analysed) for text in prepared.flat}
         at_end, at_once = self._capacity_policies()
-        with database.write() as conn, index.deferred_writes(conn):
-            kept = before(conn) if before is not None else {}
+        with self._facade.space.transaction() as tx, tx.deferred_writes():
+            kept = before(tx) if before is not None else {}
             for text in prepared.flat:
                 for ni in text.items:
                     ni.item.memory_id = kept.get(ni.namespace, ni.item.memory_id)
-            known = writer.known_results(conn, result_keys(self._facade.user_id or "",
+            known = tx.known_results(result_keys(self._facade.user_id or "",
                 [tasks[i] for i in pending], [ids[i] for i in pending]))  # fmt: skip
             for i, k in zip(list(pending), known, strict=True):
                 if k is not None:  # another writer stored it meanwhile
                     ids[i] = k
                     pending.remove(i)
-            room = self._rooms(conn, at_once)
+            room = self._rooms(tx, at_once)
             run: list[NewText] = []
             for pair in (pairs[i] for i in pending):
                 run.extend(pair)
@@ -298,20 +310,20 @@ class TaskWriter:
                         if room[tier] < 0:
                             full.append(tier)
                 if full:
-                    writer.write(conn, run, [docs[id(t)] for t in run])
+                    tx.write(run, [docs[id(t)] for t in run])
                     run = []
                     for tier in full:
-                        tier.evict(conn)
-                    room.update(self._rooms(conn, full))
-            writer.write(conn, run, [docs[id(t)] for t in run])
+                        tier.evict(tx)
+                    room.update(self._rooms(tx, full))
+            tx.write(run, [docs[id(t)] for t in run])
             for tier in at_end:
-                tier.evict(conn)
+                tier.evict(tx)
         return ids
 
     @staticmethod
-    def _rooms(conn: Connection, tiers: list[Tier]) -> dict[Tier, int]:
+    def _rooms(tx: Work, tiers: list[Tier]) -> dict[Tier, int]:
         """How many more items each bounded tier holds before it evicts."""
-        rooms = {tier: tier.capacity_room(conn) for tier in tiers}
+        rooms = {tier: tier.capacity_room(tx) for tier in tiers}
         return {tier: room for tier, room in rooms.items() if room is not None}
 
     def _capacity_policies(self) -> tuple[list[Tier], list[Tier]]:
@@ -368,11 +380,10 @@ class TaskWriter:
         )
         return out
 
-    def stored(self, conn: Connection, result_id: str, namespaces: list[str]) -> dict[str, Any]:
+    def stored(self, tx: Work, result_id: str, namespaces: list[str]) -> dict[str, Any]:
         """The :meth:`~CortexMemory.save_task_result` arguments a stored task result was
         saved with (its items in ``namespaces``, the facade's)."""
-        db = self._facade.space.database
-        rows = db.result_rows(conn, [result_id], namespaces, tenant=self._facade.user_id)
+        rows = tx.result_items([result_id], namespaces, tenant=self._facade.user_id)
         if not rows:
             raise MemoryNotFound(f"no result {result_id!r} in this memory")
         first = rows[0][1].metadata
@@ -392,7 +403,7 @@ class TaskWriter:
                 "evicted); save it again"
             )
         row, item = texts[0]
-        head, body = db.text_parts(conn, row.text_id) or ("", item.content)
+        head, body = tx.text_parts(row.text_id) or ("", item.content)
         # The task metadata as given: the short-term line keeps it as it is; the other tiers
         # add keys of their own.
         lines = [i for r, i in rows if r.namespace == line]
@@ -415,7 +426,7 @@ class TaskWriter:
             "dedupe_key": row.dedupe_key,
         }
 
-    def _given_metadata(self, items: list[tuple[MemoryRow, MemoryItem]]) -> dict[str, Any]:
+    def _given_metadata(self, items: list[tuple[StoredMemory, MemoryItem]]) -> dict[str, Any]:
         """The task metadata as the caller gave it, from the tier items of one result: each
         key from an item of a tier that adds no key of that name (the caller's own
         ``entities`` from the long-term item, its ``importance`` from the entity item)."""

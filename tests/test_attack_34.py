@@ -24,9 +24,9 @@ from graphmem.extract import workers
 from graphmem.extract.embeddings import StaticEmbedder
 from graphmem.index.reanalysis import reanalyse
 from graphmem.index.views import TenantViews
-from graphmem.mcp.reference_graph import ReferenceGraph
 from graphmem.memories import EntityMemory
 from graphmem.records import ingest_records
+from graphmem.reference import ReferenceGraph
 from graphmem.store import reanalysis_rows
 
 real_analyse_chunk = workers._analyse_chunk

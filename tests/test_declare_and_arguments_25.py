@@ -168,8 +168,8 @@ def test_update_keeps_the_callers_own_metadata_keys_after_the_line_is_evicted() 
     )
     memory.save_task_result("Other", "Tom Becker left.", "HR")  # evicts hire's short-term line
     memory.update(hire, result="Maya Lindqvist joined Harbor Bank.")
-    with memory._space.database.read() as conn:
-        stored = memory._stored_task(conn, hire)
+    with memory.space.reading() as tx:
+        stored = memory._stored_task(tx, hire)
     assert stored["result"] == "Maya Lindqvist joined Harbor Bank."
     assert stored["task_metadata"] == given  # five of its keys were dropped
 

@@ -14,7 +14,7 @@ from graphmem import CortexMemory
 from graphmem.compat.storage import SQLiteStorage
 from graphmem.errors import InvalidArgumentError, InvalidArgumentTypeError, MemoryNotFound
 from graphmem.memories.entity import EntityMemory
-from graphmem.store import schema
+from graphmem.store import memory_rows, schema
 
 
 def _count(storage: SQLiteStorage, table: schema.Table) -> int:
@@ -166,7 +166,7 @@ class TestFacadeIds:
         assert len(set(ids)) == 3
         for n, result in enumerate(ids):
             with cortex._space.database.read() as conn:
-                rows = cortex._space.database.result_rows(conn, [result])
+                rows = memory_rows.result_rows(conn, [result])
             assert {item.content for _, item in rows} >= {f"Step {n} passed"}
 
 

@@ -24,7 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from graphmem.compat.storage import SQLiteStorage
-from graphmem.mcp.reference_graph import ReferenceGraph
+from graphmem.reference import ReferenceGraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from mcp_memory_file import big_file  # noqa: E402  (the file bench/mcp_memory_file.py times)

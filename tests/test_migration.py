@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from graphmem import CortexMemory, EntityMemory, LongTermMemory, SQLiteStorage
+from graphmem.store import memory_rows
 from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.schema import SCHEMA_VERSION
 from graphmem.transfer import import_jsonl
@@ -65,7 +66,9 @@ def _contents(storage: SQLiteStorage) -> dict[str, Any]:
     db = storage.database
     with db.read() as conn:
         items = {
-            ns: [[i.memory_id, i.content, i.metadata] for _, i in db.list_items(conn, [ns])]
+            ns: [
+                [i.memory_id, i.content, i.metadata] for _, i in memory_rows.list_items(conn, [ns])
+            ]
             for ns in NAMESPACES
         }
     kg = storage.entity_index.graph("")

@@ -27,6 +27,7 @@ from graphmem.graph.knowledge_graph import Hop
 from graphmem.index.entity_index import EntityIndex
 from graphmem.index.sql_graph import SQLGraph
 from graphmem.items import MemoryItem
+from graphmem.store import memory_rows, text_rows
 from graphmem.store.database import Database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,15 +56,16 @@ class TestSearch:
             (MemoryItem("Alice lives elsewhere", agent_id="a1", user_id="u1"), "other"),
         ]
         with db.write() as conn:
-            db.insert_memories(conn, [(item, ns, None) for item, ns in rows])
+            text_rows.insert_memories(conn, [(item, ns, None) for item, ns in rows])
         return db
 
     def _search(self, db: Database, query: str, **kwargs: object) -> list[str]:
         namespaces = kwargs.pop("namespaces", ["n"])
         with db.read() as conn:
-            hits = db.search_text(conn, query, namespaces, **kwargs)  # type: ignore[arg-type]
+            hits = text_rows.search_text(conn, query, namespaces, **kwargs)  # type: ignore[arg-type]
             items = {
-                seq: item for seq, (_, item) in db.fetch_rows(conn, [s for s, _ in hits]).items()
+                seq: item
+                for seq, (_, item) in memory_rows.fetch_rows(conn, [s for s, _ in hits]).items()
             }
         scores = [score for _, score in hits]
         assert scores == sorted(scores, reverse=True)
@@ -109,19 +111,19 @@ class TestSearch:
         found = self._search(db, query)
         assert found == (["Alice works at Acme in Berlin"] if "acme" in query.lower() else [])
         with db.read() as conn:
-            assert db.count(conn, ["n", "other"]) == 5
+            assert memory_rows.count(conn, ["n", "other"]) == 5
 
     def test_update_and_delete_reach_the_index(self, storage: SQLStorage) -> None:
         db = self._db(storage)
         with db.read() as conn:
-            seq = db.search_text(conn, "berlin", ["n"])[0][0]
-            [row] = [row for row, _ in db.list_items(conn, ["n"]) if row.seq == seq]
+            seq = text_rows.search_text(conn, "berlin", ["n"])[0][0]
+            [row] = [row for row, _ in memory_rows.list_items(conn, ["n"]) if row.seq == seq]
         with db.write() as conn:
             db.rewrite_text(conn, row.text_id, "", "Alice moved to Munich")
         assert self._search(db, "berlin") == []
         assert self._search(db, "munich") == ["Alice moved to Munich"]
         with db.write() as conn:
-            deleted, orphans = db.delete_items(conn, [seq])
+            deleted, orphans = memory_rows.delete_items(conn, [seq])
             db.delete_texts(conn, orphans)
             assert deleted == 1
         assert self._search(db, "munich") == []

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,3 +53,14 @@ def test_layering_contracts_are_kept() -> None:
         kept = [line for line in " ".join(result.stdout.split()).split(" KEPT") if contract in line]
         assert kept, result.stdout
     assert "0 broken" in result.stdout, result.stdout
+
+
+def test_the_contracts_count_type_only_imports_and_cover_mcp_and_stats() -> None:
+    """A layer may not name a store type even under ``TYPE_CHECKING`` (issue 37), and the MCP
+    server and the statistics go through the library APIs like the facade."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["importlinter"]
+    assert not config.get("exclude_type_checking_imports", False)
+    facade = next(c for c in config["contracts"] if c["name"].startswith("The facade"))
+    assert {"graphmem.mcp", "graphmem.stats"} <= set(facade["source_modules"])
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
+    assert {"graphmem.mcp", "graphmem.stats", "graphmem.reference"} <= set(layers)

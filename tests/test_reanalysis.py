@@ -29,7 +29,7 @@ from graphmem import CortexMemory, EntityMemory, ReanalysisWarning, SQLiteStorag
 from graphmem.errors import InvalidArgumentError
 from graphmem.extract.version import extraction_version
 from graphmem.records import ingest_records
-from graphmem.store import reanalysis_rows
+from graphmem.store import memory_rows, reanalysis_rows
 from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.transfer import export_jsonl
 
@@ -428,8 +428,7 @@ def test_older_files_record_how_their_texts_were_indexed(tmp_path: Path, version
     ]
     with storage.database.read() as conn2:
         stored = {
-            ns: [i.memory_id for _, i in storage.database.list_items(conn2, [ns])]
-            for ns, _ in items
+            ns: [i.memory_id for _, i in memory_rows.list_items(conn2, [ns])] for ns, _ in items
         }
     assert sorted(stored.items()) == items
     memory.unmerge(expected["merge_id"])

@@ -16,7 +16,7 @@ from graphmem.extract.pipeline import get_analyzer
 from graphmem.items import MemoryItem
 from graphmem.memories.entity import EntityMemory
 from graphmem.memories.user import UserMemory
-from graphmem.store import graph_rows, schema
+from graphmem.store import graph_rows, schema, text_rows
 from graphmem.store.database import Database
 
 
@@ -333,7 +333,7 @@ class TestLabelsKeepPeopleAndPlacesApart:
         with db.write() as conn:
             for text, conversation in [("Ada_Lovelace 100% wrote it.", "c"), ("AdaXLovelace", "d")]:
                 item = MemoryItem(text, conversation_id=conversation)
-                db.insert_memory(conn, item, namespace="n")
+                text_rows.insert_memory(conn, item, namespace="n")
             found = {
                 (text, conversation): graph_rows.conversation_contains(conn, "", conversation, text)
                 for text, conversation in [

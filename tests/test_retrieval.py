@@ -17,7 +17,7 @@ from _workers import HEADINGS
 
 from graphmem import CortexMemory, LongTermMemory
 from graphmem.retrieval.search import Explanation, Hit
-from graphmem.store.database import STOP_WORDS
+from graphmem.store.query_text import STOP_WORDS
 
 
 def _contents(hits: list[Hit]) -> list[str]:

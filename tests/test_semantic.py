@@ -13,8 +13,8 @@ from graphmem import LongTermMemory
 from graphmem.errors import InvalidArgumentError
 from graphmem.extract import embeddings
 from graphmem.retrieval.search import _stem
-from graphmem.store.database import query_terms
 from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
+from graphmem.store.query_text import query_terms
 from graphmem.store.vectors import decode_embedding, encode_embedding, vector_matrix
 
 PARAPHRASES = json.loads(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from graphmem.items import MemoryItem
+from graphmem.store import memory_rows, text_rows
 from graphmem.store.database import Database
 
 
@@ -28,12 +29,12 @@ def db(storage_url: str) -> Iterator[Database]:
 
 
 def _save(db: Database, conn: object, content: str) -> int:
-    return db.insert_memory(conn, MemoryItem(content), namespace="n")  # type: ignore[arg-type]
+    return text_rows.insert_memory(conn, MemoryItem(content), namespace="n")  # type: ignore[arg-type]
 
 
 def _contents(db: Database) -> list[str]:
     with db.read() as conn:
-        return [item.content for _, item in db.list_items(conn, ["n"])]
+        return [item.content for _, item in memory_rows.list_items(conn, ["n"])]
 
 
 def test_a_caught_inner_failure_undoes_only_the_inner_writes(db: Database) -> None:
@@ -115,11 +116,11 @@ def test_forgetting_in_a_rolled_back_savepoint_leaves_the_text_searchable(db: Da
     with db.write() as conn:
         with pytest.raises(InnerFailure):
             with db.write() as inner:
-                _, orphans = db.delete_items(inner, [seq])
+                _, orphans = memory_rows.delete_items(inner, [seq])
                 db.delete_texts(inner, orphans)
                 raise InnerFailure
     with db.read() as conn:
-        assert [s for s, _ in db.search_text(conn, "acme", ["n"])] == [seq]
+        assert [s for s, _ in text_rows.search_text(conn, "acme", ["n"])] == [seq]
     assert _contents(db) == ["Alice works at Acme"]
 
 

@@ -1,5 +1,5 @@
 """``graphmem import-mcp-memory`` and ``graphmem export --format mcp-memory``: move the MCP
-reference memory server's ``memory.jsonl`` in and out (see :mod:`graphmem.mcp.reference_graph`).
+reference memory server's ``memory.jsonl`` in and out (see :mod:`graphmem.reference`).
 
 Neither needs the MCP SDK: the graph lives in graphmem's database, and ``graphmem mcp --tools
 reference`` serves it.
@@ -27,7 +27,7 @@ EXAMPLES = """examples:
 
 def cmd_import_mcp_memory(args: argparse.Namespace) -> int:
     """Add a reference server's graph file to the database (created when missing)."""
-    from ..mcp.reference_graph import ReferenceGraph  # loads the store: not for --help
+    from ..reference import ReferenceGraph  # loads the store: not for --help
 
     source = Path(args.file)
     if args.file != "-" and not source.is_file():
@@ -64,7 +64,7 @@ IMPORT_MCP_MEMORY = Command(
 
 def cmd_export_mcp_memory(args: argparse.Namespace) -> int:
     """Write the database's reference graph (of ``--user``) as a ``memory.jsonl``."""
-    from ..mcp.reference_graph import ReferenceGraph
+    from ..reference import ReferenceGraph
 
     out = Path(args.out)
     if args.out != "-":

@@ -1,5 +1,5 @@
-"""Calute's storage surface: key-value storages, and the mutable dict views of its tiers,
-thin over graphmem's engine (:mod:`graphmem.space`)."""
+"""Calute's storage surface: key-value storages, thin over graphmem's engine
+(:mod:`graphmem.space`). The mutable dict views of its tiers are :mod:`graphmem.memories.views`."""
 
 from .storage import (
     MemoryStorage,

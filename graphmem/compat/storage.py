@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..space import MemorySpace
+from ..store import kv_rows
 from ..store.ranking_rows import rank_documents
 
 __all__ = [
@@ -138,29 +139,29 @@ class SQLiteStorage(MemorySpace, MemoryStorage):
     def save(self, key: str, data: Any) -> bool:
         value = _json_copy(data)
         with self.database.write() as conn:
-            self.database.kv_set(conn, _check_key(key), value)
+            kv_rows.kv_set(conn, _check_key(key), value)
         return True
 
     def load(self, key: str) -> Any | None:
         with self.database.read() as conn:
-            return self.database.kv_get(conn, _check_key(key))
+            return kv_rows.kv_get(conn, _check_key(key))
 
     def delete(self, key: str) -> bool:
         with self.database.write() as conn:
-            return self.database.kv_delete(conn, _check_key(key))
+            return kv_rows.kv_delete(conn, _check_key(key))
 
     def exists(self, key: str) -> bool:
         return self.load(key) is not None
 
     def list_keys(self, pattern: str | None = None) -> list[str]:
         with self.database.read() as conn:
-            return self.database.kv_keys(conn, pattern)
+            return kv_rows.kv_keys(conn, pattern)
 
     def clear(self) -> int:
         with self.database.write() as conn:
-            keys = self.database.kv_keys(conn)
+            keys = kv_rows.kv_keys(conn)
             for key in keys:
-                self.database.kv_delete(conn, key)
+                kv_rows.kv_delete(conn, key)
             return len(keys)
 
 

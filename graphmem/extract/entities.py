@@ -44,7 +44,6 @@ from .vocabulary import (
     organisation_names,
     role_titles,
 )
-from .vocabulary import role_words as role_words
 
 if TYPE_CHECKING:
     from spacy.language import Language

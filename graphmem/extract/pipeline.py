@@ -129,7 +129,8 @@ def _use_agent_ner(nlp: Language) -> None:
             raise GraphmemError(f"{directory / name}: SHA-256 differs from the manifest")
     config = {k: v for k, v in nlp.config["components"]["ner"].items() if k != "factory"}
     nlp.replace_pipe("ner", "ner", config=config)
-    nlp.get_pipe("ner").from_disk(directory)
+    ner: Any = nlp.get_pipe("ner")  # an EntityRecognizer, typed by spaCy as a callable
+    ner.from_disk(directory)
     mark_tuned(nlp.vocab)
 
 

@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING
 from .pipeline import Analyzer
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    # spaCy's analysed text and span, named here for the layers that carry them without
+    # running spaCy (index/, the facade's write path): only extract/ imports spaCy.
+    from spacy.tokens import Doc, Span
 
-__all__ = ["MAX_ANALYSED_CHARS", "analyse_texts", "whole_text"]
+__all__ = ["MAX_ANALYSED_CHARS", "Doc", "Span", "analyse_texts", "whole_text"]
 
 #: Entities are looked for in the first this-many characters of a text (all of it is stored
 #: and searchable); analysing megabytes of text on every save would stall the caller.

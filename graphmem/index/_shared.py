@@ -19,7 +19,7 @@ from ..extract.entities import AliasMatcher
 from ..graph.knowledge_graph import KnowledgeGraph
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span
+    from ..extract.texts import Doc, Span
 
 __all__ = [
     "EXTRACTOR_RULE",

@@ -13,11 +13,12 @@ deferred batch :mod:`graphmem.index.pending`'s; :class:`EntityIndex` is their on
 
 Example:
     >>> from graphmem.store.database import Database
+    >>> from graphmem.store.text_rows import insert_memories
     >>> from graphmem.items import MemoryItem
     >>> db = Database(); index = EntityIndex(db)
     >>> item = MemoryItem("Alice Johnson met Bob Stone in Paris.")
     >>> with db.write() as conn:
-    ...     [row] = db.insert_memories(conn, [(item, "n", None)])
+    ...     [row] = insert_memories(conn, [(item, "n", None)])
     ...     _ = index.index(conn, [(row.text_id, item)])
     >>> sorted(index.graph("").neighbors("Alice Johnson"))
     ['Bob Stone', 'Paris']
@@ -52,9 +53,9 @@ from ..extract.resolution import may_merge, resolve_named, shortens_only
 from ..extract.texts import analyse_texts, whole_text
 from ..graph.knowledge_graph import Edge, KnowledgeGraph
 from ..graph.records import RelationshipQueries
-from ..items import MemoryItem, event_stamp, utc_now
+from ..items import MemoryItem, StoredMemory, event_stamp, utc_now
 from ..store import Connection, derived_rows, graph_rows
-from ..store.database import Database, MemoryRow
+from ..store.database import Database
 from ._shared import (
     MAX_INDEXED_CHARS,
     MAX_MEMORY_LINKED_ENTITIES,
@@ -72,7 +73,7 @@ from .support import Support
 from .views import TenantViews
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = [
     "MAX_INDEXED_CHARS",
@@ -593,10 +594,11 @@ class EntityIndex:
 
         Example:
             >>> from graphmem.store.database import Database
+            >>> from graphmem.store.text_rows import insert_memories
             >>> db = Database(); index = EntityIndex(db)
             >>> with db.write() as conn, index.deferred_writes(conn):
             ...     for text in ("Alice Johnson met Bob Stone.", "Bob Stone met Carol Diaz."):
-            ...         [row] = db.insert_memories(conn, [(MemoryItem(text), "n", None)])
+            ...         [row] = insert_memories(conn, [(MemoryItem(text), "n", None)])
             ...         _ = index.index(conn, [(row.text_id, MemoryItem(text))])
             >>> sorted(index.graph("").neighbors("Bob Stone"))
             ['Alice Johnson', 'Carol Diaz']
@@ -613,7 +615,7 @@ class EntityIndex:
         """
         self._support.forget(conn, tenants)
 
-    def delete_memories(self, conn: Connection, rows: Sequence[MemoryRow]) -> int:
+    def delete_memories(self, conn: Connection, rows: Sequence[StoredMemory]) -> int:
         """Delete tier items; the texts no item shows any more go with their mentions and
         evidence, and what lost all its support goes too. The graph views are updated in
         place (no rebuild)."""
@@ -622,12 +624,12 @@ class EntityIndex:
     def replace_text(
         self,
         conn: Connection,
-        row: MemoryRow,
+        row: StoredMemory,
         new: MemoryItem,
         *,
         index: bool,
         relations: bool,
-    ) -> MemoryRow:
+    ) -> StoredMemory:
         """Give an item whose content (or owner) changed its new text, re-extracted when
         ``index``; returns its row.
 

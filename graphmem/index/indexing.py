@@ -7,11 +7,12 @@ them to the tenant's view and the pending batch of one :class:`~graphmem.index.l
 
 Example (the index calls it for each text it is given):
     >>> from graphmem.store.database import Database
+    >>> from graphmem.store.text_rows import insert_memories
     >>> from graphmem.index.entity_index import EntityIndex
     >>> db = Database(); index = EntityIndex(db)
     >>> item = MemoryItem("Ravi Mehta met Dana Lee. Ravi thanked her.")
     >>> with db.write() as conn:
-    ...     [row] = db.insert_memories(conn, [(item, "n", None)])
+    ...     [row] = insert_memories(conn, [(item, "n", None)])
     ...     [found] = index.index(conn, [(row.text_id, item)])
     >>> found.entity_names
     ['Ravi Mehta', 'Dana Lee']
@@ -48,7 +49,7 @@ from ._shared import IndexedMemory, RelationSource, TenantState
 from .linking import TextContext, add_typed_relations, link_cooccurring, link_extracted
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = ["IndexingWay", "index_text"]
 

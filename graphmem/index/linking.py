@@ -36,7 +36,7 @@ from ._shared import (
 from .pending import DeferredWrites, PendingWrites
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = [
     "TextContext",

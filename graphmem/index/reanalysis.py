@@ -42,9 +42,10 @@ from typing import Any
 
 from ..errors import DatabaseFileError, EntityNotFound, InvalidArgumentError
 from ..extract.version import extraction_version
-from ..items import check_capacity
+from ..items import StoredMemory, check_capacity
+from ..store import memory_rows
 from ..store import reanalysis_rows as rows
-from ..store.database import Database, MemoryRow
+from ..store.database import Database
 from ..store.graph_rows import RELABELLED_KEY, read_setting, set_entity_label
 from .writer import NewItem, NewText, Writer
 
@@ -167,7 +168,7 @@ def _run_tenant(
             batch = rows.texts_to_index(
                 conn, tenant, current["after"], current["through"], batch_size
             )
-            items = db.items_of_texts(conn, [t.id for t in batch])
+            items = memory_rows.items_of_texts(conn, [t.id for t in batch])
         if not batch:
             break
         indexed, stored = _index_batch(writer, batch, items, plan)
@@ -206,14 +207,14 @@ def _left(conn: Any, plan: dict[str, Any], tenant: str) -> int:
 def _index_batch(
     writer: Writer,
     batch: Sequence[rows.StoredText],
-    items: Sequence[tuple[MemoryRow, Any]],
+    items: Sequence[tuple[StoredMemory, Any]],
     plan: dict[str, Any],
 ) -> tuple[int, dict[str, Any] | None]:
     """Index one batch of stored texts again, in one write transaction that also records
     how far the plan got; returns how many were indexed, and ``plan``, or the stored plan
     when another run moved it on (nothing is indexed then)."""
     db, index = writer.db, writer.index
-    shown: dict[int, list[tuple[MemoryRow, Any]]] = {}
+    shown: dict[int, list[tuple[StoredMemory, Any]]] = {}
     for row, item in items:
         shown.setdefault(row.text_id, []).append((row, item))
     work = [
@@ -243,13 +244,13 @@ def _index_batch(
                         ni.item.metadata["entities"] = found.entity_names
                         listed.append((row.seq, ni.item.metadata))
                 indexed += 1
-        db.update_metadata_many(conn, listed)
+        memory_rows.update_metadata_many(conn, listed)
         plan["current"]["after"] = batch[-1].id
         rows.write_plan(conn, plan)
     return indexed, plan
 
 
-def _new_text(text: rows.StoredText, own: Sequence[tuple[MemoryRow, Any]]) -> NewText:
+def _new_text(text: rows.StoredText, own: Sequence[tuple[StoredMemory, Any]]) -> NewText:
     """The stored text as the write path takes it: its items (the first showing all of it
     is the one it is indexed as), its head, and how it was indexed."""
     return NewText(

@@ -19,9 +19,9 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..extract.predicates import PredicateCatalogue
-from ..items import MemoryItem
-from ..store import Connection, derived_rows, graph_rows
-from ..store.database import Database, MemoryRow
+from ..items import MemoryItem, StoredMemory
+from ..store import Connection, derived_rows, graph_rows, memory_rows, text_rows
+from ..store.database import Database
 from .pending import DeferredWrites
 from .recompute import recompute_derived
 from .views import TenantViews
@@ -60,13 +60,13 @@ class Support:
                 self.views.states.pop(tenant, None)
             self.views.track_transaction(set(tenants), before, after)
 
-    def delete_memories(self, conn: Connection, rows: Sequence[MemoryRow]) -> int:
+    def delete_memories(self, conn: Connection, rows: Sequence[StoredMemory]) -> int:
         """Delete tier items, the texts no item shows any more, and what lost its support."""
         with self.lock:
             for tenant in {r.tenant for r in rows}:
                 namespaces = {r.namespace for r in rows if r.tenant == tenant}
                 self.views.forget_tier_counts(tenant, namespaces)
-            deleted, orphans = self.db.delete_items(conn, [r.seq for r in rows])
+            deleted, orphans = memory_rows.delete_items(conn, [r.seq for r in rows])
             if not orphans:
                 return deleted
             for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
@@ -111,18 +111,18 @@ class Support:
             self.views.states.pop(tenant, None)
         self.views.track_transaction(tenants, before, after)
 
-    def replace_text(self, conn: Connection, row: MemoryRow, new: MemoryItem) -> MemoryRow:
+    def replace_text(self, conn: Connection, row: StoredMemory, new: MemoryItem) -> StoredMemory:
         """Give an item whose content (or owner) changed its new text (not indexed yet);
         returns its row. An item that shares its text with others gets a text of its own."""
         self.writes.flush_deferred(conn)
         tenant = new.user_id or ""
         for owner in {row.tenant, tenant}:
             self.views.forget_tier_counts(owner, {row.namespace})
-        if self.db.text_is_shared(conn, row.text_id):
-            [text_id] = self.db.insert_texts(conn, [(tenant, "", new.content)])
+        if memory_rows.text_is_shared(conn, row.text_id):
+            [text_id] = text_rows.insert_texts(conn, [(tenant, "", new.content)])
             self.views.count_texts(tenant, 1)
-            self.db.move_item(conn, row.seq, text_id)
-            return MemoryRow(row.seq, row.namespace, tenant, text_id)
+            memory_rows.move_item(conn, row.seq, text_id)
+            return StoredMemory(row.seq, row.namespace, tenant, text_id)
         lost = graph_rows.index_rows_of(conn, [row.text_id])
         ends = derived_rows.relation_ends(conn, lost.evidence)
         graph_rows.delete_index_rows(conn, row.text_id)

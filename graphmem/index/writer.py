@@ -51,13 +51,14 @@ from ..extract.embeddings import Embedder, get_embedder
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
-from ..items import MemoryItem, author_of
-from ..store import Connection
-from ..store.database import Database, MemoryRow, NewItemRow, TextAnalysis
+from ..items import MemoryItem, StoredMemory, author_of
+from ..store import Connection, memory_rows, text_rows
+from ..store.database import Database
+from ..store.memory_rows import NewItemRow, TextAnalysis
 from .entity_index import EntityIndex, IndexedMemory
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from ..extract.texts import Doc
 
 __all__ = [
     "NewItem",
@@ -282,18 +283,18 @@ class Writer:
         conn: Connection,
         texts: Sequence[NewText],
         docs: Sequence[Doc | None] | None = None,
-    ) -> list[list[MemoryRow]]:
+    ) -> list[list[StoredMemory]]:
         """Store ``texts`` in the caller's transaction, in order; returns each text's item
         rows (in the order of its items). ``docs``: from :meth:`analyse` (made here if None)."""
         if docs is None:
             docs = self.analyse(texts)
         embed_items(self.embedder, [(t.body, [ni.item for ni in t.items]) for t in texts])
-        text_ids = self.db.insert_texts(
+        text_ids = text_rows.insert_texts(
             conn, [(t.tenant, t.head, t.body) for t in texts], [t.analysis for t in texts]
         )
         for tenant in {t.tenant for t in texts}:
             self.index.count_texts(tenant, sum(1 for t in texts if t.tenant == tenant))
-        rows = self.db.insert_items(
+        rows = memory_rows.insert_items(
             conn,
             [
                 ni.row(text_id, text.result_id, text.dedupe_key)
@@ -301,7 +302,7 @@ class Writer:
                 for ni in text.items
             ],
         )
-        by_text: list[list[MemoryRow]] = []
+        by_text: list[list[StoredMemory]] = []
         listed: list[tuple[int, dict[str, Any]]] = []
         position = 0
         with self.index.deferred_writes(conn):
@@ -318,7 +319,7 @@ class Writer:
                     if ni.lists_entities:
                         ni.item.metadata["entities"] = found.entity_names
                         listed.append((row.seq, ni.item.metadata))
-        self.db.update_metadata_many(conn, listed)
+        memory_rows.update_metadata_many(conn, listed)
         return by_text
 
     def add_items(
@@ -327,10 +328,10 @@ class Writer:
         text_id: int,
         items: Sequence[NewItem],
         result_id: str | None = None,
-    ) -> list[MemoryRow]:
+    ) -> list[StoredMemory]:
         """Give a stored text more items (a contextual item promoted to long-term memory),
         of the save ``result_id`` (deleting that result deletes them too)."""
-        return self.db.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
+        return memory_rows.insert_items(conn, [ni.row(text_id, result_id) for ni in items])
 
     def known_results(
         self,
@@ -347,7 +348,7 @@ class Writer:
         stored: dict[tuple[str, str], str] = {}
         for tenant in {t for t, key, _ in keys if key is not None}:
             wanted = sorted({key for t, key, _ in keys if t == tenant and key is not None})
-            stored_keys = self.db.results_with_keys(conn, tenant, wanted, writing=writing)
+            stored_keys = memory_rows.results_with_keys(conn, tenant, wanted, writing=writing)
             for found, result in stored_keys.items():
                 stored[(tenant, found)] = result
         out: list[str | None] = []

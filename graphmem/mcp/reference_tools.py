@@ -6,7 +6,7 @@
 ``read_graph``, ``search_nodes``, ``open_nodes``) with its arguments, result shapes (structured
 content and the same JSON text), output schemas and hints, and its resource
 ``memory://knowledge-graph``; ``--tools all`` serves them beside graphmem's own. The graph is a
-:class:`~graphmem.mcp.reference_graph.ReferenceGraph` of the connection's user. Beyond the
+:class:`~graphmem.reference.ReferenceGraph` of the connection's user. Beyond the
 reference, ``read_graph`` and ``search_nodes`` take ``limit`` and ``cursor``.
 
 Example:
@@ -36,8 +36,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..cortex import CortexMemory
-from .reference_graph import ReferenceGraph
-from .server import MemoryServer, _tool_errors
+from ..reference import ReferenceGraph
+from .server import MemoryServer, tool_errors
 from .shapes import tool_hints
 
 __all__ = ["REFERENCE_TOOLS", "RESOURCE_URI", "add_reference_tools"]
@@ -185,7 +185,7 @@ def _add_create_entities(server: MCPServer, graphs: _Graphs) -> None:
         description="Create multiple new entities in the knowledge graph",
         annotations=tool_hints("Create Entities"),
     )
-    @_tool_errors
+    @tool_errors
     async def create_entities(entities: list[Entity]) -> Annotated[CallToolResult, EntitiesOut]:
         created = await graphs.write(lambda g: g.create_entities(entities))
         return _answer({"entities": created}, json.dumps(created, indent=2, ensure_ascii=False))
@@ -199,7 +199,7 @@ def _add_create_relations(server: MCPServer, graphs: _Graphs) -> None:
         "Relations should be in active voice",
         annotations=tool_hints("Create Relations"),
     )
-    @_tool_errors
+    @tool_errors
     async def create_relations(
         relations: list[Relation],
     ) -> Annotated[CallToolResult, RelationsOut]:
@@ -214,7 +214,7 @@ def _add_add_observations(server: MCPServer, graphs: _Graphs) -> None:
         description="Add new observations to existing entities in the knowledge graph",
         annotations=tool_hints("Add Observations"),
     )
-    @_tool_errors
+    @tool_errors
     async def add_observations(
         observations: list[ObservationAddition],
     ) -> Annotated[CallToolResult, ObservationsOut]:
@@ -230,7 +230,7 @@ def _add_delete_entities(server: MCPServer, graphs: _Graphs) -> None:
         "knowledge graph",
         annotations=tool_hints("Delete Entities", destructive=True),
     )
-    @_tool_errors
+    @tool_errors
     async def delete_entities(
         entityNames: Annotated[  # noqa: N803 - the reference's argument name
             list[str], Field(description="An array of entity names to delete")
@@ -247,7 +247,7 @@ def _add_delete_observations(server: MCPServer, graphs: _Graphs) -> None:
         description="Delete specific observations from entities in the knowledge graph",
         annotations=tool_hints("Delete Observations", destructive=True),
     )
-    @_tool_errors
+    @tool_errors
     async def delete_observations(
         deletions: list[ObservationDeletion],
     ) -> Annotated[CallToolResult, DeletedOut]:
@@ -262,7 +262,7 @@ def _add_delete_relations(server: MCPServer, graphs: _Graphs) -> None:
         description="Delete multiple relations from the knowledge graph",
         annotations=tool_hints("Delete Relations", destructive=True),
     )
-    @_tool_errors
+    @tool_errors
     async def delete_relations(
         relations: Annotated[list[Relation], Field(description="An array of relations to delete")],
     ) -> Annotated[CallToolResult, DeletedOut]:
@@ -278,7 +278,7 @@ def _add_read_graph(server: MCPServer, graphs: _Graphs) -> None:
         "answer's nextCursor as cursor)",
         annotations=tool_hints("Read Graph", read_only=True),
     )
-    @_tool_errors
+    @tool_errors
     async def read_graph(
         limit: Limit = None, cursor: Cursor = None
     ) -> Annotated[CallToolResult, GraphOut]:
@@ -292,7 +292,7 @@ def _add_search_nodes(server: MCPServer, graphs: _Graphs) -> None:
         description="Search for nodes in the knowledge graph based on a query (best matches first)",
         annotations=tool_hints("Search Nodes", read_only=True),
     )
-    @_tool_errors
+    @tool_errors
     async def search_nodes(
         query: Annotated[
             str,
@@ -314,7 +314,7 @@ def _add_open_nodes(server: MCPServer, graphs: _Graphs) -> None:
         description="Open specific nodes in the knowledge graph by their names",
         annotations=tool_hints("Open Nodes", read_only=True),
     )
-    @_tool_errors
+    @tool_errors
     async def open_nodes(
         names: Annotated[list[str], Field(description="An array of entity names to retrieve")],
     ) -> Annotated[CallToolResult, GraphOut]:

@@ -49,7 +49,7 @@ from .defaults import DEFAULT_PORT
 from .shapes import HINTS, EntityOut, ForgetOut, PathsOut, RecallOut, RelationsOut, RememberOut
 from .tokens import TokenMap
 
-__all__ = ["TOOL_SETS", "MemoryServer", "build_server"]
+__all__ = ["TOOL_SETS", "MemoryServer", "build_server", "tool_errors"]
 
 #: The tool sets ``build_server`` serves (``graphmem mcp --tools``).
 TOOL_SETS = ("graphmem", "reference", "all")
@@ -119,7 +119,7 @@ def _token_user() -> str | None:
     return token.subject if token is not None else None
 
 
-def _tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+def tool_errors(fn: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
     """graphmem's named errors become tool errors with their message (not crashes)."""
 
     @functools.wraps(fn)
@@ -259,7 +259,7 @@ def _add_remember(server: MCPServer, memories: MemoryServer) -> None:
     """``remember``: save a task result or a fact."""
 
     @server.tool(annotations=HINTS["remember"])
-    @_tool_errors
+    @tool_errors
     async def remember(
         content: Annotated[str, Field(description="what to remember: a result or a fact")],
         task: Annotated[
@@ -302,7 +302,7 @@ def _add_recall(server: MCPServer, memories: MemoryServer) -> None:
     """``recall``: search memory, each hit with why it matched."""
 
     @server.tool(annotations=HINTS["recall"])
-    @_tool_errors
+    @tool_errors
     async def recall(
         query: Annotated[str, Field(description="what to look for, in plain words")],
         limit: Limit = 10,
@@ -333,7 +333,7 @@ def _add_context(server: MCPServer, memories: MemoryServer) -> None:
     """``context``: the context for a task, as text."""
 
     @server.tool(annotations=HINTS["context"])
-    @_tool_errors
+    @tool_errors
     async def context(
         task: Annotated[str, Field(description="the task about to be done")],
         agent_role: Annotated[
@@ -357,7 +357,7 @@ def _add_entity(server: MCPServer, memories: MemoryServer) -> None:
     """``entity``: an entity, its relations and the entities mentioned with it."""
 
     @server.tool(annotations=HINTS["entity"])
-    @_tool_errors
+    @tool_errors
     async def entity(
         name: Annotated[str, Field(description="a name, alias or short name")],
         limit: Limit = 20,
@@ -373,7 +373,7 @@ def _add_relations(server: MCPServer, memories: MemoryServer) -> None:
     """``relations``: the relations matching a pattern, as of a time."""
 
     @server.tool(annotations=HINTS["relations"])
-    @_tool_errors
+    @tool_errors
     async def relations(
         subject: str | None = None,
         predicate: Annotated[
@@ -414,7 +414,7 @@ def _add_path(server: MCPServer, memories: MemoryServer) -> None:
     """``path``: how one entity connects to another."""
 
     @server.tool(annotations=HINTS["path"])
-    @_tool_errors
+    @tool_errors
     async def path(
         a: Annotated[str, Field(description="one entity")],
         b: Annotated[str, Field(description="the other entity")],
@@ -437,7 +437,7 @@ def _add_forget(server: MCPServer, memories: MemoryServer) -> None:
     """``forget``: one memory by id, or every memory matching filters."""
 
     @server.tool(annotations=HINTS["forget"])
-    @_tool_errors
+    @tool_errors
     async def forget(
         id: Annotated[  # noqa: A002 - the id remember and recall give
             str | None, Field(description="the id remember or recall gave")
@@ -510,7 +510,7 @@ def _graph_query(query: Callable[[KnowledgeGraph], T]) -> Callable[[CortexMemory
     def run(memory: CortexMemory) -> T:
         entities = memory.entity_memory
         assert entities is not None  # the server's facades keep the entity tier
-        with entities.space.database.read():
+        with entities.space.reading():
             return query(entities.graph)
 
     return run

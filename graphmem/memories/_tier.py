@@ -12,8 +12,11 @@ nothing private:
 - :meth:`Tier.prepare`: ``save`` arguments -> a validated item (nothing written);
 - :meth:`Tier.as_new_item` / :meth:`Tier.as_new_text`: an item as this tier writes it;
 - :meth:`Tier.write_items` / :meth:`Tier.write_in_batches`: write items (capacity applied);
-- :meth:`Tier.select` / :meth:`Tier.find_row`: rows of this tier, in a read the caller holds;
-- :meth:`Tier.capacity_room` / :meth:`Tier.evict`: the capacity policy, in the caller's write;
+- :meth:`Tier.select` / :meth:`Tier.find_row`: items of this tier, in the caller's unit of
+  work (:meth:`MemorySpace.reading <graphmem.space.MemorySpace.reading>` or
+  :meth:`~graphmem.space.MemorySpace.transaction`);
+- :meth:`Tier.capacity_room` / :meth:`Tier.evict`: the capacity policy, in the caller's
+  transaction;
 - :meth:`Tier.recent_items` / :meth:`Tier.all_items`: items without counting an access.
 
 Example:
@@ -57,7 +60,8 @@ from ..retrieval.search import Hit, rank
 from ..space import MemorySpace, split_filters
 
 if TYPE_CHECKING:
-    from ..store import Connection, MemoryRow
+    from ..items import StoredMemory
+    from ..space import Work
 
 __all__ = ["Tier"]
 
@@ -187,9 +191,9 @@ class Tier(Memory):
         ]
         writer = self._space.writer
         docs = writer.analyse(texts)  # outside the database lock
-        with self._space.database.write() as conn, self._write_lock:
-            rows = writer.write(conn, texts, docs)
-            self.evict(conn)
+        with self._space.transaction() as tx, self._write_lock:
+            rows = tx.write(texts, docs)
+            self.evict(tx)
         return [text_rows[0].seq for text_rows in rows]
 
     def prepare(
@@ -265,55 +269,54 @@ class Tier(Memory):
         for chunk in batched(pairs, batch_size, progress, f"saving to {self.namespace}"):
             self.write_items([item for item, _ in chunk], [extra for _, extra in chunk])
 
-    def evict(self, conn: Connection) -> None:
+    def evict(self, tx: Work) -> None:
         """Evict items over ``max_items`` (subclasses choose which), in the caller's write
-        transaction ``conn``."""
+        transaction ``tx``."""
 
-    def capacity_room(self, conn: Connection) -> int | None:
+    def capacity_room(self, tx: Work) -> int | None:
         """How many more items fit before :meth:`evict` evicts (None: no bound),
         in the fullest tenant this memory holds."""
         if self.max_items is None:
             return None
-        counts = self._tenant_counts(conn).values()
+        counts = self._tenant_counts(tx).values()
         return self.max_items - max(counts, default=0)
 
-    def _tenant_counts(self, conn: Connection) -> dict[str, int]:
+    def _tenant_counts(self, tx: Work) -> dict[str, int]:
         """How many items each tenant holds here: capacity and eviction act within one
         tenant (a memory of one user holds one; a shared memory holds the items of each
         ``user_id`` its callers gave, and each tenant has the whole capacity)."""
-        db = self._space.database
         if self._tenant is not None:
-            return {self._tenant: db.count(conn, self._namespaces(), self._tenant)}
-        return db.counts_by_tenant(conn, self._namespaces())
+            return {self._tenant: tx.count(self._namespaces(), self._tenant)}
+        return tx.counts_by_tenant(self._namespaces())
 
-    def _delete_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
+    def _delete_rows(self, tx: Work, rows: Iterable[StoredMemory]) -> int:
         rows = list(rows)
         if not rows:
             return 0
-        return self._space.entity_index.delete_memories(conn, rows)
+        return tx.delete(rows)
 
-    def _evict_rows(self, conn: Connection, rows: Iterable[MemoryRow]) -> int:
+    def _evict_rows(self, tx: Work, rows: Iterable[StoredMemory]) -> int:
         """:meth:`_delete_rows` to make room: eviction is not forgetting (no scrub of the
-        write-ahead log, :meth:`graphmem.store.Database.evicting`)."""
-        with self._space.database.evicting():
-            return self._delete_rows(conn, rows)
+        write-ahead log, :meth:`graphmem.space.Work.evict`)."""
+        rows = list(rows)
+        if not rows:
+            return 0
+        return tx.evict(rows)
 
     def select(
         self,
-        conn: Connection,
+        tx: Work,
         filters: Mapping[str, Any] | None,
         limit: int | None,
         newest_first: bool,
         by_time: bool = False,
-    ) -> list[tuple[MemoryRow, MemoryItem]]:
+    ) -> list[tuple[StoredMemory, MemoryItem]]:
         """Rows matching ``filters`` in order, streaming in pages so limits stay cheap;
         ``by_time``: in event-time order (for bounded tiers: read in one go). Reads in
-        ``conn`` and counts no access."""
+        ``tx`` and counts no access."""
         sql, rest = split_filters(filters)
-        db = self._space.database
         if by_time:
-            rows = db.list_items(
-                conn,
+            rows = tx.items(
                 self._namespaces(),
                 tenant=self._tenant,
                 sql_filters=sql,
@@ -322,14 +325,13 @@ class Tier(Memory):
                 by_time=True,
             )
             return [(row, item) for row, item in rows if item_matches(item, rest)][:limit]
-        out: list[tuple[MemoryRow, MemoryItem]] = []
+        out: list[tuple[StoredMemory, MemoryItem]] = []
         cursor: int | None = None
         # Column filters are applied by SQL: a page of ``limit`` rows is all that is needed
         # unless a filter SQL cannot apply rejects some.
         page = 200 if limit is None else (limit if not rest else max(limit * 2, 50))
         while limit is None or len(out) < limit:
-            batch = db.list_items(
-                conn,
+            batch = tx.items(
                 self._namespaces(),
                 tenant=self._tenant,
                 sql_filters=sql,
@@ -353,7 +355,7 @@ class Tier(Memory):
         seqs = list(seqs)
         if not seqs:
             return
-        if not self._space.database.record_access(seqs, now):
+        if not self._space.record_access(seqs, now):
             return  # the disk is full: the read still answers, uncounted
         for item in items:
             item.access_count += 1
@@ -384,8 +386,8 @@ class Tier(Memory):
         if limit == 0:
             return []
         if not query.strip():
-            with self._space.database.read() as conn:
-                rows = self.select(conn, filters, limit, newest_first=True)
+            with self._space.reading() as tx:
+                rows = self.select(tx, filters, limit, newest_first=True)
             hits = [Hit.listed(row, item) for row, item in rows]
         else:
             sql, rest = split_filters(filters)
@@ -411,26 +413,26 @@ class Tier(Memory):
         """One item by id (None when absent), or up to ``limit`` items matching ``filters``."""
         if memory_id is not None:
             check_memory_id(memory_id)
-            with self._space.database.read() as conn:
-                found = self.find_row(conn, memory_id)
+            with self._space.reading() as tx:
+                found = self.find_row(tx, memory_id)
             if found is None:
                 return None
             self._touch([found[0].seq], [found[1]])
             return found[1]
         limit = check_limit(limit)
         filters = check_filters(filters)
-        with self._space.database.read() as conn:
-            rows = self.select(conn, filters, limit, newest_first=self._retrieve_newest_first)
+        with self._space.reading() as tx:
+            rows = self.select(tx, filters, limit, newest_first=self._retrieve_newest_first)
         self._touch([r.seq for r, _ in rows], [i for _, i in rows])
         return [item for _, item in rows]
 
     #: Order of ``retrieve(filters=...)``: Calute's short-term lists newest first.
     _retrieve_newest_first = False
 
-    def find_row(self, conn: Connection, memory_id: str) -> tuple[MemoryRow, MemoryItem] | None:
-        """The row and item of ``memory_id`` in this tier (of its user), read in ``conn``;
-        None when this tier does not hold it. Counts no access."""
-        found = self._space.database.find(conn, memory_id, self._namespaces())
+    def find_row(self, tx: Work, memory_id: str) -> tuple[StoredMemory, MemoryItem] | None:
+        """Where ``memory_id`` is stored in this tier (of its user) and its item, read in
+        ``tx``; None when this tier does not hold it. Counts no access."""
+        found = tx.find(memory_id, self._namespaces())
         if found is None or (self._tenant is not None and found[0].tenant != self._tenant):
             return None
         return found
@@ -442,9 +444,8 @@ class Tier(Memory):
         """
         check_memory_id(memory_id)
         updates = check_updates(updates)
-        db = self._space.database
-        with db.write() as conn, self._write_lock:
-            found = self.find_row(conn, memory_id)
+        with self._space.transaction() as tx, self._write_lock:
+            found = self.find_row(tx, memory_id)
             if found is None:
                 return False
             row, item = found
@@ -455,10 +456,9 @@ class Tier(Memory):
                 changed.embedding = None  # it described the old content
                 embed_items(self._space.writer.embedder, [(changed.content, [changed])])
             self._check_updated(changed)
-            db.update_row(conn, row.seq, changed, self._importance_of(changed), author_key(changed))
+            tx.update(row.seq, changed, self._importance_of(changed), author_key(changed))
             if changed.content != item.content or changed.user_id != item.user_id:
-                new_row = self._space.replace_text(
-                    conn,
+                new_row = tx.replace_text(
                     row,
                     changed,
                     index=self.index_entities,
@@ -466,10 +466,8 @@ class Tier(Memory):
                 )
                 if self.lists_entities and "entities" not in updates.get("metadata", {}):
                     # The names the old text gave are forgotten with it.
-                    changed.metadata["entities"] = self._space.entity_index.names_in_text(
-                        conn, new_row.text_id
-                    )
-                    db.update_metadata(conn, new_row.seq, changed.metadata)
+                    changed.metadata["entities"] = tx.names_in_text(new_row.text_id)
+                    tx.update_metadata(new_row.seq, changed.metadata)
         return True
 
     def _check_updated(self, item: MemoryItem) -> None:
@@ -485,23 +483,21 @@ class Tier(Memory):
         With neither argument nothing is deleted (use :meth:`clear`).
         """
         filters = check_filters(filters)
-        db = self._space.database
-        with db.write() as conn, self._write_lock:
+        with self._space.transaction() as tx, self._write_lock:
             if memory_id is not None:
                 check_memory_id(memory_id)
-                found = self.find_row(conn, memory_id)
-                return self._delete_rows(conn, [found[0]]) if found else 0
+                found = self.find_row(tx, memory_id)
+                return self._delete_rows(tx, [found[0]]) if found else 0
             if not filters:
                 return 0
-            rows = self.select(conn, filters, None, newest_first=False)
-            return self._delete_rows(conn, [r for r, _ in rows])
+            rows = self.select(tx, filters, None, newest_first=False)
+            return self._delete_rows(tx, [r for r, _ in rows])
 
     def clear(self) -> None:
         """Remove every item of this tier (of this user, for a user's memory)."""
-        db = self._space.database
-        with db.write() as conn, self._write_lock:
-            rows = db.list_items(conn, self._namespaces(), tenant=self._tenant)
-            self._delete_rows(conn, [r for r, _ in rows])
+        with self._space.transaction() as tx, self._write_lock:
+            rows = tx.items(self._namespaces(), tenant=self._tenant)
+            self._delete_rows(tx, [r for r, _ in rows])
 
     # ------------------------------------------------------------------ listing
     def recent_items(self, limit: int) -> list[MemoryItem]:
@@ -509,9 +505,8 @@ class Tier(Memory):
         access."""
         if limit <= 0:
             return []
-        with self._space.database.read() as conn:
-            rows = self._space.database.list_items(
-                conn,
+        with self._space.reading() as tx:
+            rows = tx.items(
                 self._namespaces(),
                 tenant=self._tenant,
                 newest_first=True,
@@ -522,8 +517,8 @@ class Tier(Memory):
 
     def all_items(self) -> list[MemoryItem]:
         """Every item of this tier (of its user), in stored order; counts no access."""
-        with self._space.database.read() as conn:
-            rows = self._space.database.list_items(conn, self._namespaces(), tenant=self._tenant)
+        with self._space.reading() as tx:
+            rows = tx.items(self._namespaces(), tenant=self._tenant)
         return [item for _, item in rows]
 
     # :class:`~graphmem.base.Memory`'s hooks (``get_context``, ``get_statistics``).
@@ -534,8 +529,8 @@ class Tier(Memory):
         return self.all_items()
 
     def __len__(self) -> int:
-        with self._space.database.read() as conn:
-            return self._space.database.count(conn, self._namespaces(), tenant=self._tenant)
+        with self._space.reading() as tx:
+            return tx.count(self._namespaces(), tenant=self._tenant)
 
     def __bool__(self) -> bool:
         # An empty tier is still a tier: ``if memory.short_term:`` must not skip it

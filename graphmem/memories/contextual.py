@@ -38,7 +38,7 @@ from .long_term import LongTermMemory
 from .short_term import ShortTermMemory
 
 if TYPE_CHECKING:
-    from ..store import Connection
+    from ..space import Work
 
 __all__ = ["ContextualMemory", "one_per_text"]
 
@@ -234,11 +234,11 @@ class ContextualMemory(Memory):
         if limit == 0:
             return []
         if not query.strip():
-            with self._space.database.read() as conn:
+            with self._space.reading() as tx:
                 hits = [
                     Hit.listed(row, item)
                     for part in parts
-                    for row, item in part.select(conn, filters, limit, newest_first=True)
+                    for row, item in part.select(tx, filters, limit, newest_first=True)
                 ]
             hits.sort(key=lambda h: h.item.timestamp, reverse=True)
             hits = one_per_text(hits, limit)
@@ -288,25 +288,24 @@ class ContextualMemory(Memory):
             and h.item.access_count >= self.promotion_threshold
             and not h.item.metadata.get("promoted")
         ]
-        db = self._space.database
         # Access counts are bookkeeping (no disk flush); a promotion is data. Whether the
         # text is promoted already is read in the same write transaction (one writer at a
         # time, across threads and processes), so it is copied at most once.
         try:
-            with db.write(durable=bool(due)) as conn:
-                db.touch(conn, [h.seq for h in every], now)
+            with self._space.transaction(durable=bool(due)) as tx:
+                tx.touch([h.seq for h in every], now)
                 promoted = 0
                 for hit in due:
-                    if not db.shows_text(conn, hit.text_id, self.long_term.namespace):
-                        self._promote(conn, hit)
+                    if not tx.shows_text(hit.text_id, self.long_term.namespace):
+                        self._promote(tx, hit)
                         promoted += 1
                     hit.item.metadata["promoted"] = True
                 if promoted:
-                    self.long_term.evict(conn)
+                    self.long_term.evict(tx)
         except StorageFullError:
             pass  # the disk is full: the search still answers (promotions wait for space)
 
-    def _promote(self, conn: Connection, hit: Hit) -> None:
+    def _promote(self, tx: Work, hit: Hit) -> None:
         """Give a short-term item's text a long-term item too (once): the text is not
         stored or analysed again."""
         item = hit.item
@@ -322,15 +321,14 @@ class ContextualMemory(Memory):
             conversation_id=item.conversation_id,
             importance=importance if isinstance(importance, int | float) else 0.6,
         )
-        self._space.writer.add_items(
-            conn,
+        tx.add_items(
             hit.text_id,
             [self.long_term.as_new_item(promoted, hit.view)],
             # The copy belongs to the save that wrote the item: deleting that removes both.
-            result_id=self._space.database.result_id_of(conn, hit.seq),
+            result_id=tx.result_id_of(hit.seq),
         )
         stored = {k: v for k, v in item.metadata.items() if k != "source"}
-        self._space.database.update_metadata(conn, hit.seq, {**stored, "promoted": True})
+        tx.update_metadata(hit.seq, {**stored, "promoted": True})
 
     def retrieve(
         self,
@@ -341,9 +339,8 @@ class ContextualMemory(Memory):
         """By id from either part (promoting when due), or by filters: short-term first."""
         if memory_id is not None:
             check_memory_id(memory_id)
-            db = self._space.database
-            with db.read() as conn:
-                found = self.short_term.find_row(conn, memory_id)
+            with self._space.reading() as tx:
+                found = self.short_term.find_row(tx, memory_id)
             if found is not None:
                 [hit] = self.shown([Hit.listed(*found)])
                 hit.item.metadata.pop("source", None)

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..compat.views import RelationshipsView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..index.reanalysis import DEFAULT_BATCH_SIZE, reanalyse
@@ -35,13 +34,12 @@ from ..items import (
 )
 from ..space.analysis import known_keys_in, names_in_text, relations_between
 from ._tier import Tier
+from .views import RelationshipsView
 
 if TYPE_CHECKING:
     import networkx as nx
 
-if TYPE_CHECKING:
-    from ..extract.entity_patterns import PatternSource
-    from ..extract.extractor import Extractor
+    from ..index.entity_index import Extractor, PatternSource
 
 __all__ = ["EntityMemory"]
 
@@ -60,7 +58,7 @@ def _reading_graph(method: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         memory = args[0]
         assert isinstance(memory, EntityMemory)
-        with memory.space.database.read():
+        with memory.space.reading():
             return method(*args, **kwargs)
 
     return wrapper
@@ -389,10 +387,8 @@ class EntityMemory(Tier):
         (of one entity when ``key`` is given)."""
         out: dict[str, dict[str, Any]] = {}
         seen_rows: dict[str, set[int]] = {}
-        with self.space.database.read() as conn:
-            rows = self.space.tier_entity_mentions(
-                conn, self.namespace, self._graph_tenant, self._tenant, key
-            )
+        with self.space.reading() as tx:
+            rows = tx.tier_entity_mentions(self.namespace, self._graph_tenant, self._tenant, key)
         for name, memory_id, content, created, seq in rows:
             if seq in seen_rows.setdefault(name, set()):
                 continue
@@ -444,8 +440,8 @@ class EntityMemory(Tier):
         kg = self.graph
         nodes = kg.nodes
         wanted = {nodes[key]["entity_id"]: key for key in keys if key in nodes}
-        with self.space.database.read() as conn:
-            rows = self.space.typed_relations_of(conn, list(wanted), per_entity)
+        with self.space.reading() as tx:
+            rows = tx.typed_relations_of(list(wanted), per_entity)
         out: dict[str, list[Edge]] = {}
         for entity_id, r in rows:
             if r.subject_key in nodes and r.object_key in nodes:
@@ -491,7 +487,7 @@ class EntityMemory(Tier):
     @property
     def relationships(self) -> RelationshipsView:
         """predicate -> ``(subject, object)`` pairs, each once: a live view of the graph that
-        can be changed in place as Calute's dict is (see :mod:`graphmem.compat.views`).
+        can be changed in place as Calute's dict is (see :mod:`graphmem.memories.views`).
 
         Example:
             >>> memory = EntityMemory()
@@ -536,8 +532,7 @@ class EntityMemory(Tier):
         for triple in wanted:
             for name, value in zip(("subject", "predicate", "object"), triple, strict=True):
                 check_content(value, name)
-        db, index = self.space.database, self.space.entity_index
-        with db.write() as conn:
+        with self.space.transaction() as tx:
             kg = self.graph  # one view for every relation
             found = []
             for subject, predicate, obj in wanted:
@@ -547,14 +542,10 @@ class EntityMemory(Tier):
                     found.append((ids[0], predicate, ids[1]))
             if not found:
                 return 0
-            db.bump_generation(conn)
-            touched = self.space.delete_relations(
-                conn, self._graph_tenant, list(dict.fromkeys(found)), by_hand_only=by_hand_only
-            )
             # The views are rebuilt from the tables on next use, and again if this rolls back.
-            index.invalidate()
-            db.after_rollback(index.invalidate)
-            return touched
+            return tx.delete_relations(
+                self._graph_tenant, list(dict.fromkeys(found)), by_hand_only=by_hand_only
+            )
 
     @_reading_graph
     def get_entity_info(self, entity: str) -> dict[str, Any]:
@@ -638,7 +629,7 @@ class EntityMemory(Tier):
             [('Alice Johnson', 1), ('Acme Corp', 1)]
         """
         check_content(text, "text")
-        with self.space.database.read():  # one view and its matcher, of the same generation
+        with self.space.reading():  # one view and its matcher, of the same generation
             kg = self.graph
             keys = known_keys_in(self.space, self._graph_tenant, text)
         counts = self.mention_counts(keys)

@@ -19,7 +19,8 @@ from ..items import MemoryItem, check_importance, stored_time, time_text, utc_no
 from ._tier import Tier
 
 if TYPE_CHECKING:
-    from ..store import Connection, MemoryRow
+    from ..items import StoredMemory
+    from ..space import Work
 
 __all__ = ["EVICTION_SLACK", "LongTermMemory"]
 
@@ -100,30 +101,29 @@ class LongTermMemory(Tier):
             timestamp=timestamp,
         )
 
-    def evict(self, conn: Connection) -> None:
+    def evict(self, tx: Work) -> None:
         if self.max_items is None:
             return
-        for tenant, count in self._tenant_counts(conn).items():
+        for tenant, count in self._tenant_counts(tx).items():
             if count > self.max_items:
-                self._evict_tenant(conn, tenant, count)
+                self._evict_tenant(tx, tenant, count)
 
-    def _evict_tenant(self, conn: Connection, tenant: str, count: int) -> None:
+    def _evict_tenant(self, tx: Work, tenant: str, count: int) -> None:
         """Evict the least valuable items of ``tenant`` down to the eviction target."""
         assert self.max_items is not None
-        db = self.space.database
         target = self.max_items - int(self.max_items * EVICTION_SLACK)
         now = utc_now()
         cutoff = time_text(now - timedelta(days=self.retention_days))
 
-        def value(candidate: tuple[MemoryRow, float, int, str]) -> tuple[int, float, int]:
+        def value(candidate: tuple[StoredMemory, float, int, str]) -> tuple[int, float, int]:
             row, importance, accesses, created = candidate
             age_days = max(0.0, (now - stored_time(created)).days)
             freshness = max(0.0, 1 - age_days / self.retention_days)
             score = importance * 0.3 + min(accesses, 100) / 100 * 0.3 + freshness * 0.4
             return (0 if created < cutoff else 1, score, row.seq)
 
-        candidates = sorted(db.eviction_candidates(conn, self.namespace, tenant), key=value)
-        self._evict_rows(conn, [c[0] for c in candidates[: count - target]])
+        candidates = sorted(tx.eviction_candidates(self.namespace, tenant), key=value)
+        self._evict_rows(tx, [c[0] for c in candidates[: count - target]])
 
     def consolidate(self) -> str:
         """A summary grouped by conversation or agent, most important first.

@@ -17,7 +17,7 @@ from ..items import MemoryItem, check_capacity, check_limit
 from ._tier import Tier
 
 if TYPE_CHECKING:
-    from ..store import Connection
+    from ..space import Work
 
 __all__ = ["ShortTermMemory"]
 
@@ -87,13 +87,10 @@ class ShortTermMemory(Tier):
             timestamp=timestamp,
         )
 
-    def evict(self, conn: Connection) -> None:
-        db = self.space.database
-        for tenant, count in self._tenant_counts(conn).items():
+    def evict(self, tx: Work) -> None:
+        for tenant, count in self._tenant_counts(tx).items():
             if count > self.capacity:
-                self._evict_rows(
-                    conn, db.rows_beyond_newest(conn, self._namespaces(), tenant, self.capacity)
-                )
+                self._evict_rows(tx, tx.beyond_newest(self._namespaces(), tenant, self.capacity))
 
     def get_recent(self, n: int = 5) -> list[MemoryItem]:
         """The ``n`` most recent items, oldest first."""

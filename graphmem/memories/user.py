@@ -19,11 +19,11 @@ from datetime import datetime
 from typing import Any
 
 from ..compat.storage import SQLiteStorage, resolve_storage
-from ..compat.views import UserPreferencesView
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..items import MemoryItem, encode_metadata
 from .contextual import ContextualMemory
 from .entity import EntityMemory
+from .views import UserPreferencesView
 
 __all__ = ["DEFAULT_PREFERENCES", "USER_NAMESPACES", "UserMemory", "preferences_key"]
 
@@ -148,7 +148,7 @@ class UserMemory:
                 f"preferences must be a dict, got {type(preferences).__name__}"
             )
         # Lock order: the database's lock first (as every writer takes it), then ours.
-        with self._space.database.write(), self._lock:
+        with self._space.transaction(), self._lock:
             self.replace_user_preferences(
                 user_id, {**self.get_user_preferences(user_id), **preferences}
             )
@@ -170,7 +170,7 @@ class UserMemory:
                     f"preferences must be a dict or None, got {type(preferences).__name__}"
                 )
             encode_metadata(preferences, "preferences")
-        with self._space.database.write(), self._lock:
+        with self._space.transaction(), self._lock:
             if preferences is None:
                 self._space.delete(_PREFS_KEY + user_id)
             else:
@@ -179,7 +179,7 @@ class UserMemory:
     @property
     def user_preferences(self) -> UserPreferencesView:
         """user id -> preferences, Calute's dict as a live view: changes made in place are
-        stored (see :mod:`graphmem.compat.views`).
+        stored (see :mod:`graphmem.memories.views`).
 
         Example:
             >>> users = UserMemory()
@@ -219,17 +219,16 @@ class UserMemory:
             >>> users.user_ids()
             ['alice']
         """
-        db = self._space.database
         namespaces = ["user.short_term", "user.long_term", "user.entity"]
-        with db.read() as conn:
-            found = {row.tenant for row, _ in db.list_items(conn, namespaces)}
-            found |= {key[len(_PREFS_KEY) :] for key in db.kv_keys(conn, _PREFS_KEY)}
+        with self._space.reading() as tx:
+            found = {stored.tenant for stored, _ in tx.items(namespaces)}
+            found |= {key[len(_PREFS_KEY) :] for key in tx.kv_keys(_PREFS_KEY)}
         return sorted(found)
 
     def clear_user_memory(self, user_id: str) -> None:
         """Delete everything of ``user_id`` (memories, entities, preferences); others untouched."""
         memory = self.get_or_create_user_memory(user_id)
-        with self._space.database.write(), self._lock:  # one transaction, database lock first
+        with self._space.transaction(), self._lock:  # one transaction, database lock first
             memory.clear()
             self._entities(user_id).clear()
             self._space.delete(_PREFS_KEY + user_id)

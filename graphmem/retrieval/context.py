@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ..graph.knowledge_graph import Edge, KnowledgeGraph
     from ..items import MemoryItem
-    from ..space import MemorySpace
+    from ..space import MemorySpace, Work
 
 __all__ = [
     "BULLET",
@@ -190,15 +190,16 @@ class EntitySource(Protocol):
 @dataclass
 class ContextSources:
     """What a context reads from the tiers, as the facade hands it over (the tiers sit above
-    ``retrieval/``, so they are passed in, not imported). ``conn`` is the context's read."""
+    ``retrieval/``, so they are passed in, not imported). ``tx`` is the context's read (a
+    unit of work of the memory space)."""
 
-    #: ``(conn, n)`` -> the ``n`` "Recent context:" items, oldest first, and those of them
+    #: ``(tx, n)`` -> the ``n`` "Recent context:" items, oldest first, and those of them
     #: that count as read (accessed; their saves are not shown again). None: no short-term tier.
-    recent: Callable[[Any, int], tuple[list[MemoryItem], list[Hit]]] | None
-    #: ``(conn, shown)`` -> the task ranked over every tier the context searches, for
+    recent: Callable[[Work, int], tuple[list[MemoryItem], list[Hit]]] | None
+    #: ``(tx, shown)`` -> the task ranked over every tier the context searches, for
     #: sections showing ``shown`` items at most (see :func:`context_ranking`). None: the task
     #: is blank, nothing is searched.
-    ranking: Callable[[Any, int], Ranking] | None
+    ranking: Callable[[Work, int], Ranking] | None
     #: The long-term tier's namespace ("Relevant knowledge:"); None: no long-term tier.
     knowledge: str | None
     #: The entity tier ("Known entities:"); None: none.
@@ -234,20 +235,20 @@ def assemble_context(
     shown = _Shown()
     read: list[Hit] = []  # recent items of one agent, and knowledge: accessed
     related: list[Hit] = []
-    with space.database.read() as conn:
+    with space.reading() as tx:
         if sources.recent is not None:
-            items, hits = sources.recent(conn, RECENT_ITEMS)
+            items, hits = sources.recent(tx, RECENT_ITEMS)
             read.extend(hits)
             shown.saves.update(hit.result_id for hit in hits)
             entries = [shown.entry(item, RECENT_CHARS, "short_term") for item in items]
             report.sections.append(ContextSection("Recent context:", entries))
         if sources.ranking is not None:
-            ranking = sources.ranking(conn, KNOWLEDGE_ITEMS + max_items)
-            read.extend(_knowledge(conn, ranking, sources, report, shown))
+            ranking = sources.ranking(tx, KNOWLEDGE_ITEMS + max_items)
+            read.extend(_knowledge(tx, ranking, sources, report, shown))
             if sources.entities is not None:
                 _add_entities(report, sources.entities, ranking.query.named)
             if max_items > 0:
-                related = _related(conn, ranking, sources, shown, max_items)
+                related = _related(tx, ranking, sources, shown, max_items)
     # One write: the access counts of what was read (and any promotion they bring).
     related = sources.shown(related, read)
     if sources.ranking is not None and max_items > 0:
@@ -257,7 +258,7 @@ def assemble_context(
 
 
 def context_ranking(
-    conn: Any,
+    tx: Work,
     space: MemorySpace,
     namespaces: Sequence[str],
     query: str,
@@ -272,7 +273,7 @@ def context_ranking(
     sections show at most (the lexical pool grows with it: ``weights.context_pool``)."""
     weights = resolved(weights)
     return Ranking.of(
-        conn,
+        tx.connection,
         space,
         namespaces,
         analyse_query(space, tenant or "", query, weights),
@@ -315,12 +316,12 @@ class _Shown:
 
 
 def _knowledge(
-    conn: Any, ranking: Ranking, sources: ContextSources, report: ContextReport, shown: _Shown
+    tx: Work, ranking: Ranking, sources: ContextSources, report: ContextReport, shown: _Shown
 ) -> list[Hit]:
     """Add "Relevant knowledge:" (the best long-term items not shown yet); the hits read."""
     if sources.knowledge is None:
         return []
-    hits = ranking.take(conn, KNOWLEDGE_ITEMS, namespaces={sources.knowledge})
+    hits = ranking.take(tx, KNOWLEDGE_ITEMS, namespaces={sources.knowledge})
     entries = [
         shown.entry(h.item, KNOWLEDGE_CHARS, "long_term", h)
         for h in hits
@@ -344,11 +345,11 @@ def _add_entities(report: ContextReport, entities: EntitySource, query_named: li
 
 
 def _related(
-    conn: Any, ranking: Ranking, sources: ContextSources, shown: _Shown, max_items: int
+    tx: Work, ranking: Ranking, sources: ContextSources, shown: _Shown, max_items: int
 ) -> list[Hit]:
     """The best ``max_items`` contextual hits of texts and saves not shown yet."""
     related = ranking.take(
-        conn, max_items + len(shown.saves), namespaces=sources.related, predicate=shown.fresh
+        tx, max_items + len(shown.saves), namespaces=sources.related, predicate=shown.fresh
     )
     return [h for h in related if h.result_id not in shown.saves][:max_items]
 

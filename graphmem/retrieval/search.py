@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
-from ..items import MemoryItem, stored_time, utc_now
-from ..store import ranking_rows
-from ..store.database import MemoryRow, query_terms
+from ..items import MemoryItem, StoredMemory, stored_time, utc_now
+from ..store import memory_rows, ranking_rows, text_rows
+from ..store.query_text import query_terms
 from ..store.vectors import vector_matrix
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..graph.knowledge_graph import KnowledgeGraph
-    from ..space import MemorySpace
+    from ..space import MemorySpace, Work
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -101,7 +101,7 @@ class Hit:
     result_id: str = ""
 
     @classmethod
-    def listed(cls, row: MemoryRow, item: MemoryItem) -> Hit:
+    def listed(cls, row: StoredMemory, item: MemoryItem) -> Hit:
         """An item listed without a query (score 1)."""
         return cls(
             row.seq,
@@ -195,9 +195,9 @@ def rank(
     if limit <= 0:
         return []
     weights = resolved(weights)
-    with space.database.read() as conn:
+    with space.reading() as tx:
         ranking = Ranking.of(
-            conn,
+            tx.connection,
             space,
             namespaces,
             query,
@@ -207,7 +207,7 @@ def rank(
             heads=heads,
             weights=weights,
         )
-        return ranking.take(conn, limit, predicate=predicate)
+        return ranking.take(tx, limit, predicate=predicate)
 
 
 @dataclass
@@ -240,7 +240,6 @@ class Ranking:
         graph's candidates, by ``weights`` (None: :data:`DEFAULT_WEIGHTS`)."""
         weights = resolved(weights)
         pool = weights.pool_min if pool is None else pool
-        db = space.database
         graph_tenant = (
             tenant if tenant is not None else str((sql_filters or {}).get("user_id") or "")
         )
@@ -249,7 +248,7 @@ class Ranking:
         kg = space.entity_index.graph(graph_tenant)
         scope = ranking_rows.Scope.of(namespaces, tenant, sql_filters, heads)
         lexical = dict(
-            db.search_text(
+            text_rows.search_text(
                 conn,
                 query.text,
                 namespaces,
@@ -274,14 +273,14 @@ class Ranking:
 
     def take(
         self,
-        conn: Any,
+        tx: Work,
         limit: int,
         *,
         namespaces: Set[str] | None = None,
         predicate: Callable[[MemoryItem], bool] | None = None,
     ) -> list[Hit]:
         """The best ``limit`` hits (of ``namespaces`` when given, passing ``predicate``),
-        with scores relative to the first and explanations."""
+        with scores relative to the first and explanations; read in ``tx``."""
         hits: list[Hit] = []
         order = (
             self.order
@@ -293,7 +292,7 @@ class Ranking:
             if len(hits) >= limit:
                 break
             batch = order[start : start + chunk]
-            rows = self.space.database.fetch_rows(conn, batch)
+            rows = memory_rows.fetch_rows(tx.connection, batch)
             for seq in batch:
                 found = rows.get(seq)
                 if found is None or (predicate is not None and not predicate(found[1])):

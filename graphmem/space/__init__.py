@@ -13,23 +13,35 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from ..errors import InvalidArgumentTypeError
 from ..index.entity_index import EntityIndex, GraphCache
 from ..index.reanalysis import check_store
 from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
-from ..store import graph_rows
-from ..store.database import SQL_FILTER_COLUMNS, Database, TextAnalysis
+from ..store import dump, kv_rows, schema
+from ..store.database import Database
+from ..store.memory_rows import SQL_FILTER_COLUMNS
+from .work import Work
 
-if TYPE_CHECKING:
-    from ..items import MemoryItem
-    from ..store import Connection, MemoryRow
-    from ..store.graph_rows import RelationRow
+__all__ = ["GraphCache", "MemorySpace", "StoredCounts", "Work", "split_filters"]
 
-__all__ = ["GraphCache", "MemorySpace", "split_filters"]
+
+@dataclass(frozen=True)
+class StoredCounts:
+    """Row counts of a database (see :meth:`MemorySpace.stored_counts`)."""
+
+    #: table -> rows (the graph's and the merge log's of one tenant).
+    tables: dict[str, int]
+    #: namespace (tier) -> the tenant's memories.
+    tiers: dict[str, int]
+    #: the tenants that own memories (``""``, the shared one, included when it does).
+    tenants: list[str]
 
 
 def split_filters(filters: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -74,6 +86,9 @@ class MemorySpace:
         # A store analysed by other rules (or whose re-analysis was cut short) says so.
         check_store(self.database)
 
+    #: The schema version this library writes (``graphmem stats`` reports it).
+    schema_version = schema.SCHEMA_VERSION
+
     def describe(self) -> str:
         """Where the data lives, for messages."""
         return self.database.describe()
@@ -82,50 +97,43 @@ class MemorySpace:
         """Release the database connections."""
         self.database.close()
 
-    # ------------------------------------------------------------------ for the tiers
-    # The statements the tiers and the facade need beyond the database and the index, so
-    # that they import neither store/ nor extract/ (the contracts in pyproject.toml).
-    def replace_text(
-        self, conn: Connection, row: MemoryRow, item: MemoryItem, *, index: bool, relations: bool
-    ) -> MemoryRow:
-        """Give ``row``'s item the changed text of ``item``: stored and indexed again (with
-        typed relations when ``relations``; not at all unless ``index``), its analysis
-        recorded for ``reanalyse``; returns the item's new row."""
-        new_row = self.entity_index.replace_text(conn, row, item, index=index, relations=relations)
-        analysis = TextAnalysis(relations) if index else None
-        self.database.record_analysis(conn, new_row.text_id, analysis)
-        return new_row
+    def stored_counts(self, tenant: str, kv_key: str | None = None) -> StoredCounts:
+        """What the database holds, in one read: rows by table (of ``tenant`` for its graph
+        and merge log; with ``kv_key``, the ``kv`` count is whether that key is stored),
+        ``tenant``'s memories by tier, and every tenant that owns memories."""
+        with self.database.read() as conn:
+            tables = {**dump.table_counts(conn), **dump.tenant_counts(conn, tenant)}
+            tiers = dump.namespace_counts(conn, tenant)
+            tenants = dump.tenant_names(conn)
+            if kv_key is not None:
+                tables["kv"] = int(kv_rows.kv_get(conn, kv_key) is not None)
+        return StoredCounts(tables, tiers, tenants)
 
-    def forget_graph(self, conn: Connection, tenant: str) -> None:
-        """Delete ``tenant``'s whole graph (hand-added relations and the merge log included)
-        and its cached views."""
-        graph_rows.delete_tenant_graph(conn, tenant)
-        self.entity_index.forget(conn, {tenant})
+    def graph_counts(self, tenant: str) -> dict[str, Any]:
+        """``tenant``'s entities and relations counted in SQL (no graph view is loaded):
+        :meth:`graphmem.index.sql_graph.SQLGraph.counts`."""
+        from ..index.sql_graph import SQLGraph
 
-    def tier_entity_mentions(
-        self,
-        conn: Connection,
-        namespace: str,
-        graph_tenant: str,
-        tenant: str | None = None,
-        key: str | None = None,
-    ) -> list[tuple[str, str, str, str, int]]:
-        """See :func:`graphmem.store.graph_rows.tier_entity_mentions`."""
-        return graph_rows.tier_entity_mentions(conn, namespace, graph_tenant, tenant, key)
+        return SQLGraph(self.database, tenant).counts()
 
-    def typed_relations_of(
-        self, conn: Connection, entity_ids: Sequence[int], per_entity: int
-    ) -> list[tuple[int, RelationRow]]:
-        """See :func:`graphmem.store.graph_rows.typed_relations_of`."""
-        return graph_rows.typed_relations_of(conn, entity_ids, per_entity)
+    # ------------------------------------------------------------------ units of work
+    @contextmanager
+    def transaction(self, durable: bool = True) -> Iterator[Work]:
+        """One write transaction (nested blocks join the outer one), as a unit of work: the
+        operations the tiers and the facade need (:class:`~graphmem.space.work.Work`).
+        ``durable=False``: bookkeeping that need not reach the disk at once (access counts).
+        """
+        with self.database.write(durable=durable) as conn:
+            yield Work(self, conn)
 
-    def delete_relations(
-        self,
-        conn: Connection,
-        tenant: str,
-        triples: Sequence[tuple[int, str, int]],
-        *,
-        by_hand_only: bool = False,
-    ) -> int:
-        """See :func:`graphmem.store.graph_rows.delete_relations`."""
-        return graph_rows.delete_relations(conn, tenant, triples, by_hand_only=by_hand_only)
+    @contextmanager
+    def reading(self) -> Iterator[Work]:
+        """One read transaction (one snapshot; writers of this process wait for it to end
+        before changing the graph views), as a unit of work."""
+        with self.database.read() as conn:
+            yield Work(self, conn)
+
+    def record_access(self, seqs: Sequence[int], when: datetime) -> bool:
+        """Count an access of the items ``seqs`` in a transaction of its own; False when the
+        disk is full (the access goes uncounted)."""
+        return self.database.record_access(seqs, when)

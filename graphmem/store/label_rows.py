@@ -24,6 +24,7 @@ __all__ = [
     "LabelWeight",
     "alias_labels",
     "mention_label_counts",
+    "one_each",
     "pick_label",
     "damaged_setting",
     "read_setting",
@@ -51,12 +52,12 @@ _MENTION_LABELS = (
 LabelWeight = Callable[[str, str | None], float]
 
 
-def _one_each(label: str, source: str | None) -> float:
+def one_each(label: str, source: str | None) -> float:
     return 1.0
 
 
 def mention_label_counts(
-    conn: Connection, entity_ids: Sequence[int], weight: LabelWeight = _one_each
+    conn: Connection, entity_ids: Sequence[int], weight: LabelWeight = one_each
 ) -> dict[int, dict[str, tuple[float, int]]]:
     """For each entity, its mention labels: ``label -> (votes, id of the first)``, each
     mention counting ``weight(label, label_source)`` (one by default)."""
@@ -92,7 +93,7 @@ def vote_labels(
     conn: Connection,
     entity_ids: Iterable[int],
     preferred: Callable[[str], bool] | None = None,
-    weight: LabelWeight = _one_each,
+    weight: LabelWeight = one_each,
 ) -> dict[int, str]:
     """Set each entity's label to the vote of its stored mentions (each counting
     ``weight``); returns the new labels."""

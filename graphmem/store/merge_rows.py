@@ -24,7 +24,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 from ..errors import InvalidArgumentError
 from ..items import time_text, utc_now
 from .batch_rows import recount
-from .label_rows import LabelWeight, _one_each, vote_labels
+from .label_rows import LabelWeight, one_each, vote_labels
 from .schema import aliases, entities, mentions, merges, relation_evidence, relations, texts
 
 __all__ = [
@@ -42,7 +42,7 @@ def merge_entity_rows(
     keep_id: int,
     merge_id: int,
     preferred: Callable[[str], bool] | None = None,
-    weight: LabelWeight = _one_each,
+    weight: LabelWeight = one_each,
 ) -> dict[str, Any]:
     """Fold entity ``merge_id`` into ``keep_id``; returns a JSON-able snapshot for undo.
     The kept entity's label is voted again (``preferred``, ``weight``: as

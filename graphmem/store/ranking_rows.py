@@ -6,10 +6,11 @@ execution. The searched items are a :class:`Scope`.
 
 Example:
     >>> from graphmem.store.database import Database
+    >>> from graphmem.store.text_rows import insert_memories
     >>> from graphmem.items import MemoryItem
     >>> db = Database()
     >>> with db.write() as conn:
-    ...     _ = db.insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
+    ...     _ = insert_memories(conn, [(MemoryItem("Acme renewed the contract"), "n", None)])
     >>> with db.read() as conn:
     ...     [(seq, round(score, 2)) for seq, score in lexical_hits(conn, '"acme"', Scope(("n",)), 10)]
     [(1, 0.0)]
@@ -392,8 +393,8 @@ def rank_documents(docs: Mapping[str, str], query: str) -> list[tuple[str, float
         >>> [key for key, _ in rank_documents(docs, "Where did Alice join Acme?")]
         ['a', 'c']
     """
-    from .database import fts_query_from_text
     from .engine import SQLITE_MODULE
+    from .query_text import fts_query_from_text
 
     fts = fts_query_from_text(query)
     if fts is None or not docs:

@@ -33,14 +33,14 @@ from spacy.tokens import Doc, Span, Token
 from ..relations import RelationCandidate, RelationRules, is_blocked, is_past
 from ..relations.coreference import pronoun_antecedents
 from ..token_table import TokenTable
-from .features import _mention_pairs, _pair_features, _path_between
+from .features import path_between, table_mention_pairs, table_pair_features
 from .files import (
     NO_RELATION,
     LearnedModelError,
-    _manifest,
-    _model_dir,
-    _read_linear,
+    model_dir,
     parse_predicate_map,
+    read_linear,
+    read_manifest,
 )
 from .model import LearnedModel
 
@@ -118,7 +118,7 @@ def agent_pair_features(table: TokenTable, a: Span, b: Span, between: int) -> li
     """
     lemmas = table.lemmas
     start, end = table.sentence_of(a.start)
-    out = _pair_features(table, a, b, between)
+    out = table_pair_features(table, a, b, between)
     for name, span in (("a", a), ("b", b)):
         for k in range(1, _WINDOW + 1):
             i, j = span.start - k, span.end - 1 + k
@@ -190,7 +190,7 @@ def agent_candidates(table: TokenTable, spans: Sequence[Span]) -> list[AgentCand
                 last_person = s
     extra = [Span(doc, i, j, label=stands[(i, j)][0].label_) for i, j in stands]
     out = []
-    for a, b, between in _mention_pairs(table, [*spans, *extra]):
+    for a, b, between in table_mention_pairs(table, [*spans, *extra]):
         ea, ka = stands.get((a.start, a.end), (a, "name"))
         eb, kb = stands.get((b.start, b.end), (b, "name"))
         if ka != "name" and kb != "name" or table.name(ea) == table.name(eb):
@@ -206,7 +206,7 @@ def load_agent_model(directory: Path | str | None = None) -> LearnedModel | None
     Raises:
         LearnedModelError: a file is altered or malformed.
     """
-    return _load_agent_model(_model_dir(directory))
+    return _load_agent_model(model_dir(directory))
 
 
 @lru_cache(maxsize=4)
@@ -221,7 +221,7 @@ def _load_agent_model(directory: Path) -> LearnedModel | None:
         },
         "agent predicates",
     )
-    files = _read_linear(directory, _manifest(directory), *AGENT_FILES, predicates, True)
+    files = read_linear(directory, read_manifest(directory), *AGENT_FILES, predicates, True)
     if files.classes != AGENT_CLASSES:
         raise LearnedModelError(f"{directory / AGENT_FILES[0]}: unexpected classes")
     return LearnedModel(
@@ -305,7 +305,7 @@ class AgentRelationExtractor:
         doc = table.doc
         a, b = c.first, c.second
         start, end = table.sentence_of(a.start)
-        path = [doc[i] for i in _path_between(table, table.root(a), table.root(b))]
+        path = [doc[i] for i in path_between(table, table.root(a), table.root(b))]
         past = is_past(self.filters, path)
         if is_blocked(self.filters, doc[start:end], path, past_ok=past):
             return None

@@ -55,10 +55,10 @@ def document_entities(spans: Sequence[Span]) -> list[DocumentEntity]:
         >>> [(e.key, e.sentences) for e in ents]
         [('ulm', (0, 1)), ('germany', (1,))]
     """
-    return _document_entities(TokenTable.of(spans[0].doc), spans) if spans else []
+    return table_document_entities(TokenTable.of(spans[0].doc), spans) if spans else []
 
 
-def _document_entities(table: TokenTable, spans: Sequence[Span]) -> list[DocumentEntity]:
+def table_document_entities(table: TokenTable, spans: Sequence[Span]) -> list[DocumentEntity]:
     grouped: dict[str, list[Span]] = {}
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
         grouped.setdefault(table.name(span), []).append(span)

@@ -27,8 +27,8 @@ from ..relations import (
 )
 from ..token_table import TokenTable
 from .agent import AgentRelationExtractor, agent_model_enabled, load_agent_model
-from .document import DocumentFacts, _document_entities, pair_shape
-from .features import _mention_pairs, _pair_features, _path_between
+from .document import DocumentFacts, pair_shape, table_document_entities
+from .features import path_between, table_mention_pairs, table_pair_features
 from .files import load_country_names
 from .inference import Triple, implied_relations, infer_relations
 from .model import DocumentModel, LearnedModel, load_document_model, load_learned_model
@@ -122,10 +122,10 @@ class LearnedRelationExtractor:
         return self._score(TokenTable.of(doc), spans) if spans else []
 
     def _score(self, table: TokenTable, spans: Sequence[Span]) -> list[ScoredPair]:
-        pairs = list(_mention_pairs(table, spans))
+        pairs = list(table_mention_pairs(table, spans))
         if not pairs:
             return []
-        probs = self.model.probabilities([_pair_features(table, a, b, n) for a, b, n in pairs])
+        probs = self.model.probabilities([table_pair_features(table, a, b, n) for a, b, n in pairs])
         return [ScoredPair(a, b, p) for (a, b, _), p in zip(pairs, probs, strict=True)]
 
     def extract(self, doc: Doc, entities: Sequence[Span] | None = None) -> list[RelationCandidate]:
@@ -205,7 +205,7 @@ class LearnedRelationExtractor:
         memory names its subject once and states its country later)."""
         model = self.document
         assert model is not None
-        entities = _document_entities(table, spans)
+        entities = table_document_entities(table, spans)
         pairs = [
             (h, t)
             for h in entities
@@ -269,7 +269,7 @@ class LearnedRelationExtractor:
             if not len(passing):
                 continue
             sentence = doc[slice(*table.sentence_of(pair.first.start))]
-            path = _path_between(table, table.root(pair.first), table.root(pair.second))
+            path = path_between(table, table.root(pair.first), table.root(pair.second))
             if is_blocked(self.filters, sentence, [doc[i] for i in path]):
                 continue
             best = int(passing[np.argmax(pair.probabilities[passing])])

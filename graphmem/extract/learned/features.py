@@ -74,10 +74,10 @@ def path_tokens(a: Token, b: Token) -> list[Token]:
         >>> [t.text for t in path_tokens(doc[0], doc[3])]
         ['works', 'at']
     """
-    return [a.doc[i] for i in _path_between(TokenTable.of(a.doc), a.i, b.i)]
+    return [a.doc[i] for i in path_between(TokenTable.of(a.doc), a.i, b.i)]
 
 
-def _path_between(table: TokenTable, a: int, b: int) -> list[int]:
+def path_between(table: TokenTable, a: int, b: int) -> list[int]:
     """The indices of :func:`path_tokens`, in text order."""
     up, down = table.ancestors(a), table.ancestors(b)
     down_ids = set(down)
@@ -108,10 +108,10 @@ def pair_features(a: Span, b: Span, entities_between: int = 0) -> list[str]:
         >>> [f for f in features if f.startswith(("types=", "path="))]
         ['types=PERSON|ORG', 'path=nsubj^ work prep_ at pobj_']
     """
-    return _pair_features(TokenTable.of(a.doc), a, b, entities_between)
+    return table_pair_features(TokenTable.of(a.doc), a, b, entities_between)
 
 
-def _pair_features(table: TokenTable, a: Span, b: Span, entities_between: int) -> list[str]:
+def table_pair_features(table: TokenTable, a: Span, b: Span, entities_between: int) -> list[str]:
     lemmas, deps, heads = table.lemmas, table.deps, table.heads
     types = f"{a.label_}|{b.label_}"
     root1, root2 = table.root(a), table.root(b)
@@ -148,7 +148,7 @@ ARGUMENT_DEPS = frozenset({"nsubj", "nsubjpass", "dobj"})
 def _nearness(table: TokenTable, x: Span, y: Span) -> tuple[int, int]:
     """How near ``x`` is to ``y``: dependency edges between their roots, then tokens between."""
     gap = y.start - x.end if x.start < y.start else x.start - y.end
-    return len(_path_between(table, table.root(x), table.root(y))) + 1, gap
+    return len(path_between(table, table.root(x), table.root(y))) + 1, gap
 
 
 def competing_mention(a: Span, b: Span, roots: Mapping[int, Span]) -> Span | None:
@@ -179,7 +179,7 @@ def _competing_mention(
     table: TokenTable, a: Span, b: Span, roots: Mapping[int, Span]
 ) -> Span | None:
     root1, root2 = table.root(a), table.root(b)
-    inner = _path_between(table, root1, root2)
+    inner = path_between(table, root1, root2)
     on_path = {*inner, root1, root2}
     for token in inner:
         for child in table.children(token):
@@ -201,10 +201,12 @@ def mention_pairs(spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
     first, at most :data:`MAX_TOKEN_DISTANCE` tokens apart, and no :func:`competing_mention`
     between them (with a parse); in text order."""
     if spans:
-        yield from _mention_pairs(TokenTable.of(spans[0].doc), spans)
+        yield from table_mention_pairs(TokenTable.of(spans[0].doc), spans)
 
 
-def _mention_pairs(table: TokenTable, spans: Sequence[Span]) -> Iterator[tuple[Span, Span, int]]:
+def table_mention_pairs(
+    table: TokenTable, spans: Sequence[Span]
+) -> Iterator[tuple[Span, Span, int]]:
     ordered = sorted(spans, key=lambda s: (s.start, s.end))
     parsed = table.doc.has_annotation("DEP")
     roots = {table.root(s): s for s in ordered} if parsed else {}

@@ -161,7 +161,7 @@ def _read_verified(directory: Path, name: str, manifest: Mapping[str, str]) -> b
     return data
 
 
-def _manifest(directory: Path) -> dict[str, str]:
+def read_manifest(directory: Path) -> dict[str, str]:
     path = directory / MANIFEST_FILE
     try:
         files = json.loads(path.read_text(encoding="utf-8"))["files"]
@@ -172,24 +172,24 @@ def _manifest(directory: Path) -> dict[str, str]:
 
 def load_predicate_map(directory: Path | str | None = None) -> PredicateMap:
     """The predicate map of the model files in ``directory`` (default: bundled ``models/``)."""
-    return _load_predicate_map(_model_dir(directory))
+    return cached_predicate_map(model_dir(directory))
 
 
 @lru_cache(maxsize=4)
-def _load_predicate_map(directory: Path) -> PredicateMap:
+def cached_predicate_map(directory: Path) -> PredicateMap:
     name = MODEL_FILES[0]
-    raw = _read_verified(directory, name, _manifest(directory))
+    raw = _read_verified(directory, name, read_manifest(directory))
     return parse_predicate_map(json.loads(raw), str(directory / name))
 
 
-def _model_dir(directory: Path | str | None) -> Path:
+def model_dir(directory: Path | str | None) -> Path:
     if directory is None:
         return asset_path("models", MANIFEST_FILE).parent
     return Path(directory).resolve()
 
 
 @dataclass(frozen=True)
-class _LinearFiles:
+class LinearFiles:
     """What both stages' files hold: the metadata JSON, features, classes and parameters."""
 
     meta: dict[str, Any]
@@ -200,14 +200,14 @@ class _LinearFiles:
     thresholds: np.ndarray
 
 
-def _read_linear(
+def read_linear(
     directory: Path,
     manifest: Mapping[str, str],
     meta_name: str,
     weights_name: str,
     predicates: PredicateMap,
     directional: bool,
-) -> _LinearFiles:
+) -> LinearFiles:
     """Read and check one stage's metadata and weights (hashes, shapes, declared classes).
 
     ``directional`` classes end in ``>`` or ``<`` (which mention is the subject).
@@ -230,7 +230,7 @@ def _read_linear(
     for label in classes[1:]:
         if (label.rstrip("<>") if directional else label) not in predicates.predicates:
             raise LearnedModelError(f"{directory / meta_name}: class {label!r} is not declared")
-    return _LinearFiles(meta, features, classes, weights, intercepts, thresholds)
+    return LinearFiles(meta, features, classes, weights, intercepts, thresholds)
 
 
 def load_country_names(directory: Path | str | None = None) -> frozenset[str]:
@@ -241,14 +241,14 @@ def load_country_names(directory: Path | str | None = None) -> frozenset[str]:
         >>> {"germany", "united states"} <= load_country_names()
         True
     """
-    return _load_country_names(_model_dir(directory))
+    return cached_country_names(model_dir(directory))
 
 
 @lru_cache(maxsize=4)
-def _load_country_names(directory: Path) -> frozenset[str]:
+def cached_country_names(directory: Path) -> frozenset[str]:
     name = MODEL_FILES[5]
     try:
-        data = json.loads(_read_verified(directory, name, _manifest(directory)))
+        data = json.loads(_read_verified(directory, name, read_manifest(directory)))
         return frozenset(str(n) for n in data["names"])
     except (KeyError, TypeError, ValueError) as exc:
         raise LearnedModelError(f"{directory / name}: malformed country names ({exc!r})") from exc

@@ -21,11 +21,11 @@ from .files import (
     MODEL_FILES,
     LearnedModelError,
     PredicateMap,
-    _load_country_names,
-    _load_predicate_map,
-    _manifest,
-    _model_dir,
-    _read_linear,
+    cached_country_names,
+    cached_predicate_map,
+    model_dir,
+    read_linear,
+    read_manifest,
 )
 
 
@@ -101,14 +101,14 @@ def load_learned_model(directory: Path | str | None = None) -> LearnedModel:
         >>> load_learned_model().classes[0]
         'NA'
     """
-    return _load_model(_model_dir(directory))
+    return _load_model(model_dir(directory))
 
 
 @lru_cache(maxsize=4)
 def _load_model(directory: Path) -> LearnedModel:
-    predicates = _load_predicate_map(directory)
-    files = _read_linear(
-        directory, _manifest(directory), MODEL_FILES[1], MODEL_FILES[2], predicates, True
+    predicates = cached_predicate_map(directory)
+    files = read_linear(
+        directory, read_manifest(directory), MODEL_FILES[1], MODEL_FILES[2], predicates, True
     )
     return LearnedModel(
         files.features,
@@ -206,15 +206,15 @@ def load_document_model(directory: Path | str | None = None) -> DocumentModel:
         >>> load_document_model().classes[0]
         'NA'
     """
-    return _load_document_model(_model_dir(directory))
+    return _load_document_model(model_dir(directory))
 
 
 @lru_cache(maxsize=4)
 def _load_document_model(directory: Path) -> DocumentModel:
-    manifest = _manifest(directory)
+    manifest = read_manifest(directory)
     meta_name, weights_name = MODEL_FILES[3], MODEL_FILES[4]
-    files = _read_linear(
-        directory, manifest, meta_name, weights_name, _load_predicate_map(directory), False
+    files = read_linear(
+        directory, manifest, meta_name, weights_name, cached_predicate_map(directory), False
     )
     try:
         type_pairs = frozenset(files.meta["type_pairs"])
@@ -227,5 +227,5 @@ def _load_document_model(directory: Path) -> DocumentModel:
         files.intercepts,
         files.thresholds,
         type_pairs,
-        _load_country_names(directory),
+        cached_country_names(directory),
     )

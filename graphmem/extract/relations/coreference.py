@@ -15,7 +15,7 @@ from spacy.tokens import Doc, Span, Token
 
 from graphmem.extract.gazetteer import name_gender
 
-from .rules import _SUBJECT_DEPS
+from .rules import SUBJECT_DEPS
 
 #: The gender a pronoun asks of a person's given name (:func:`~graphmem.extract.gazetteer.name_gender`).
 _PRONOUN_GENDERS = {
@@ -40,7 +40,7 @@ _ANTECEDENT_SENTENCES = 2
 
 
 @dataclass(frozen=True)
-class _Ends:
+class Ends:
     """The entity spans of one doc, indexed for resolving pattern ends to them."""
 
     by_token: Mapping[int, Span]
@@ -51,7 +51,7 @@ class _Ends:
     speaker: Span | None
 
     @classmethod
-    def of(cls, doc: Doc, spans: Sequence[Span], speaker: Span | None) -> _Ends:
+    def of(cls, doc: Doc, spans: Sequence[Span], speaker: Span | None) -> Ends:
         by_token: dict[int, Span] = {}
         for span in sorted(spans, key=lambda s: (s.start, s.start - s.end)):
             for i in range(span.start, span.end):
@@ -105,7 +105,7 @@ class _Ends:
             and s.end <= pronoun.i
             and not (
                 pronoun.dep_ in ("pobj", "dobj")
-                and s.root.dep_ in _SUBJECT_DEPS
+                and s.root.dep_ in SUBJECT_DEPS
                 and s.root.head == clause
             )
         ]
@@ -170,7 +170,7 @@ def _same_pronoun_subject(pronoun: Token, window: Span, candidates: Sequence[Spa
     if kind is None:  # a description ("the company"), no pronoun
         return None
     for token in reversed(window):
-        if token.dep_ in _SUBJECT_DEPS and _PRONOUN_KINDS.get(token.lower_) == kind:
+        if token.dep_ in SUBJECT_DEPS and _PRONOUN_KINDS.get(token.lower_) == kind:
             return token
     return None
 
@@ -180,7 +180,7 @@ def _has_nominal_subject(window: Span, candidates: Sequence[Span]) -> bool:
     band* opened for Kestrel Labs"): the pronoun after it may well be that."""
     inside = {i for c in candidates for i in range(c.start, c.end)}
     return any(
-        t.dep_ in _SUBJECT_DEPS and t.pos_ == "NOUN" and t.i not in inside and not t.ent_type_
+        t.dep_ in SUBJECT_DEPS and t.pos_ == "NOUN" and t.i not in inside and not t.ent_type_
         for t in window
     )
 
@@ -190,13 +190,13 @@ def _is_subject(span: Span) -> bool:
     *Noemi Diaz*, joined ...") or its possessor ("*Sam Cole*'s last day was Friday"), unless
     a pronoun is the clause's subject beside it ("The daughter of X, *she* was born ...")."""
     root = span.root
-    if root.dep_ in _SUBJECT_DEPS:
+    if root.dep_ in SUBJECT_DEPS:
         return True
     noun = root.head
     return (
         root.dep_ in ("appos", "poss")
-        and noun.dep_ in _SUBJECT_DEPS
-        and not any(c.dep_ in _SUBJECT_DEPS and c.pos_ == "PRON" for c in noun.head.children)
+        and noun.dep_ in SUBJECT_DEPS
+        and not any(c.dep_ in SUBJECT_DEPS and c.pos_ == "PRON" for c in noun.head.children)
     )
 
 
@@ -215,7 +215,7 @@ _ORG_PRONOUNS = frozenset({"it", "its", "they", "them", "their"})
 
 def pronoun_antecedents(doc: Doc, spans: Sequence[Span]) -> dict[int, Span]:
     """Token index of each personal pronoun of ``doc`` -> the entity span it refers to
-    (:meth:`_Ends.antecedent`: a person for he/she/his/her, else an organisation for
+    (:meth:`Ends.antecedent`: a person for he/she/his/her, else an organisation for
     it/they/their), for the pronouns that have one.
 
     Example:
@@ -227,7 +227,7 @@ def pronoun_antecedents(doc: Doc, spans: Sequence[Span]) -> dict[int, Span]:
         >>> {i: s.text for i, s in pronoun_antecedents(doc, [ana]).items()}
         {4: 'Ana Silva'}
     """
-    ends = _Ends.of(doc, spans, None)
+    ends = Ends.of(doc, spans, None)
     out: dict[int, Span] = {}
     for token in doc:
         lower = token.lower_

@@ -21,10 +21,10 @@ from spacy.tokens import Doc, Span, Token
 
 from graphmem._assets import asset_path
 
-from .coreference import _Ends
+from .coreference import Ends
 from .rules import (
-    _SUBJECT_DEPS,
     ROLE_PLACEHOLDER,
+    SUBJECT_DEPS,
     ClosedPredicates,
     RelationCandidate,
     RelationRule,
@@ -34,13 +34,13 @@ from .rules import (
 )
 from .rules_file import load_relation_rules
 from .variants import (
-    _SHARED_HEAD,
-    _attachment_variants,
-    _attr_value,
-    _clause_as_modifier_variant,
-    _requirements,
-    _shared_subject_variant,
-    _shares_subject,
+    SHARED_HEAD,
+    attachment_variants,
+    attr_value,
+    clause_as_modifier_variant,
+    requirements,
+    shared_subject_variant,
+    shares_subject,
 )
 
 #: The predicate a role rule with ``employer`` also gives.
@@ -99,9 +99,9 @@ class RelationExtractor:
             # modifier variants have the same nodes in the same order as the rule's.
             patterns = []
             variant = modifier = None
-            for own in _attachment_variants(rule):
-                variant = _shared_subject_variant(own)
-                modifier = _clause_as_modifier_variant(own) if rule.as_modifier else None
+            for own in attachment_variants(rule):
+                variant = shared_subject_variant(own)
+                modifier = clause_as_modifier_variant(own) if rule.as_modifier else None
                 patterns += [p for p in (own, variant, modifier) if p is not None]
             matcher = DependencyMatcher(nlp.vocab, validate=True)
             try:
@@ -113,7 +113,7 @@ class RelationExtractor:
             }
             # The variant's subject may be passive where the rule's is not: its node is no
             # requirement then.
-            needs = _requirements(
+            needs = requirements(
                 [
                     n
                     for n in rule.pattern
@@ -126,7 +126,7 @@ class RelationExtractor:
         self._attr_ids: list[int | str] = list(self._attrs)
         self._needs = [
             tuple(
-                (self._attrs.index(attr), frozenset(_attr_value(nlp, attr, v) for v in values))
+                (self._attrs.index(attr), frozenset(attr_value(nlp, attr, v) for v in values))
                 for attr, values in needs
             )
             for needs, _ in self._matchers
@@ -186,7 +186,7 @@ class RelationExtractor:
         spans = list(doc.ents if entities is None else entities)
         if any(span.doc is not doc for span in [*spans, *([speaker] if speaker else [])]):
             raise RelationRulesError("entities must be spans of the doc being extracted")
-        ends = _Ends.of(doc, spans, speaker)
+        ends = Ends.of(doc, spans, speaker)
         if not ends.by_token:
             return []
 
@@ -216,17 +216,17 @@ class RelationExtractor:
         )
 
     def _candidates(
-        self, rule: RelationRule, nodes: Mapping[str, Token], ends: _Ends
+        self, rule: RelationRule, nodes: Mapping[str, Token], ends: Ends
     ) -> Iterator[RelationCandidate]:
         """The relations one match of ``rule`` states, unless a filter rejects it."""
         anchor = next(iter(nodes.values()))
-        if _SHARED_HEAD in nodes and not _shares_subject(anchor):
+        if SHARED_HEAD in nodes and not shares_subject(anchor):
             return
         if (
             anchor.dep_ == "acl"
             and "subject" in nodes
             and anchor.head == nodes["subject"]
-            and any(child.dep_ in _SUBJECT_DEPS for child in anchor.children)
+            and any(child.dep_ in SUBJECT_DEPS for child in anchor.children)
         ):
             return  # a modifier verb with a subject of its own ("Ann: *She* joined Acme")
         if any(
@@ -289,7 +289,7 @@ class RelationExtractor:
                             ended,
                         )
 
-    def _predicates(self, rule: RelationRule, nodes: Mapping[str, Token], ends: _Ends) -> list[str]:
+    def _predicates(self, rule: RelationRule, nodes: Mapping[str, Token], ends: Ends) -> list[str]:
         """The predicates one match of ``rule`` states: the rule's, or for a role predicate
         one per role ("the founder and CEO of Google": each coordinated role that names no
         place of its own; "vice president of X and a senior editor at Y" is two statements).
@@ -401,7 +401,7 @@ class RelationExtractor:
         return words
 
     def _role_organisations(
-        self, role: Token, ends: _Ends, preps: frozenset[str], depth: int = 0
+        self, role: Token, ends: Ends, preps: frozenset[str], depth: int = 0
     ) -> list[tuple[Span, str]]:
         """The entities ``role`` names as where it is held, each with the word that names it:
         "CTO *of Initech*", "consultant *at Kobold*", "*its* CFO" (``"poss"`` in ``preps``),
@@ -444,7 +444,7 @@ class RelationExtractor:
             return True
         return noun.pos_ == "NOUN" and not any(c.dep_ in ("det", "poss") for c in noun.children)
 
-    def _resolve_one(self, token: Token, ends: _Ends) -> tuple[Span | None, bool]:
+    def _resolve_one(self, token: Token, ends: Ends) -> tuple[Span | None, bool]:
         """The entity span ``token`` stands for, and whether the token is (part of) a name or
         points at one grammatically (not a pronoun or description resolved by context)."""
         by_token = ends.by_token
@@ -466,7 +466,7 @@ class RelationExtractor:
             owner = token.head.lower_ in self.rules.roles
             label = _POSSESSIVE_LABELS[token.lower_]
             return ends.antecedent(token, label, owner=owner), False
-        if token.lower_ in _ORG_SUBJECT_PRONOUNS and token.dep_ in _SUBJECT_DEPS:
+        if token.lower_ in _ORG_SUBJECT_PRONOUNS and token.dep_ in SUBJECT_DEPS:
             return ends.antecedent(token, "ORG"), False
         if token.pos_ == "PRON" and token.lower_ in _FIRST_PERSON:
             return ends.speaker_of(token), False
@@ -477,7 +477,7 @@ class RelationExtractor:
             return ends.antecedent(token, "ORG", described=True), False
         return None, False
 
-    def _resolve(self, token: Token, ends: _Ends) -> list[Span]:
+    def _resolve(self, token: Token, ends: Ends) -> list[Span]:
         """The entity span of ``token`` and of each entity coordinated with it."""
         span, named = self._resolve_one(token, ends)
         if span is None:

@@ -23,7 +23,7 @@ ROLE_PLACEHOLDER = "{role}"
 #: Dependencies of the modifiers the filters read ("*former* CEO", "*previously* worked").
 _MODIFIER_DEPS = frozenset({"amod", "advmod", "compound", "npadvmod", "nmod"})
 #: Dependencies of a clause's subject.
-_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 
 
 class RelationRulesError(GraphmemError, ValueError):
@@ -135,7 +135,7 @@ class RelationRule:
     #: The rule also matches its verb hung as a modifier on a subject that heads the
     #: sentence ("Ann Lee, born in Lyon, *graduated* from MIT."; "Acme *partnered* with
     #: Initech", which the small parser reads as a noun phrase): see
-    #: :func:`_clause_as_modifier_variant`. Opt-in: each variant costs matcher time.
+    #: :func:`clause_as_modifier_variant`. Opt-in: each variant costs matcher time.
     as_modifier: bool = False
 
     @property

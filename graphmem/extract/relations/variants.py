@@ -4,7 +4,7 @@ Austin") and the clause-as-modifier one ("Ann Lee, born in Lyon, *graduated* fro
 what a doc must hold for a pattern to match at all.
 
 Example:
-    >>> _requirements([{"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": ["join"]}}}])
+    >>> requirements([{"RIGHT_ID": "verb", "RIGHT_ATTRS": {"LEMMA": {"IN": ["join"]}}}])
     (('LEMMA', frozenset({'join'})),)
 """
 
@@ -17,12 +17,12 @@ from spacy.language import Language
 from spacy.parts_of_speech import IDS as UNIVERSAL_POS
 from spacy.tokens import Token
 
-from .rules import _SUBJECT_DEPS, RelationRule
+from .rules import SUBJECT_DEPS, RelationRule
 
 #: Pattern node added by the shared-subject variant of a rule: the verb the rule's verb is
 #: conjoined to, whose subject it borrows.
-_SHARED_HEAD = "shared_head"
-#: Token attributes of patterns that :func:`_requirements` checks against a doc: pattern key ->
+SHARED_HEAD = "shared_head"
+#: Token attributes of patterns that :func:`requirements` checks against a doc: pattern key ->
 #: the attribute ``Doc.to_array`` reads.
 _TOKEN_ATTRS = {
     "LEMMA": "LEMMA",
@@ -35,7 +35,7 @@ _TOKEN_ATTRS = {
 }
 
 
-def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
+def requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, frozenset[str]], ...]:
     """What a doc must contain for ``pattern`` to match: ``(token attribute, values)`` pairs,
     each met by a token whose attribute has one of the values (a necessary condition only)."""
     needs = []
@@ -50,7 +50,7 @@ def _requirements(pattern: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, froz
     return tuple(needs)
 
 
-def _attr_value(nlp: Language, attr: str, value: str) -> int:
+def attr_value(nlp: Language, attr: str, value: str) -> int:
     """The integer ``Doc.to_array(attr)`` holds for ``value``: a part-of-speech id, else the
     string's hash."""
     if attr == "POS":
@@ -74,14 +74,14 @@ def _own_subject(
     return None
 
 
-def _shared_subject_variant(
+def shared_subject_variant(
     pattern: tuple[dict[str, Any], ...],
 ) -> tuple[dict[str, Any], ...] | None:
     """A rule's ``pattern`` for a verb conjoined to another verb that holds the subject ("Bob
     quit Acme and *moved* to Austin"), or None when the rule's subject is not its verb's own.
 
-    The variant hangs the subject on the verb's head (node :data:`_SHARED_HEAD`); a match is
-    kept only when the conjoined verb takes that subject (:func:`_shares_subject`).
+    The variant hangs the subject on the verb's head (node :data:`SHARED_HEAD`); a match is
+    kept only when the conjoined verb takes that subject (:func:`shares_subject`).
     """
     anchor, *rest = pattern
     if "DEP" in anchor["RIGHT_ATTRS"]:
@@ -94,16 +94,16 @@ def _shared_subject_variant(
     head = {
         "LEFT_ID": anchor["RIGHT_ID"],
         "REL_OP": "<",
-        "RIGHT_ID": _SHARED_HEAD,
+        "RIGHT_ID": SHARED_HEAD,
         "RIGHT_ATTRS": {"POS": {"IN": ["VERB", "AUX"]}},
     }
     # The head may be passive: "was promoted ... and now *reports* to Ingrid".
-    attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(_SUBJECT_DEPS)}}
-    subject = {**node, "LEFT_ID": _SHARED_HEAD, "RIGHT_ATTRS": attrs}
+    attrs = {**node["RIGHT_ATTRS"], "DEP": {"IN": sorted(SUBJECT_DEPS)}}
+    subject = {**node, "LEFT_ID": SHARED_HEAD, "RIGHT_ATTRS": attrs}
     return (verb, *rest[:i], head, subject, *rest[i + 1 :])
 
 
-def _clause_as_modifier_variant(
+def clause_as_modifier_variant(
     pattern: tuple[dict[str, Any], ...],
 ) -> tuple[dict[str, Any], ...] | None:
     """A rule's ``pattern`` for a verb the parser hangs as a modifier (``acl``) on a subject
@@ -128,7 +128,7 @@ def _clause_as_modifier_variant(
     return (verb, *rest[:i], subject, *rest[i + 1 :])
 
 
-def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
+def attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]:
     """``rule``'s pattern and, for each ``either_attached`` node, the pattern with that node
     hung on its parent's head instead ("took up a post *at* Acme": "at" under "took")."""
     patterns = [rule.pattern]
@@ -144,11 +144,11 @@ def _attachment_variants(rule: RelationRule) -> list[tuple[dict[str, Any], ...]]
     return patterns
 
 
-def _shares_subject(verb: Token) -> bool:
+def shares_subject(verb: Token) -> bool:
     """Whether a conjoined verb takes its head's subject: it has none of its own and follows
     the conjunction directly ("quit Acme and then *moved*"); a name between them is a subject
     the parser missed ("left Acme and Bob *joined* Initech")."""
-    if any(child.dep_ in _SUBJECT_DEPS for child in verb.children):
+    if any(child.dep_ in SUBJECT_DEPS for child in verb.children):
         return False
     before = verb.i - 1
     while before > 0 and verb.doc[before].pos_ in ("ADV", "AUX", "PART"):

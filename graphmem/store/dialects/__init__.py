@@ -65,7 +65,7 @@ class Dialect(Protocol):
         limit: int,
         heads: bool,
     ) -> list[tuple[int, float]]:
-        """Full-text hits ``(seq, score)``, best first (:meth:`Database.search_text`)."""
+        """Full-text hits ``(seq, score)``, best first (:func:`graphmem.store.text_rows.search_text`)."""
         ...
 
     def next_relation_id(self, conn: Connection) -> int:

@@ -13,6 +13,7 @@ import sys
 
 import graphmem
 from graphmem import CortexMemory, SQLiteStorage
+from graphmem.store import memory_rows
 from graphmem.transfer import export_jsonl
 
 NAMESPACES = [
@@ -68,11 +69,10 @@ def main(out: str) -> None:
 
     storage = SQLiteStorage(db)
     with storage.database.read() as conn:
-        present = {row.namespace for row, _ in storage.database.list_items(conn, NAMESPACES)}
+        present = {row.namespace for row, _ in memory_rows.list_items(conn, NAMESPACES)}
         items = {
             ns: [
-                [i.memory_id, i.content, i.metadata]
-                for _, i in storage.database.list_items(conn, [ns])
+                [i.memory_id, i.content, i.metadata] for _, i in memory_rows.list_items(conn, [ns])
             ]
             for ns in sorted(present)
         }

@@ -36,17 +36,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .._files import replacing
-from ..compat.storage import SQLiteStorage, resolve_storage
-from ..errors import EntityNotFound, GraphmemError, InvalidArgumentError, InvalidArgumentTypeError
-from ..extract.entity_patterns import check_entity_label
-from ..extract.normalize import canonical_key
-from ..graph.knowledge_graph import CO_OCCURS
-from ..index.writer import NewText
-from ..items import check_content, check_encodable, check_limit
-from ..memories.entity import EntityMemory
-from ..store import Connection, MemoryRow, mcp_rows
-from ..store.mcp_rows import Relation
+from ._files import replacing
+from .compat.storage import SQLiteStorage, resolve_storage
+from .errors import EntityNotFound, GraphmemError, InvalidArgumentError, InvalidArgumentTypeError
+from .extract.entity_patterns import check_entity_label
+from .extract.normalize import canonical_key
+from .graph.knowledge_graph import CO_OCCURS
+from .index.writer import NewText
+from .items import StoredMemory, check_content, check_encodable, check_limit
+from .memories.entity import EntityMemory
+from .store import Connection, mcp_rows
+from .store.mcp_rows import Relation
 
 __all__ = [
     "OBSERVATIONS",
@@ -500,7 +500,7 @@ class ReferenceGraph:
 
     def _forget_memories(self, conn: Connection, seqs: Sequence[int]) -> None:
         if seqs:
-            rows = [MemoryRow(seq, OBSERVATIONS, self.tenant) for seq in seqs]
+            rows = [StoredMemory(seq, OBSERVATIONS, self.tenant) for seq in seqs]
             self._tier.space.entity_index.delete_memories(conn, rows)
 
     def _link(self, relation: Relation, types: Mapping[str, str]) -> None:

@@ -43,8 +43,8 @@ from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..items import check_content
 
 if TYPE_CHECKING:
-    from ..memories.entity import EntityMemory
-    from ..memories.user import UserMemory
+    from .entity import EntityMemory
+    from .user import UserMemory
 
 __all__ = ["RelationPairs", "RelationshipsView", "StoredPreferences", "UserPreferencesView"]
 
@@ -81,14 +81,14 @@ class RelationPairs(list[Pair]):
 
     def _add(self, pairs: Iterable[object]) -> None:
         checked = [_check_pair(p, f"pair {i}") for i, p in enumerate(pairs)]
-        with self._memory.space.database.write():
+        with self._memory.space.transaction():
             for subject, obj in checked:
                 # The stored predicate is normalised ("Works At" -> "works_at"): follow it.
                 self._predicate = self._memory.add_relation(subject, self._predicate, obj).predicate
         self._refresh()
 
     def _remove(self, pairs: Iterable[Pair]) -> None:
-        with self._memory.space.database.write():
+        with self._memory.space.transaction():
             for subject, obj in pairs:
                 self._memory.remove_relation(subject, self._predicate, obj)
         self._refresh()
@@ -128,7 +128,7 @@ class RelationPairs(list[Pair]):
         doomed = self[index] if isinstance(index, slice) else [self[index]]
         added = list(value) if isinstance(index, slice) else [value]
         checked = [_check_pair(p, "pair") for p in added]
-        with self._memory.space.database.write():
+        with self._memory.space.transaction():
             self._remove(list(doomed))
             self._add(checked)
 
@@ -171,7 +171,7 @@ class RelationshipsView(_LiveKeys, MutableMapping[str, RelationPairs]):
         """Replace the predicate's pairs (an empty list removes them all)."""
         predicate = _check_predicate(predicate)
         new = [_check_pair(p, f"relationships[{predicate!r}][{i}]") for i, p in enumerate(pairs)]
-        with self._memory.space.database.write():
+        with self._memory.space.transaction():
             self[predicate].clear()
             self[predicate].extend(new)
 
@@ -182,7 +182,7 @@ class RelationshipsView(_LiveKeys, MutableMapping[str, RelationPairs]):
 
     def clear(self) -> None:
         """Remove every relation of this memory's graph (entities stay while mentioned)."""
-        with self._memory.space.database.write():
+        with self._memory.space.transaction():
             for predicate in list(self):
                 self[predicate].clear()
 
