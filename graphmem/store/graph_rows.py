@@ -39,11 +39,11 @@ from .batch_rows import (
 )
 from .label_rows import (
     DECLARED_PATTERNS_KEY,
-    REANALYSIS_KEY,
     RELABELLED_KEY,
     LabelWeight,
     alias_labels,
     damaged_setting,
+    drop_gone_relabels,
     mention_label_counts,
     pick_label,
     read_setting,
@@ -66,7 +66,6 @@ from .schema import (
     memories,
     mentions,
     merges,
-    meta,
     relation_evidence,
     relations,
     texts,
@@ -488,28 +487,6 @@ def prune_unsupported(conn: Connection, tenant: str) -> None:
     ).rowcount
     if gone:
         drop_gone_relabels(conn)
-
-
-def drop_gone_relabels(conn: Connection) -> None:
-    """Forget the labels set by relabelling entities that are gone (no alias of their
-    tenant has the key), so a later entity of that name is not given one. Not while a
-    re-analysis is under way: it has dropped entities it makes again, labels and all."""
-    relabelled: dict[str, dict[str, str]] = read_setting(conn, RELABELLED_KEY) or {}
-    under_way = select(meta.c.key).where(meta.c.key == REANALYSIS_KEY)
-    if not relabelled or conn.execute(under_way).first() is not None:
-        return
-    kept: dict[str, dict[str, str]] = {}
-    for tenant, labels in relabelled.items():
-        alive: set[str] = set()
-        for chunk in chunks(sorted(labels), 500):
-            found = select(aliases.c.key).where(
-                aliases.c.tenant == tenant, aliases.c.key.in_(chunk)
-            )
-            alive.update(str(k) for k in conn.execute(found).scalars())
-        if alive:
-            kept[tenant] = {k: v for k, v in labels.items() if k in alive}
-    if kept != relabelled:
-        write_setting(conn, RELABELLED_KEY, kept)
 
 
 def delete_relations(

@@ -15,11 +15,13 @@ from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from ..errors import DatabaseFileError
 from .batch_rows import write_batch
-from .schema import entities, mentions, meta
+from .memory_rows import chunks
+from .schema import aliases, entities, mentions, meta
 
 __all__ = [
     "DECLARED_PATTERNS_KEY",
     "REANALYSIS_KEY",
+    "drop_gone_relabels",
     "RELABELLED_KEY",
     "LabelWeight",
     "alias_labels",
@@ -159,3 +161,25 @@ def alias_labels(conn: Connection, entity_id: int) -> dict[str, str]:
     for surface, label, n in rows:
         counts.setdefault(surface, {})[label] = int(n)
     return {s: max(v, key=lambda label: (v[label], label)) for s, v in counts.items()}
+
+
+def drop_gone_relabels(conn: Connection) -> None:
+    """Forget the labels set by relabelling entities that are gone (no alias of their
+    tenant has the key), so a later entity of that name is not given one. Not while a
+    re-analysis is under way: it has dropped entities it makes again, labels and all."""
+    relabelled: dict[str, dict[str, str]] = read_setting(conn, RELABELLED_KEY) or {}
+    under_way = select(meta.c.key).where(meta.c.key == REANALYSIS_KEY)
+    if not relabelled or conn.execute(under_way).first() is not None:
+        return
+    kept: dict[str, dict[str, str]] = {}
+    for tenant, labels in relabelled.items():
+        alive: set[str] = set()
+        for chunk in chunks(sorted(labels), 500):
+            found = select(aliases.c.key).where(
+                aliases.c.tenant == tenant, aliases.c.key.in_(chunk)
+            )
+            alive.update(str(k) for k in conn.execute(found).scalars())
+        if alive:
+            kept[tenant] = {k: v for k, v in labels.items() if k in alive}
+    if kept != relabelled:
+        write_setting(conn, RELABELLED_KEY, kept)

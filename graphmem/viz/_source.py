@@ -20,7 +20,7 @@ Example:
     >>> drawn.nodes["alice johnson"]["mentions"], drawn.graph["mentions_counted"]
     (1, 'memories of the entity tier that name it')
     >>> [(key, data["evidence"][0]["sentence"]) for *_, key, data in drawn.edges(keys=True, data=True)]
-    [('co_occurs', 'Alice Johnson joined Acme Corp.')]
+    [('works_at', 'Alice Johnson joined Acme Corp.'), ('co_occurs', 'Alice Johnson joined Acme Corp.')]
 """
 
 from __future__ import annotations
