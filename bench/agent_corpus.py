@@ -31,6 +31,8 @@ from typing import Any
 
 from common import REPO_ROOT, log, machine_line
 
+from graphmem.extract.learned import AGENT_PREDICATES
+
 CORPUS_DIR = REPO_ROOT / "tests" / "data" / "agent_corpus"
 MANIFEST = CORPUS_DIR / "MANIFEST.json"
 SPLITS = ("train", "dev", "test")
@@ -44,26 +46,7 @@ TYPES = frozenset(
     {"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "NORP", "PROJECT", "TEAM"}
 )
 #: The public predicate vocabulary (models/relation_rules.json), besides ``{role}_of``.
-PREDICATES = frozenset(
-    {
-        "works_at",
-        "left",
-        "lives_in",
-        "met",
-        "hired",
-        "founded",
-        "located_in",
-        "acquired",
-        "manages",
-        "reports_to",
-        "born_in",
-        "studied_at",
-        "partnered_with",
-        "visited",
-        "signed_with",
-        "married",
-    }
-)
+PREDICATES = frozenset(AGENT_PREDICATES)
 ROLE = re.compile(r"^[a-z][a-z0-9_]*_of$")
 #: Why a reading is forbidden.
 WHY = frozenset(

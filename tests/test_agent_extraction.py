@@ -51,11 +51,9 @@ def test_an_altered_agent_model_file_is_refused(tmp_path: Path) -> None:
         load_agent_model(tmp_path)
 
 
-def _ner_labels(switch: str) -> str:
-    code = (
-        "from graphmem.extract.pipeline import get_analyzer;"
-        "print(sorted(get_analyzer().nlp.get_pipe('ner').labels))"
-    )
+def _printed_with_ner(switch: str, code: str) -> str:
+    """What ``code`` prints in a fresh process with ``GRAPHMEM_AGENT_NER=switch`` (the
+    pipeline is loaded once per process)."""
     return subprocess.run(
         [sys.executable, "-c", code],
         env={"GRAPHMEM_AGENT_NER": switch, "PATH": "/usr/bin:/bin"},
@@ -63,6 +61,14 @@ def _ner_labels(switch: str) -> str:
         text=True,
         check=True,
     ).stdout
+
+
+def _ner_labels(switch: str) -> str:
+    code = (
+        "from graphmem.extract.pipeline import get_analyzer;"
+        "print(sorted(get_analyzer().nlp.get_pipe('ner').labels))"
+    )
+    return _printed_with_ner(switch, code)
 
 
 def test_graphmem_agent_ner_1_loads_the_fine_tuned_ner_with_projects_and_teams() -> None:
@@ -137,15 +143,5 @@ def test_the_fine_tuned_ner_finds_an_organisation_after_an_at_sign() -> None:
         "confirmed the rota.')\n"
         "print(sorted((e.text, e.label_) for e in doc.ents))"
     )
-
-    def entities(switch: str) -> str:
-        return subprocess.run(
-            [sys.executable, "-c", code],
-            env={"GRAPHMEM_AGENT_NER": switch, "PATH": "/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    assert "('Farrowdale', 'ORG')" in entities("1")
-    assert "('Farrowdale', 'ORG')" not in entities("0")
+    assert "('Farrowdale', 'ORG')" in _printed_with_ner("1", code)
+    assert "('Farrowdale', 'ORG')" not in _printed_with_ner("0", code)

@@ -42,6 +42,7 @@ from __future__ import annotations
 from .agent import (
     AGENT_CLASSES,
     AGENT_FILES,
+    AGENT_PREDICATES,
     AGENT_RULE,
     AGENT_SWITCH_VARIABLE,
     ROLE_CLASS,
@@ -117,6 +118,7 @@ from .model import (
 
 __all__ = [
     "AGENT_CLASSES",
+    "AGENT_PREDICATES",
     "AGENT_FILES",
     "AGENT_RULE",
     "AGENT_SWITCH_VARIABLE",

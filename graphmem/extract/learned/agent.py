@@ -46,6 +46,7 @@ from .model import LearnedModel
 
 __all__ = [
     "AGENT_CLASSES",
+    "AGENT_PREDICATES",
     "AGENT_FILES",
     "AGENT_RULE",
     "AGENT_SWITCH_VARIABLE",
