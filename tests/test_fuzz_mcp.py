@@ -19,10 +19,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import httpx2  # noqa: E402
 from _mcp_server import GRAPHMEM, mcp_http_server  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from graphmem.compat.storage import SQLiteStorage  # noqa: E402
 from graphmem.transfer import export_jsonl  # noqa: E402
@@ -99,7 +99,7 @@ def test_mcp_tools_over_http_take_hostile_arguments(tmp_path: Path) -> None:
     with mcp_http_server(tmp_path, "127.0.0.1", "--tokens", str(tokens)) as url:
 
         async def main() -> int:
-            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 return await _fuzz(client, db, per_argument=3)
 

@@ -21,6 +21,7 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -72,7 +73,9 @@ def http_server(
 @asynccontextmanager
 async def _http(url: str, token: str | None) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+    # The SDK's own client and timeouts (30 s, 300 s to read): a first write waits for the
+    # server's models, which it loads in the background after it starts listening.
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
     async with Client(transport) as client:
         yield client
 
