@@ -702,11 +702,13 @@ def label_and_source(
         return owned, "frame"
     if label != "PERSON" and referred_to_as_a_person(span):
         return "PERSON", "pronoun"  # "Tendai Mutasa accepted the offer. She starts ..."
-    if tuned_model_labelled(span):
-        return label, "model"  # the NER fine-tuned on agent text: no guess from name shape
-    if (label == "PERSON" or label in _SHAPE_RELABELS) and person_shaped(span):
+    # The NER fine-tuned on agent text is not overruled by a guess from the name's shape; a
+    # shape that agrees with its PERSON still counts as evidence (a task's "Dana Kowalczyk"),
+    # and the gazetteer and the given-name subject below apply to both models.
+    tuned = tuned_model_labelled(span)
+    if (label == "PERSON" or (label in _SHAPE_RELABELS and not tuned)) and person_shaped(span):
         return "PERSON", "shape"  # "Amara Okoye", which the model may call an organisation
-    if label == "PERSON" and organisation_shaped(span):
+    if label == "PERSON" and not tuned and organisation_shaped(span):
         return "ORG", "shape"  # "Castellan Cycles", which the model calls a person
     if (
         rules.given_name_subject is not None
