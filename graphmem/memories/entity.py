@@ -42,7 +42,12 @@ if TYPE_CHECKING:
     from ..extract.entity_patterns import PatternSource
     from ..extract.extractor import Extractor
 
-__all__ = ["EntityMemory"]
+__all__ = ["OBSERVATIONS", "EntityMemory"]
+
+#: The namespace (tier) of the observations stored through the MCP reference tools
+#: (``add_observations``): memories about an entity, which the facade's search and context
+#: find as well (one memory behind every tool).
+OBSERVATIONS = "mcp-memory"
 
 #: How many recent memory snippets ``entities[name]["contexts"]`` keeps.
 MAX_CONTEXTS = 10
