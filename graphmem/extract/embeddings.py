@@ -43,6 +43,7 @@ from ..errors import InvalidArgumentError
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_BACKEND",
     "SWITCH_VARIABLE",
     "Embedder",
     "E5Embedder",
@@ -50,8 +51,10 @@ __all__ = [
     "get_embedder",
 ]
 
-#: ``static``, ``e5``, or ``0`` / unset (off).
+#: ``static``, ``e5``, or ``off`` (``0``); unset: :data:`DEFAULT_BACKEND`.
 SWITCH_VARIABLE = "GRAPHMEM_SEMANTIC"
+#: The backend when ``GRAPHMEM_SEMANTIC`` is unset (why: docs/benchmarks.md, "Recall by meaning").
+DEFAULT_BACKEND = "static"
 
 
 class Embedder(Protocol):
@@ -151,8 +154,9 @@ def get_embedder() -> Embedder | None:
 
 @lru_cache(maxsize=8)
 def _chosen(choice: str) -> Embedder | None:
-    if choice in ("", "0", "off", "false", "no"):
+    if choice in ("0", "off", "false", "no"):
         return None
+    choice = choice or DEFAULT_BACKEND
     if choice and choice not in BACKENDS:
         raise InvalidArgumentError(
             f"{SWITCH_VARIABLE}={choice[:40]!r}: choose one of {', '.join(BACKENDS)} or 0"

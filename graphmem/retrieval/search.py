@@ -69,6 +69,8 @@ __all__ = [
 FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType(DEFAULT_WEIGHTS.fusion())
 #: Words of a memory that an explanation names as "similar to" the query (per-word models).
 SIMILAR_WORDS = 3
+#: The best lexical hits whose share of the query's words tells how well words answer it.
+EVIDENCE_HITS = 3
 
 
 @dataclass
@@ -140,7 +142,7 @@ class QueryAnalysis:
     parents: dict[str, str | None]
     expected_labels: frozenset[str]
     tenant: str
-    #: The query's embedding (None: no model, or the query names no entity to scope it by).
+    #: The embedding of what the query asks (None: no model, or it only names entities).
     vector: np.ndarray | None = None
 
 
@@ -157,7 +159,7 @@ def analyse_query(
     if len(kg) and query.strip():
         named = named_keys(kg, index.known_names(tenant), query)
     entity_weights, parents = _expand(kg, named, weights)
-    embedder = get_embedder() if named else None
+    embedder = get_embedder() if weights.semantic > 0 or weights.semantic_alone > 0 else None
     meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
         text=query,
@@ -173,7 +175,9 @@ def analyse_query(
 
 def _without_names(kg: KnowledgeGraph, named: Sequence[str], query: str) -> str:
     """The query's words without those of the entities it names: what it asks of them (the
-    names are the scope already; left in, they make a memory that names them look similar)."""
+    names are the scope already; left in, they make a memory that names them look similar).
+    Without a name, the query's words (its small words left out: they rank the notes of
+    tests/data/paraphrases.json lower, 28 of 36 at rank 5 instead of 31)."""
     names = {word for key in named for word in query_terms(f"{key} {kg.name_of(key)}")}
     return " ".join(word for word in query_terms(query) if word not in names)
 
@@ -269,6 +273,17 @@ class Ranking:
             weights,
         )
         semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph], weights)
+        if semantic:
+            # What only meaning finds weighs more the less the query's words answer it.
+            gap = weights.semantic_alone_weak - weights.semantic_alone
+            alone = weights.semantic_alone + gap * (
+                1.0 - _word_evidence(conn, space, query, lexical)
+            )
+            gate = alone / weights.semantic_alone if weights.semantic_alone > 0 else 0.0
+            semantic = {
+                seq: value if seq in lexical or seq in graph else value * gate
+                for seq, value in semantic.items()
+            }
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
         order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
@@ -344,7 +359,9 @@ class _Score:
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
-        return self.without_meaning(w) + self._boosted(w.semantic * self.semantic, w)
+        found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
+        weight = w.semantic if found else w.semantic_alone
+        return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
 
     def without_meaning(self, w: RankingWeights) -> float:
         """The score from every term but the semantic one."""
@@ -566,10 +583,12 @@ def _semantic_scores(
     others: Sequence[int],
     w: RankingWeights,
 ) -> dict[int, float]:
-    """seq -> semantic score: the ``w.semantic_candidates`` memories of the query's named
-    entities (mentioning them, or said by them) most similar to the query, and every other
-    candidate (``others``) by the same scale: where its similarity lies between the median
-    (0) and the best (1) of the named entities' memories."""
+    """seq -> semantic score in [0, 1]: where an item's similarity to the query lies between
+    the median (0) and the best (1) of the newest ``w.semantic_scope`` memories of the scope.
+    The ``w.semantic_candidates`` most similar of them are candidates, and so are those of the
+    memories of the entities the query names (mentioning them, or said by them), each scored
+    against their own median and best: the entity scope is a boost. Every other candidate
+    (``others``) is scored too, so meaning is a boost, never a filter."""
     if query.vector is None:
         return {}
     nodes = kg.nodes
@@ -578,26 +597,60 @@ def _semantic_scores(
         for key in query.named
         if key in nodes and nodes[key].get("entity_id") is not None
     ]
-    rows = ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope)
-    if not rows:
-        return {}
-    texts = _similarities(rows, query.vector)
-    values = [texts[text_id] for _, text_id, _ in rows]
-    best, floor = max(values), float(np.median(values))
-    if best <= floor:
-        return {}
-    # The most similar items, newest first among equals (a text's items score alike).
+    pools = [
+        ranking_rows.recent_vectors(conn, scope, w.semantic_scope),
+        ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope),
+    ]
+    texts = _similarities([row for rows in pools for row in rows], query.vector)
     out: dict[int, float] = {}
-    for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
-        if values[i] > floor:
-            out[rows[i][0]] = (values[i] - floor) / (best - floor)
-    scoped = {seq for seq, _, _ in rows}
-    rest = ranking_rows.item_vectors(conn, [seq for seq in others if seq not in scoped])
-    similar = _similarities(rest, query.vector)
-    for seq, text_id, _ in rest:
-        if similar[text_id] > floor:
-            out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
+    scale: tuple[float, float] | None = None
+    for rows in pools:
+        values = [texts[text_id] for _, text_id, _ in rows]
+        if not values:
+            continue
+        best, floor = max(values), float(np.median(values))
+        if best <= floor:
+            continue
+        scale = scale or (floor, best)
+        # The most similar items, newest first among equals (a text's items score alike).
+        for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
+            if values[i] > floor:
+                value = (values[i] - floor) / (best - floor)
+                out[rows[i][0]] = max(out.get(rows[i][0], 0.0), value)
+    if scale is None:
+        return out
+    floor, best = scale
+    seen = {seq for rows in pools for seq, _, _ in rows}
+    wanted = set(others)
+    rest = ranking_rows.item_vectors(conn, wanted - seen)
+    similar = {**texts, **_similarities(rest, query.vector)}
+    for seq, text_id, _ in [*(row for rows in pools for row in rows), *rest]:
+        if seq in out or similar[text_id] <= floor:
+            continue
+        if seq not in wanted:
+            continue
+        out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
     return out
+
+
+def _word_evidence(
+    conn: Any, space: MemorySpace, query: QueryAnalysis, lexical: Mapping[int, float]
+) -> float:
+    """How well words alone answer the query: the largest share of its terms that one of its
+    :data:`EVIDENCE_HITS` best lexical hits holds (0 to 1). The better words answer, the less
+    a memory only meaning finds may rise above what they found."""
+    if not query.terms or not lexical:
+        return 0.0
+    best = heapq.nlargest(EVIDENCE_HITS, lexical, key=lambda seq: lexical[seq])
+    rows = space.database.fetch_rows(conn, best)
+    return (
+        max(
+            (len(_matched_terms(query.terms, item.content)) / len(query.terms))
+            for _, item in rows.values()
+        )
+        if rows
+        else 0.0
+    )
 
 
 def _similarities(rows: Sequence[tuple[int, int, str]], vector: np.ndarray) -> dict[int, float]:

@@ -34,7 +34,13 @@ class RankingWeights:
     graph: float = 0.6
     adjacency: float = 0.7
     author: float = 0.5
+    #: Meaning's weight for a candidate that words or the graph found too...
     semantic: float = 0.5
+    #: ... and for one that only meaning found: ``semantic_alone`` when one of the query's
+    #: best lexical hits holds all of its words, up to ``semantic_alone_weak`` as that share
+    #: falls to none (the less words answer, the more meaning may).
+    semantic_alone: float = 0.5
+    semantic_alone_weak: float = 0.5
     answer_type: float = 0.15
     importance: float = 0.05
     recency: float = 0.05
@@ -77,8 +83,9 @@ class RankingWeights:
     conversation_share: float = 0.7
     conversation_share_max: int = 64
 
-    # -- semantic candidates: of the newest ``semantic_scope`` memories that mention or were
-    # said by an entity the query names, the ``semantic_candidates`` most similar to the query.
+    # -- semantic candidates: of the newest ``semantic_scope`` memories of the searched scope,
+    # and of those that mention or were said by an entity the query names, the
+    # ``semantic_candidates`` most similar to the query.
     semantic_scope: int = 2000
     semantic_candidates: int = 50
 
