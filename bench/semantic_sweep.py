@@ -81,6 +81,24 @@ def ranks_at_5(memory: Any, pairs: list[tuple[str, str]]) -> int:
     return sum(i in [x.memory_id for x in memory.search(q, limit=5)] for q, i in pairs)
 
 
+def report(bench: str, variants: list[tuple[str, dict[str, Any]]], per: dict) -> None:
+    """Print each variant's R@10 and MRR per tag, with its paired difference from off."""
+    base = per[(bench, "off")]
+    tags = sorted({r["tag"] for r in base})
+    for vname, _ in variants:
+        rows = per[(bench, vname)]
+        line = [f"{bench:22} {vname:10}"]
+        for tag in ["all", *tags]:
+            keep = [i for i, r in enumerate(base) if tag == "all" or r["tag"] == tag]
+            for metric in ("R@10", "MRR"):
+                after = [rows[i]["m"][metric] * 100 for i in keep]
+                before = [base[i]["m"][metric] * 100 for i in keep]
+                mean = sum(after) / len(after)
+                diff, lo, hi = paired_bootstrap(after, before)
+                line.append(f"{tag}:{metric} {mean:.1f} ({diff:+.1f} [{lo:+.1f},{hi:+.1f}])")
+        print(" | ".join(line), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--systems", default="graphmem,graphmem-cortex")
@@ -89,7 +107,8 @@ def main() -> None:
     ap.add_argument("--locomo", type=int, default=1, help="0: skip LoCoMo")
     a = ap.parse_args()
     defaults = weights_module.DEFAULT_WEIGHTS
-    variants = [("off", {"semantic": 0.0, "semantic_alone": 0.0}), ("default", {})]
+    off = {"semantic": 0.0, "semantic_alone": 0.0, "semantic_weak": 0.0, "semantic_alone_weak": 0.0}
+    variants = [("off", off), ("default", {})] if not a.variant else [("off", off)]
     variants += [parse_variant(v) for v in a.variant]
     per: dict[tuple[str, str], list[dict[str, Any]]] = {}
     sets = paraphrase_sets()
@@ -122,22 +141,8 @@ def main() -> None:
                     row = {"qid": q.qid, "tag": str(tag), "m": score_ranking(r, q.gold, (10,))}
                     per.setdefault((bench, vname), []).append(row)
             weights_module.DEFAULT_WEIGHTS = defaults
-        log(f"{bench} done")
-    for bench, _, _ in benches:
-        base = per[(bench, "off")]
-        tags = sorted({r["tag"] for r in base})
-        for vname, _ in variants:
-            rows = per[(bench, vname)]
-            line = [f"{bench:22} {vname:10}"]
-            for tag in ["all", *tags]:
-                keep = [i for i, r in enumerate(base) if tag == "all" or r["tag"] == tag]
-                for metric in ("R@10", "MRR"):
-                    after = [rows[i]["m"][metric] * 100 for i in keep]
-                    before = [base[i]["m"][metric] * 100 for i in keep]
-                    mean = sum(after) / len(after)
-                    diff, lo, hi = paired_bootstrap(after, before)
-                    line.append(f"{tag}:{metric} {mean:.1f} ({diff:+.1f} [{lo:+.1f},{hi:+.1f}])")
-            print(" | ".join(line), flush=True)
+            log(f"{bench}: {len(queries)} queries x {len(variants)} rankings")
+        report(bench, variants, per)
 
 
 if __name__ == "__main__":

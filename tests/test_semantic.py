@@ -117,6 +117,15 @@ def test_a_content_update_embeds_the_new_content(static: embeddings.Embedder) ->
     assert changed.embedding == quantised(static.embed(["The radiators stopped working."])[0])
 
 
+def test_a_handful_of_memories_brings_no_meaning_only_hits(static: embeddings.Embedder) -> None:
+    # Meaning scores a memory between the median and the best of 20 or more: below that,
+    # a question that no word matches finds nothing (WordLlama finds a "best" note for any).
+    memory = LongTermMemory()
+    memory.save("The summer party is on a boat.")
+    memory.save("A client cannot sign in through SSO.")
+    assert memory.search("kubernetes banana") == []
+
+
 def test_nothing_is_embedded_when_the_switch_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "0")
     memory = LongTermMemory()
@@ -133,7 +142,8 @@ def test_a_store_saved_without_vectors_gets_them_by_reanalyse(
     monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "off")
     memory = LongTermMemory(db_path=path)
     note = memory.save("A client cannot sign in through SSO since Monday.")
-    memory.save("The summer party is on a boat.")
+    for line in UNNAMED["distractors"]:  # meaning ranks a memory against 20 or more
+        memory.save(line)
     monkeypatch.delenv(embeddings.SWITCH_VARIABLE)
     reopened = LongTermMemory(db_path=path)
     # Without vectors, search still answers (by words).
@@ -207,6 +217,8 @@ def test_the_explanation_names_the_semantic_term(static: embeddings.Embedder) ->
     memory.save("Priya Nair joined Northwind as head of customer support.")
     note = memory.save("A client cannot sign in through SSO.", metadata={"speaker": "Priya Nair"})
     memory.save("Good morning, coffee is ready.", metadata={"speaker": "Priya Nair"})
+    for line in PARAPHRASES["small_talk"]:  # meaning ranks a memory against 20 or more
+        memory.save(line, metadata={"speaker": "Priya Nair"})
     hits = memory.search_hits("Which customer had login problems, according to Priya Nair?")
     [hit] = [h for h in hits if h.item.memory_id == note.memory_id]
     assert "semantic" in hit.explanation.sources and hit.explanation.semantic > 0

@@ -4,15 +4,19 @@
 2. Graph candidates: the entities the query names (NER, plus names the memory already knows)
    and their neighbourhood up to two hops (weight decays per hop and grows with the relation's
    support); memories mentioning those entities score by the entities' rarity.
-3. Semantic candidates (when an embedding model is installed, ``graphmem[semantic]``): the
-   memories that mention an entity the query names or that it said, ranked by the similarity
-   of their stored vectors to the query's; every other candidate is scored by similarity too,
-   so that meaning is a boost, never a filter (a question naming the wrong person still finds
-   the right one's words).
+3. Semantic candidates (on by default; ``GRAPHMEM_SEMANTIC=off`` turns them off): the
+   query's meaning (its words without the names it holds) compared with the stored vectors of
+   the newest ``semantic_scope`` memories of the searched scope, whatever the query names;
+   the most similar join the candidates, scored between the pool's median (0) and best (1).
+   The memories of the entities the query names, or that they said, are scored on their own
+   scale too (a boost). Every other candidate is scored by similarity as well, so meaning
+   is a boost, never a filter. A candidate only meaning finds weighs less the better the
+   query's words already answer it (:meth:`RankingWeights.for_word_evidence`).
 4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
    weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
-   items with a lexical, graph or semantic score are returned: search never pads with
-   non-matches.
+   items with a lexical, graph or semantic score are returned; a memory of fewer than
+   ``semantic_min_pool`` memories has no semantic candidates, so there a question no word
+   matches finds nothing.
 
 Example:
     >>> from graphmem import LongTermMemory
@@ -159,7 +163,7 @@ def analyse_query(
     if len(kg) and query.strip():
         named = named_keys(kg, index.known_names(tenant), query)
     entity_weights, parents = _expand(kg, named, weights)
-    embedder = get_embedder() if weights.semantic > 0 or weights.semantic_alone > 0 else None
+    embedder = get_embedder() if weights.meaning() else None
     meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
         text=query,
@@ -274,16 +278,7 @@ class Ranking:
         )
         semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph], weights)
         if semantic:
-            # What only meaning finds weighs more the less the query's words answer it.
-            gap = weights.semantic_alone_weak - weights.semantic_alone
-            alone = weights.semantic_alone + gap * (
-                1.0 - _word_evidence(conn, space, query, lexical)
-            )
-            gate = alone / weights.semantic_alone if weights.semantic_alone > 0 else 0.0
-            semantic = {
-                seq: value if seq in lexical or seq in graph else value * gate
-                for seq, value in semantic.items()
-            }
+            weights = weights.for_word_evidence(_word_evidence(conn, space, query, lexical))
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
         order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
@@ -362,6 +357,12 @@ class _Score:
         found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
         weight = w.semantic if found else w.semantic_alone
         return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
+
+    def lending(self, w: RankingWeights) -> float:
+        """How strong a lender of adjacency it is: its score, meaning counted by
+        ``w.lend_by_meaning``."""
+        plain = self.without_meaning(w)
+        return plain + w.lend_by_meaning * (self.total(w) - plain)
 
     def without_meaning(self, w: RankingWeights) -> float:
         """The score from every term but the semantic one."""
@@ -606,8 +607,8 @@ def _semantic_scores(
     scale: tuple[float, float] | None = None
     for rows in pools:
         values = [texts[text_id] for _, text_id, _ in rows]
-        if not values:
-            continue
+        if len(values) < w.semantic_min_pool:
+            continue  # too few memories to tell what stands out from the rest
         best, floor = max(values), float(np.median(values))
         if best <= floor:
             continue
@@ -722,10 +723,10 @@ def _add_adjacency(
 ) -> None:
     """A strong hit lends score to its neighbours in the same conversation (the reply, the
     sentence before): answers often sit next to the words that match. The lenders are the
-    strongest by every term, meaning included (on LoCoMo multi-hop, lenders chosen without it
-    lost 6 of the 10 points meaning brings on the first conversation), but lend only their
-    lexical and graph score."""
-    strongest = sorted(scores, key=lambda s: -scores[s].total(w))[: w.adjacency_sources]
+    strongest by their score, meaning counted ``w.lend_by_meaning`` (none by default: with
+    meaning asked of every query, lenders it chose cost LoCoMo single-hop 1 point), and lend
+    only their lexical and graph score."""
+    strongest = sorted(scores, key=lambda s: -scores[s].lending(w))[: w.adjacency_sources]
     owner = {seq: facts[seq].conversation_id for seq in strongest if seq in facts}
     conversations = sorted({c for c in owner.values() if c is not None})
     members = ranking_rows.conversation_members(conn, conversations, scope)
