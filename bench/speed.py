@@ -394,11 +394,10 @@ def _raw(tasks: list[dict], per_call: int) -> dict[str, Any]:
 def _fts5_floor(path: str, qtasks: list[dict], min_n: int, budget: float) -> dict[str, Any]:
     """A bare FTS5 BM25 top-50 query per context task on the same store (the reference a
     context build cannot beat: it has to find these words first), timed like the contexts."""
-    import sqlite3
-
+    from graphmem.store.engine import SQLITE_MODULE  # the SQLite that wrote the store's FTS5
     from graphmem.store.query_text import fts_query_from_text
 
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = SQLITE_MODULE.connect(f"file:{path}?mode=ro", uri=True)
     sql = (
         "SELECT rowid, bm25(texts_fts) FROM texts_fts WHERE texts_fts MATCH ? "
         "ORDER BY bm25(texts_fts) LIMIT 50"

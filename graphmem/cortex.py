@@ -49,6 +49,7 @@ from .memories import (
     UserMemory,
 )
 from .memories.contextual import one_per_text
+from .memories.entity import OBSERVATIONS
 from .memories.user import USER_NAMESPACES
 from .retrieval.context import (
     ContextReport,
@@ -628,17 +629,22 @@ class CortexMemory:
         with self._space.reading() as tx:
             ranking = self._ranking(tx, query, agent_role, limit)
             # A promoted text has an item in both contextual parts: it is shown once.
-            hits = ranking.take(tx, limit * 2, namespaces=self._contextual_namespaces())
+            hits = ranking.take(tx, limit * 2, namespaces=self._related_namespaces())
         return self.contextual.shown(one_per_text(hits, limit))
 
     def _contextual_namespaces(self) -> set[str]:
         return {self.contextual.short_term.namespace, self.contextual.long_term.namespace}
 
+    def _related_namespaces(self) -> set[str]:
+        """What search and "Related memories" show: contextual memory, and the observations
+        stored through the MCP reference tools (one memory behind every tool)."""
+        return {*self._contextual_namespaces(), OBSERVATIONS}
+
     def _ranking(self, tx: Work, query: str, agent_role: str | None, shown: int) -> Ranking:
         """One ranking of ``query`` over every tier a context searches (long-term and
         contextual memory), to be split into its sections; ``shown``: how many items the
         sections show at most."""
-        namespaces = [*self._contextual_namespaces()]
+        namespaces = [*self._related_namespaces()]
         if self.long_term is not None:
             namespaces.insert(0, self.long_term.namespace)
         return context_ranking(
@@ -709,7 +715,7 @@ class CortexMemory:
             ),
             knowledge=self.long_term.namespace if self.long_term is not None else None,
             entities=self.entity_memory,
-            related=self._contextual_namespaces(),
+            related=self._related_namespaces(),
             shown=self.contextual.shown,
         )
         return assemble_context(

@@ -6,12 +6,15 @@ file. :class:`ReferenceGraph` keeps the same graph, exactly as the client gave i
 graphmem's database (:mod:`graphmem.store.mcp_rows`), and more:
 
 - each observation is also a stored memory about its entity (namespace ``mcp-memory``):
-  dated, found by graphmem's ranked search, and read by extraction like any saved text;
+  dated, found by graphmem's ranked search (``recall``, ``context`` and the facade's search
+  find it, and forget it with ``delete_observations``: one memory behind every tool), and
+  read by extraction like any saved text;
   the entity joins graphmem's knowledge graph with the label its type maps to
   (:func:`label_of`), and each relation becomes a hand-added relation of the same type;
 - every call is one transaction, so concurrent clients and processes lose nothing;
 - :meth:`ReferenceGraph.read_graph` and :meth:`ReferenceGraph.search_nodes` take a limit and
-  a cursor, and search ranks its matches (names first, then graphmem's BM25 + graph score).
+  a cursor, and search ranks its matches (names first, then graphmem's ranking of the
+  observations the query's words match: only entities that match are returned).
 
 Deliberate differences from the reference: a name repeated inside one ``create_entities``
 call, or a string repeated inside one observation list, is stored once (the reference
@@ -44,7 +47,7 @@ from .extract.normalize import canonical_key
 from .graph.knowledge_graph import CO_OCCURS
 from .index.writer import NewText
 from .items import StoredMemory, check_content, check_encodable, check_limit
-from .memories.entity import EntityMemory
+from .memories.entity import OBSERVATIONS, EntityMemory
 from .store import Connection, mcp_rows
 from .store.mcp_rows import Relation
 
@@ -55,8 +58,6 @@ __all__ = [
     "label_of",
 ]
 
-#: The namespace (tier) of the memories that hold observations.
-OBSERVATIONS = "mcp-memory"
 #: How many search hits graphmem's ranking is asked for, at most.
 _RANKED_POOL = 200
 
@@ -465,8 +466,17 @@ class ReferenceGraph:
         """entity id -> the rank of its best observation among the ``pool`` best of graphmem's
         search for ``query`` (run now; the mapping to entities is read in the caller's
         transaction)."""
+        # Only hits the query's words match (any form of them): the graph and meaning also
+        # bring in memories of other entities, which would answer with entities that do not
+        # match the query at all.
         seqs = (
-            [hit.seq for hit in self._tier.search_hits(query, limit=pool)] if query.strip() else []
+            [
+                hit.seq
+                for hit in self._tier.search_hits(query, limit=pool)
+                if hit.explanation.matched_terms
+            ]
+            if query.strip()
+            else []
         )
 
         def ranks(conn: Connection) -> dict[int, int]:

@@ -374,8 +374,58 @@ def test_stdio_and_the_graph_in_graphmem_s_own_tools(tmp_path: Path) -> None:
             assert ("works_at", "Lumen") in {
                 (r["predicate"], r["object"]) for r in found["relations"]
             }
-            recalled = (await client.call_tool("recall", {"query": "Berlin"})).structured_content
-            assert recalled["results"] == []  # observations are not graphmem's tiers' memories
+            await _one_memory_behind_every_tool(client)
+
+    asyncio.run(main())
+
+
+async def _one_memory_behind_every_tool(client: Client) -> None:
+    """An observation added through the reference tools is a memory that ``recall`` and
+    ``context`` find, until ``delete_observations`` forgets it (issue 38)."""
+    await _ok(client, "create_entities", {"entities": [_entity("Ines Duarte", "person")]})
+    note = "Speaks Portuguese at home and teaches evening classes"
+    add = {"entityName": "Ines Duarte", "contents": [note]}
+    await _ok(client, "add_observations", {"observations": [add]})
+
+    async def recalled() -> list[str]:
+        found = (
+            await client.call_tool("recall", {"query": "Portuguese classes"})
+        ).structured_content
+        return [r["content"] for r in found["results"]]
+
+    assert note in await recalled()
+    context = await client.call_tool("context", {"task": "Who teaches Portuguese?"})
+    assert note in str(getattr(context.content[0], "text", ""))
+    gone = {"entityName": "Ines Duarte", "observations": [note]}
+    await _ok(client, "delete_observations", {"deletions": [gone]})
+    assert note not in await recalled()
+
+
+def test_observations_are_memories_over_http(tmp_path: Path) -> None:
+    url, proc = _start_http(tmp_path, tmp_path / "h.db", "all")
+
+    async def main() -> None:
+        async with _http(url) as client:
+            await _one_memory_behind_every_tool(client)
+
+    try:
+        asyncio.run(main())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_search_nodes_returns_only_entities_that_match(server: tuple[str, Path]) -> None:
+    async def main() -> None:
+        async with _http(server[0], OTHER) as client:
+            entities = [
+                _entity("Rui Costa", "person", "Lives in Lisbon near the river"),
+                _entity("Dana Weiss", "person", "Works with Rui Costa on the port survey"),
+                _entity("Oslo office", "place", "Opened last spring"),
+            ]
+            await _ok(client, "create_entities", {"entities": entities})
+            found = await _ok(client, "search_nodes", {"query": "Lisbon"})
+            assert [e["name"] for e in found["entities"]] == ["Rui Costa"]
 
     asyncio.run(main())
 

@@ -1,5 +1,5 @@
 """Recall by meaning: the embedding backends, vectors stored with the memory, the semantic
-term of the ranking and its explanations, the switch (issue 29)."""
+term of the ranking and its explanations, the switch (issues 29 and 38)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ from graphmem.extract import embeddings
 from graphmem.retrieval.search import _stem
 from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.query_text import query_terms
-from graphmem.store.vectors import decode_embedding, encode_embedding, vector_matrix
+from graphmem.store.vectors import decode_embedding, encode_embedding, quantised, vector_matrix
 
-PARAPHRASES = json.loads(
-    (Path(__file__).parent / "data" / "paraphrases.json").read_text(encoding="utf-8")
-)
-
-pytest.importorskip("wordllama", reason="graphmem[semantic] is not installed")
+DATA = Path(__file__).parent / "data"
+PARAPHRASES = json.loads((DATA / "paraphrases.json").read_text(encoding="utf-8"))
+#: The dev set of issue 38: requests that name no one (another style than PARAPHRASES).
+UNNAMED = json.loads((DATA / "paraphrases_unnamed.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture
@@ -48,26 +47,45 @@ def test_static_model_loads_from_its_wheel_and_ranks_paraphrases(
     assert notes[0] @ query > notes[1] @ query
 
 
-def test_switch_off_by_default_and_bad_values(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_on_by_default_off_by_choice_and_bad_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(embeddings.SWITCH_VARIABLE, raising=False)
-    assert embeddings.get_embedder() is None
-    monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "0")
-    assert embeddings.get_embedder() is None
+    default = embeddings.get_embedder()
+    assert default is not None and default.name == "wordllama-l2-supercat-256"
+    for off in ("0", "off", "OFF"):
+        monkeypatch.setenv(embeddings.SWITCH_VARIABLE, off)
+        assert embeddings.get_embedder() is None
     monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "word2vec")
     with pytest.raises(InvalidArgumentError, match="GRAPHMEM_SEMANTIC='word2vec': choose one of"):
         embeddings.get_embedder()
 
 
 # ------------------------------------------------------------------------------- storage
-def test_float32_vectors_are_stored_compactly_and_other_vectors_exactly() -> None:
+def test_model_vectors_are_stored_in_a_byte_a_value_and_other_vectors_exactly() -> None:
+    model = quantised(np.array([0.5, -0.25, 1e-3], dtype=np.float32))
+    stored = encode_embedding(model)
+    assert stored.startswith("i8:") and decode_embedding(stored) == model
     vector = np.array([0.5, -0.25, 1e-3], dtype=np.float32).tolist()
-    stored = encode_embedding(vector)
-    assert stored.startswith("f32:") and decode_embedding(stored) == vector
+    assert encode_embedding(vector).startswith("f32:")
+    assert decode_embedding(encode_embedding(vector)) == vector
     precise = [0.1, 0.2, 1 / 3]
     assert json.loads(encode_embedding(precise)) == precise
     assert decode_embedding(encode_embedding(precise)) == precise
-    matrix = vector_matrix([stored, encode_embedding(precise), encode_embedding([0.5])], 3)
-    assert matrix[0].tolist() == vector and not matrix[1:].any()
+    matrix = vector_matrix(
+        [stored, encode_embedding(vector), encode_embedding(precise), encode_embedding([0.5])], 3
+    )
+    unit = np.asarray(model) / np.linalg.norm(model)
+    assert np.allclose(matrix[0], unit) and np.allclose(matrix[1], vector / np.linalg.norm(vector))
+    assert not matrix[2:].any()
+
+
+def test_quantised_vectors_keep_the_model_s_similarities(static: embeddings.Embedder) -> None:
+    texts = [pair["note"] for pair in UNNAMED["pairs"]]
+    exact = static.embed(texts)
+    stored = vector_matrix([encode_embedding(quantised(v)) for v in exact], static.dim)
+    query = static.embed_query("sign-in failures")
+    assert np.abs(stored @ query - exact @ query).max() < 0.02
 
 
 def test_saved_items_carry_the_vector_of_their_text_across_a_reopen(
@@ -78,16 +96,16 @@ def test_saved_items_carry_the_vector_of_their_text_across_a_reopen(
     saved = memory.save("Harbor Freight paused the pilot until next quarter.")
     own = memory.save("Given vector")
     assert memory.update(own.memory_id, {"embedding": [0.1, 0.2, 0.3]})  # the caller's own
-    expected = static.embed(["Harbor Freight paused the pilot until next quarter."])[0]
-    assert saved.embedding == expected.tolist()
+    expected = quantised(static.embed(["Harbor Freight paused the pilot until next quarter."])[0])
+    assert saved.embedding == expected
     reopened = LongTermMemory(db_path=path)
-    assert reopened.retrieve(saved.memory_id).embedding == expected.tolist()
+    assert reopened.retrieve(saved.memory_id).embedding == expected
     assert reopened.retrieve(own.memory_id).embedding == [0.1, 0.2, 0.3]
     with sqlite3.connect(path) as conn:
         [(column,)] = conn.execute(
             "SELECT embedding FROM memories WHERE memory_id = ?", (saved.memory_id,)
         ).fetchall()
-    assert column.startswith("f32:") and len(column) < 1400
+    assert column.startswith("i8:") and len(column.encode()) <= 512
 
 
 def test_a_content_update_embeds_the_new_content(static: embeddings.Embedder) -> None:
@@ -96,7 +114,16 @@ def test_a_content_update_embeds_the_new_content(static: embeddings.Embedder) ->
     assert memory.update(item.memory_id, {"content": "The radiators stopped working."})
     changed = memory.retrieve(item.memory_id)
     assert changed is not None
-    assert changed.embedding == static.embed(["The radiators stopped working."])[0].tolist()
+    assert changed.embedding == quantised(static.embed(["The radiators stopped working."])[0])
+
+
+def test_a_handful_of_memories_brings_no_meaning_only_hits(static: embeddings.Embedder) -> None:
+    # Meaning scores a memory between the median and the best of 20 or more: below that,
+    # a question that no word matches finds nothing (WordLlama finds a "best" note for any).
+    memory = LongTermMemory()
+    memory.save("The summer party is on a boat.")
+    memory.save("A client cannot sign in through SSO.")
+    assert memory.search("kubernetes banana") == []
 
 
 def test_nothing_is_embedded_when_the_switch_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,6 +133,28 @@ def test_nothing_is_embedded_when_the_switch_is_off(monkeypatch: pytest.MonkeyPa
     assert item.embedding is None
     hits = memory.search_hits("What did Grace Liu say about the heating?")
     assert all("semantic" not in hit.explanation.sources for hit in hits)
+
+
+def test_a_store_saved_without_vectors_gets_them_by_reanalyse(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, write_memory_on: None
+) -> None:
+    path = str(tmp_path / "m.db")
+    monkeypatch.setenv(embeddings.SWITCH_VARIABLE, "off")
+    memory = LongTermMemory(db_path=path)
+    note = memory.save("A client cannot sign in through SSO since Monday.")
+    for line in UNNAMED["distractors"]:  # meaning ranks a memory against 20 or more
+        memory.save(line)
+    monkeypatch.delenv(embeddings.SWITCH_VARIABLE)
+    reopened = LongTermMemory(db_path=path)
+    # Without vectors, search still answers (by words).
+    assert [i.memory_id for i in reopened.search("SSO")] == [note.memory_id]
+    assert reopened.retrieve(note.memory_id).embedding is None
+    from graphmem.cli import main
+
+    assert main(["--db", path, "reanalyse"]) == 0
+    again = LongTermMemory(db_path=path)
+    assert again.retrieve(note.memory_id).embedding is not None
+    assert again.search("login problems")[0].memory_id == note.memory_id
 
 
 # ------------------------------------------------------------------------------- ranking
@@ -142,11 +191,34 @@ def test_paraphrases_are_found_at_rank_5(static: embeddings.Embedder) -> None:
     assert found / len(ids) >= 0.6, found
 
 
+def test_the_unnamed_set_shares_no_content_word() -> None:
+    assert len(UNNAMED["pairs"]) >= 20
+    for pair in UNNAMED["pairs"]:
+        assert not content_stems(pair["query"]) & content_stems(pair["note"]), pair
+
+
+def test_requests_that_name_no_one_are_found_by_meaning(static: embeddings.Embedder) -> None:
+    memory = LongTermMemory()
+    ids = [memory.save(pair["note"]).memory_id for pair in UNNAMED["pairs"]]
+    for line in UNNAMED["distractors"]:
+        memory.save(line)
+    found = 0
+    for pair, memory_id in zip(UNNAMED["pairs"], ids, strict=True):
+        hits = memory.search_hits(pair["query"], limit=5)
+        found += memory_id in [hit.item.memory_id for hit in hits]
+        for hit in hits:  # every hit meaning found says what it is similar to
+            assert "semantic" not in hit.explanation.sources or hit.explanation.similar_to
+    # WordLlama alone finds 15 of 20 at rank 5 (docs/benchmarks.md, "Recall by meaning").
+    assert found >= 14, found
+
+
 def test_the_explanation_names_the_semantic_term(static: embeddings.Embedder) -> None:
     memory = LongTermMemory()
     memory.save("Priya Nair joined Northwind as head of customer support.")
     note = memory.save("A client cannot sign in through SSO.", metadata={"speaker": "Priya Nair"})
     memory.save("Good morning, coffee is ready.", metadata={"speaker": "Priya Nair"})
+    for line in PARAPHRASES["small_talk"]:  # meaning ranks a memory against 20 or more
+        memory.save(line, metadata={"speaker": "Priya Nair"})
     hits = memory.search_hits("Which customer had login problems, according to Priya Nair?")
     [hit] = [h for h in hits if h.item.memory_id == note.memory_id]
     assert "semantic" in hit.explanation.sources and hit.explanation.semantic > 0

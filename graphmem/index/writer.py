@@ -52,9 +52,10 @@ from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
 from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, StoredMemory, author_of
-from ..store import Connection, memory_rows, text_rows
+from ..store import Connection, memory_rows, ranking_rows, text_rows
 from ..store.database import Database
 from ..store.memory_rows import NewItemRow, TextAnalysis
+from ..store.vectors import encode_embedding, quantised
 from .entity_index import EntityIndex, IndexedMemory
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def embed_items(
         return
     vectors = embedder.embed([text for text, _ in wanted])
     for (_, items), vector in zip(wanted, vectors, strict=True):
-        values = vector.tolist()
+        values = quantised(vector)
         for item in items:
             if item.embedding is None:
                 item.embedding = list(values)
@@ -218,6 +219,37 @@ class Writer:
         """The model that embeds each text for recall by meaning (None: off), loaded when
         first written with (opening a store does not load it)."""
         return get_embedder()
+
+    def backfill_vectors(self, tenant: str | None = None, batch_size: int = 256) -> int:
+        """Give every item (of ``tenant``; None: of every tenant) that has no embedding the
+        vector of its text, ``batch_size`` items a transaction (a store saved with recall by
+        meaning off; ``reanalyse`` runs it); returns how many were given one. A search of a
+        store without vectors ranks without meaning for those items.
+
+        Example:
+            >>> from graphmem.space import MemorySpace
+            >>> space = MemorySpace()
+            >>> space.writer.backfill_vectors()
+            0
+        """
+        embedder = self.embedder
+        if embedder is None:
+            return 0
+        done, after = 0, 0
+        while True:
+            with self.db.read() as conn:
+                batch = ranking_rows.missing_vectors(conn, tenant, after, batch_size)
+            if not batch:
+                return done
+            vectors = embedder.embed([body for _, body in batch])
+            encoded = [
+                (seq, encode_embedding(quantised(vector)))
+                for (seq, _), vector in zip(batch, vectors, strict=True)
+            ]
+            with self.db.write() as conn:
+                ranking_rows.store_vectors(conn, encoded)
+            done += len(batch)
+            after = batch[-1][0]
 
     def analyse(
         self, texts: Sequence[NewText], pool: AnalysisPool | None = None
@@ -251,6 +283,10 @@ class Writer:
             else:
                 for i, doc in zip(chosen, self.index.analyse_texts(pairs, relations), strict=True):
                     out[i] = doc
+
+        # The texts' vectors, here while the workers analyse them (before the write
+        # transaction, not while it holds the database; in batches of bounded memory).
+        embed_items(self.embedder, [(t.body, [ni.item for ni in t.items]) for t in texts])
 
         def result() -> list[Doc | None]:
             for chosen, docs in waiting:

@@ -32,7 +32,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar, cast
 
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -48,6 +48,9 @@ from ..graph.knowledge_graph import Edge, Hop, KnowledgeGraph
 from .defaults import DEFAULT_PORT
 from .shapes import HINTS, EntityOut, ForgetOut, PathsOut, RecallOut, RelationsOut, RememberOut
 from .tokens import TokenMap
+
+if TYPE_CHECKING:
+    from ..retrieval.search import Hit
 
 __all__ = ["TOOL_SETS", "MemoryServer", "build_server", "tool_errors"]
 
@@ -323,10 +326,19 @@ def _add_recall(server: MCPServer, memories: MemoryServer) -> None:
                     "timestamp": hit.item.timestamp.isoformat(),
                     "matched_terms": hit.explanation.matched_terms if hit.explanation else [],
                     "via_entities": hit.explanation.entity_path if hit.explanation else [],
+                    "similar_to": _similar_to(hit),
                 }
                 for hit in hits
             ]
         }
+
+
+def _similar_to(hit: Hit) -> list[str]:
+    """Why meaning found ``hit`` (empty: it did not)."""
+    why = hit.explanation
+    if why is None or "semantic" not in why.sources:
+        return []
+    return why.similar_to or ["the question"]
 
 
 def _add_context(server: MCPServer, memories: MemoryServer) -> None:

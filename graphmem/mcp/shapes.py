@@ -43,6 +43,9 @@ class RecallHit(TypedDict):
     timestamp: str
     matched_terms: list[str]
     via_entities: list[str]
+    #: Found by meaning: the memory's words nearest the query (["the question"] when the
+    #: model cannot name words).
+    similar_to: list[str]
 
 
 class RecallOut(TypedDict):

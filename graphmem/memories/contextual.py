@@ -261,10 +261,10 @@ class ContextualMemory(Memory):
         says which part holds it, the context stack reorders them, and the access is
         recorded (:meth:`record_access`, with ``others``: items of other tiers read in the
         same step)."""
+        sources = {self.short_term.namespace: "short_term", self.long_term.namespace: "long_term"}
         for hit in hits:
-            hit.item.metadata["source"] = (
-                "short_term" if hit.namespace == self.short_term.namespace else "long_term"
-            )
+            # Another tier's hit (an MCP observation) is named by its tier.
+            hit.item.metadata["source"] = sources.get(hit.namespace, hit.namespace)
         if self.context_stack:
             hits = rerank_by_context(hits, self.get_current_context() or {})
         self.record_access(hits, others)

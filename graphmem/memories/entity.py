@@ -41,7 +41,12 @@ if TYPE_CHECKING:
 
     from ..index.entity_index import Extractor, PatternSource
 
-__all__ = ["EntityMemory"]
+__all__ = ["OBSERVATIONS", "EntityMemory"]
+
+#: The namespace (tier) of the observations stored through the MCP reference tools
+#: (``add_observations``): memories about an entity, which the facade's search and context
+#: find as well (one memory behind every tool).
+OBSERVATIONS = "mcp-memory"
 
 #: How many recent memory snippets ``entities[name]["contexts"]`` keeps.
 MAX_CONTEXTS = 10

@@ -4,15 +4,19 @@
 2. Graph candidates: the entities the query names (NER, plus names the memory already knows)
    and their neighbourhood up to two hops (weight decays per hop and grows with the relation's
    support); memories mentioning those entities score by the entities' rarity.
-3. Semantic candidates (when an embedding model is installed, ``graphmem[semantic]``): the
-   memories that mention an entity the query names or that it said, ranked by the similarity
-   of their stored vectors to the query's; every other candidate is scored by similarity too,
-   so that meaning is a boost, never a filter (a question naming the wrong person still finds
-   the right one's words).
+3. Semantic candidates (on by default; ``GRAPHMEM_SEMANTIC=off`` turns them off): the
+   query's meaning (its words without the names it holds) compared with the stored vectors of
+   the newest ``semantic_scope`` memories of the searched scope, whatever the query names;
+   the most similar join the candidates, scored between the pool's median (0) and best (1).
+   The memories of the entities the query names, or that they said, are scored on their own
+   scale too (a boost). Every other candidate is scored by similarity as well, so meaning
+   is a boost, never a filter. A candidate only meaning finds weighs less the better the
+   query's words already answer it (:meth:`RankingWeights.for_word_evidence`).
 4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
    weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
-   items with a lexical, graph or semantic score are returned: search never pads with
-   non-matches.
+   items with a lexical, graph or semantic score are returned; a memory of fewer than
+   ``semantic_min_pool`` memories has no semantic candidates, so there a question no word
+   matches finds nothing.
 
 Example:
     >>> from graphmem import LongTermMemory
@@ -68,6 +72,8 @@ __all__ = [
 FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType(DEFAULT_WEIGHTS.fusion())
 #: Words of a memory that an explanation names as "similar to" the query (per-word models).
 SIMILAR_WORDS = 3
+#: The best lexical hits whose share of the query's words tells how well words answer it.
+EVIDENCE_HITS = 3
 
 
 @dataclass
@@ -139,7 +145,7 @@ class QueryAnalysis:
     parents: dict[str, str | None]
     expected_labels: frozenset[str]
     tenant: str
-    #: The query's embedding (None: no model, or the query names no entity to scope it by).
+    #: The embedding of what the query asks (None: no model, or it only names entities).
     vector: np.ndarray | None = None
 
 
@@ -156,7 +162,7 @@ def analyse_query(
     if len(kg) and query.strip():
         named = named_keys(kg, index.known_names(tenant), query)
     entity_weights, parents = _expand(kg, named, weights)
-    embedder = get_embedder() if named else None
+    embedder = get_embedder() if weights.meaning() else None
     meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
         text=query,
@@ -172,7 +178,9 @@ def analyse_query(
 
 def _without_names(kg: KnowledgeGraph, named: Sequence[str], query: str) -> str:
     """The query's words without those of the entities it names: what it asks of them (the
-    names are the scope already; left in, they make a memory that names them look similar)."""
+    names are the scope already; left in, they make a memory that names them look similar).
+    Without a name, the query's words (its small words left out: they rank the notes of
+    tests/data/paraphrases.json lower, 28 of 36 at rank 5 instead of 31)."""
     names = {word for key in named for word in query_terms(f"{key} {kg.name_of(key)}")}
     return " ".join(word for word in query_terms(query) if word not in names)
 
@@ -267,6 +275,8 @@ class Ranking:
             weights,
         )
         semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph], weights)
+        if semantic:
+            weights = weights.for_word_evidence(_word_evidence(conn, space, query, lexical))
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
         order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
@@ -342,7 +352,15 @@ class _Score:
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
-        return self.without_meaning(w) + self._boosted(w.semantic * self.semantic, w)
+        found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
+        weight = w.semantic if found else w.semantic_alone
+        return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
+
+    def lending(self, w: RankingWeights) -> float:
+        """How strong a lender of adjacency it is: its score, meaning counted by
+        ``w.lend_by_meaning``."""
+        plain = self.without_meaning(w)
+        return plain + w.lend_by_meaning * (self.total(w) - plain)
 
     def without_meaning(self, w: RankingWeights) -> float:
         """The score from every term but the semantic one."""
@@ -564,10 +582,12 @@ def _semantic_scores(
     others: Sequence[int],
     w: RankingWeights,
 ) -> dict[int, float]:
-    """seq -> semantic score: the ``w.semantic_candidates`` memories of the query's named
-    entities (mentioning them, or said by them) most similar to the query, and every other
-    candidate (``others``) by the same scale: where its similarity lies between the median
-    (0) and the best (1) of the named entities' memories."""
+    """seq -> semantic score in [0, 1]: where an item's similarity to the query lies between
+    the median (0) and the best (1) of the newest ``w.semantic_scope`` memories of the scope.
+    The ``w.semantic_candidates`` most similar of them are candidates, and so are those of the
+    memories of the entities the query names (mentioning them, or said by them), each scored
+    against their own median and best: the entity scope is a boost. Every other candidate
+    (``others``) is scored too, so meaning is a boost, never a filter."""
     if query.vector is None:
         return {}
     import numpy as np  # only with embeddings: a start that searches by words loads none
@@ -578,26 +598,60 @@ def _semantic_scores(
         for key in query.named
         if key in nodes and nodes[key].get("entity_id") is not None
     ]
-    rows = ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope)
-    if not rows:
-        return {}
-    texts = _similarities(rows, query.vector)
-    values = [texts[text_id] for _, text_id, _ in rows]
-    best, floor = max(values), float(np.median(values))
-    if best <= floor:
-        return {}
-    # The most similar items, newest first among equals (a text's items score alike).
+    pools = [
+        ranking_rows.recent_vectors(conn, scope, w.semantic_scope),
+        ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope),
+    ]
+    texts = _similarities([row for rows in pools for row in rows], query.vector)
     out: dict[int, float] = {}
-    for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
-        if values[i] > floor:
-            out[rows[i][0]] = (values[i] - floor) / (best - floor)
-    scoped = {seq for seq, _, _ in rows}
-    rest = ranking_rows.item_vectors(conn, [seq for seq in others if seq not in scoped])
-    similar = _similarities(rest, query.vector)
-    for seq, text_id, _ in rest:
-        if similar[text_id] > floor:
-            out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
+    scale: tuple[float, float] | None = None
+    for rows in pools:
+        values = [texts[text_id] for _, text_id, _ in rows]
+        if len(values) < w.semantic_min_pool:
+            continue  # too few memories to tell what stands out from the rest
+        best, floor = max(values), float(np.median(values))
+        if best <= floor:
+            continue
+        scale = scale or (floor, best)
+        # The most similar items, newest first among equals (a text's items score alike).
+        for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
+            if values[i] > floor:
+                value = (values[i] - floor) / (best - floor)
+                out[rows[i][0]] = max(out.get(rows[i][0], 0.0), value)
+    if scale is None:
+        return out
+    floor, best = scale
+    seen = {seq for rows in pools for seq, _, _ in rows}
+    wanted = set(others)
+    rest = ranking_rows.item_vectors(conn, wanted - seen)
+    similar = {**texts, **_similarities(rest, query.vector)}
+    for seq, text_id, _ in [*(row for rows in pools for row in rows), *rest]:
+        if seq in out or similar[text_id] <= floor:
+            continue
+        if seq not in wanted:
+            continue
+        out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
     return out
+
+
+def _word_evidence(
+    conn: Any, space: MemorySpace, query: QueryAnalysis, lexical: Mapping[int, float]
+) -> float:
+    """How well words alone answer the query: the largest share of its terms that one of its
+    :data:`EVIDENCE_HITS` best lexical hits holds (0 to 1). The better words answer, the less
+    a memory only meaning finds may rise above what they found."""
+    if not query.terms or not lexical:
+        return 0.0
+    best = heapq.nlargest(EVIDENCE_HITS, lexical, key=lambda seq: lexical[seq])
+    rows = memory_rows.fetch_rows(conn, best)
+    return (
+        max(
+            (len(_matched_terms(query.terms, item.content)) / len(query.terms))
+            for _, item in rows.values()
+        )
+        if rows
+        else 0.0
+    )
 
 
 def _similarities(rows: Sequence[tuple[int, int, str]], vector: np.ndarray) -> dict[int, float]:
@@ -669,10 +723,10 @@ def _add_adjacency(
 ) -> None:
     """A strong hit lends score to its neighbours in the same conversation (the reply, the
     sentence before): answers often sit next to the words that match. The lenders are the
-    strongest by every term, meaning included (on LoCoMo multi-hop, lenders chosen without it
-    lost 6 of the 10 points meaning brings on the first conversation), but lend only their
-    lexical and graph score."""
-    strongest = sorted(scores, key=lambda s: -scores[s].total(w))[: w.adjacency_sources]
+    strongest by their score, meaning counted ``w.lend_by_meaning`` (none by default: with
+    meaning asked of every query, lenders it chose cost LoCoMo single-hop 1 point), and lend
+    only their lexical and graph score."""
+    strongest = sorted(scores, key=lambda s: -scores[s].lending(w))[: w.adjacency_sources]
     owner = {seq: facts[seq].conversation_id for seq in strongest if seq in facts}
     conversations = sorted({c for c in owner.values() if c is not None})
     members = ranking_rows.conversation_members(conn, conversations, scope)

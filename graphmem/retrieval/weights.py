@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["DEFAULT_WEIGHTS", "RankingWeights", "resolved"]
 
@@ -34,7 +34,17 @@ class RankingWeights:
     graph: float = 0.6
     adjacency: float = 0.7
     author: float = 0.5
-    semantic: float = 0.5
+    #: Meaning's weight for a candidate that words or the graph found too, and for one that
+    #: only meaning found: these when one of the query's best lexical hits holds all of its
+    #: words, moving to the ``_weak`` ones as that share falls to none (the less the words
+    #: answer, the more meaning may: :meth:`for_word_evidence`).
+    #: Chosen on the dev data (bench/semantic_sweep.py; docs/benchmarks.md, issue 38): 0.3
+    #: throughout ranked LoCoMo best of the variants tried; weights moving with the words'
+    #: share (``_weak``) did not do better there, and worse on Re-DocRED.
+    semantic: float = 0.3
+    semantic_alone: float = 0.3
+    semantic_weak: float = 0.3
+    semantic_alone_weak: float = 0.3
     answer_type: float = 0.15
     importance: float = 0.05
     recency: float = 0.05
@@ -70,6 +80,10 @@ class RankingWeights:
     #: How many of the strongest hits lend score to their conversational neighbours, and how
     #: much a neighbour at distance 1, 2... receives (times the lender's score).
     adjacency_sources: int = 20
+    #: The lenders are the strongest by every term, meaning counted this much (0: not at
+    #: all; with meaning for every query, lenders chosen without it kept LoCoMo single-hop at
+    #: off's level, 1.0 lower with it: docs/benchmarks.md, issue 38).
+    lend_by_meaning: float = 0.0
     adjacency_decay: tuple[float, ...] = (1.0, 0.7)
     #: A hit linked to a query entity lends this share to every memory of its conversation,
     #: when the conversation is document-sized (at most ``conversation_share_max`` texts; in a
@@ -77,10 +91,15 @@ class RankingWeights:
     conversation_share: float = 0.7
     conversation_share_max: int = 64
 
-    # -- semantic candidates: of the newest ``semantic_scope`` memories that mention or were
-    # said by an entity the query names, the ``semantic_candidates`` most similar to the query.
+    # -- semantic candidates: of the newest ``semantic_scope`` memories of the searched scope,
+    # and of those that mention or were said by an entity the query names, the
+    # ``semantic_candidates`` most similar to the query.
     semantic_scope: int = 2000
     semantic_candidates: int = 50
+    #: A pool of fewer memories brings no candidates: a memory is scored between the pool's
+    #: median and best similarity, which a handful of memories does not tell (WordLlama finds
+    #: a "best" memory for any question, one memory holds the answer to or not).
+    semantic_min_pool: int = 20
 
     # -- lexical candidate pools
     #: A search of ``limit`` hits takes ``max(limit * pool_per_hit, pool_min)`` lexical hits...
@@ -112,6 +131,29 @@ class RankingWeights:
             "importance": self.importance,
             "recency": self.recency,
         }
+
+    def meaning(self) -> bool:
+        """Whether meaning counts at all (a ranking without it embeds no query)."""
+        return (
+            max(self.semantic, self.semantic_alone, self.semantic_weak, self.semantic_alone_weak)
+            > 0
+        )
+
+    def for_word_evidence(self, share: float) -> RankingWeights:
+        """These weights for a query whose best lexical hit holds ``share`` of its words.
+
+        Example:
+            >>> w = replace(DEFAULT_WEIGHTS, semantic=0.2, semantic_weak=0.6)
+            >>> round(w.for_word_evidence(0.5).semantic, 2), w.for_word_evidence(1.0).semantic
+            (0.4, 0.2)
+        """
+        weak = 1.0 - min(1.0, max(0.0, share))
+        return replace(
+            self,
+            semantic=self.semantic + (self.semantic_weak - self.semantic) * weak,
+            semantic_alone=self.semantic_alone
+            + (self.semantic_alone_weak - self.semantic_alone) * weak,
+        )
 
     def search_pool(self, limit: int) -> int:
         """Lexical candidates a search of ``limit`` hits takes.

@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 
 from . import schema
-from .vectors import FLOAT32_PREFIX
+from .vectors import VECTOR_PREFIXES
 
 __all__ = [
     "CandidateFacts",
@@ -49,6 +49,9 @@ __all__ = [
     "item_texts",
     "item_vectors",
     "lexical_hits",
+    "missing_vectors",
+    "recent_vectors",
+    "store_vectors",
     "scoped_vectors",
 ]
 
@@ -250,6 +253,10 @@ _ENTITIES_OF_TEXTS = (
 
 
 # ---------------------------------------------------------------------------------- semantic
+#: An item with a vector of graphmem's models (int8 or float32), not a caller's JSON list.
+_HAS_VECTOR = or_(*(_M.c.embedding.like(f"{prefix}%") for prefix in VECTOR_PREFIXES))
+
+
 def scoped_vectors(
     conn: Connection,
     scope: Scope,
@@ -273,7 +280,7 @@ def scoped_vectors(
 
 @lru_cache(maxsize=64)
 def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
-    conditions = [*_scope_conditions(shape), _M.c.embedding.like(f"{FLOAT32_PREFIX}%")]
+    conditions = [*_scope_conditions(shape), _HAS_VECTOR]
     limit = bindparam("limit", type_=Integer)
     authored = (
         select(_M.c.seq)
@@ -313,9 +320,53 @@ def item_vectors(conn: Connection, seqs: Iterable[int]) -> list[tuple[int, int, 
 
 
 _ITEM_VECTORS = select(_M.c.seq, _M.c.text_id, _M.c.embedding).where(
-    _M.c.seq.in_(bindparam("seqs", expanding=True)),
-    _M.c.embedding.like(f"{FLOAT32_PREFIX}%"),
+    _M.c.seq.in_(bindparam("seqs", expanding=True)), _HAS_VECTOR
 )
+
+
+def missing_vectors(
+    conn: Connection, tenant: str | None, after: int, limit: int
+) -> list[tuple[int, str]]:
+    """``(seq, text body)`` of the first ``limit`` items after ``after`` (of ``tenant``; None:
+    of every tenant) that have no embedding: a store saved with recall by meaning off."""
+    statement = (
+        select(_M.c.seq, _T.c.body)
+        .join(_T, _T.c.id == _M.c.text_id)
+        .where(_M.c.seq > after, _M.c.embedding.is_(None))
+        .order_by(_M.c.seq)
+        .limit(limit)
+    )
+    if tenant is not None:
+        statement = statement.where(_M.c.tenant == tenant)
+    return [(int(seq), str(body)) for seq, body in conn.execute(statement)]
+
+
+def store_vectors(conn: Connection, vectors: Sequence[tuple[int, str]]) -> None:
+    """Store each ``(seq, column text)`` in an item that still has no embedding."""
+    if vectors:
+        conn.execute(
+            _M.update()
+            .where(_M.c.seq == bindparam("b_seq"), _M.c.embedding.is_(None))
+            .values(embedding=bindparam("b_embedding")),
+            [{"b_seq": seq, "b_embedding": text} for seq, text in vectors],
+        )
+
+
+def recent_vectors(conn: Connection, scope: Scope, limit: int) -> list[tuple[int, int, str]]:
+    """``(seq, text id, stored embedding)`` of the newest ``limit`` items of ``scope`` that
+    have a stored vector: what a query's meaning is compared with, whatever it names."""
+    params = {**scope.params(), "limit": limit}
+    return [tuple(row) for row in conn.execute(_recent_statement(scope.shape), params)]
+
+
+@lru_cache(maxsize=64)
+def _recent_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+    return (
+        select(_M.c.seq, _M.c.text_id, _M.c.embedding)
+        .where(*_scope_conditions(shape), _HAS_VECTOR)
+        .order_by(_M.c.seq.desc())
+        .limit(bindparam("limit", type_=Integer))
+    )
 
 
 # ---------------------------------------------------------------------------------- facts
