@@ -110,9 +110,8 @@ def test_a_search_that_meets_a_damaged_index_rebuilds_it(tmp_path: Path) -> None
         found = [item.content for item in memory.search(word, limit=40)]
     assert texts[3] in found
     memory.save("Written after the repair: Quillborough.")
-    assert [i.content for i in memory.search("Quillborough")] == [
-        "Written after the repair: Quillborough."
-    ]
+    # the one text with the word comes first (recall by meaning may add others after it)
+    assert memory.search("Quillborough")[0].content == "Written after the repair: Quillborough."
     assert_index_sound(path)
 
 

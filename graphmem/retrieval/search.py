@@ -30,9 +30,7 @@ Example:
 from __future__ import annotations
 
 import heapq
-import json
 import math
-import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -40,13 +38,13 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .._assets import asset_path
 from ..extract.embeddings import get_embedder
 from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
 from ..store import memory_rows, ranking_rows, text_rows
 from ..store.query_text import query_terms
 from ..store.vectors import vector_matrix
+from .answer_types import expected_answer_labels
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
@@ -421,30 +419,6 @@ def _expand(
         frontier = reached[: w.hop2_frontier]
     strongest = sorted(weights, key=lambda key: (-weights[key], key))[: w.graph_entities]
     return {key: weights[key] for key in strongest}, {key: parent[key] for key in strongest}
-
-
-def expected_answer_labels(query: str) -> frozenset[str]:
-    """Entity labels an answer to ``query`` usually holds (``models/answer_types.json``).
-
-    Example:
-        >>> sorted(expected_answer_labels("When did Alice move to Berlin?"))
-        ['DATE', 'TIME']
-    """
-    text = query.lower()
-    labels: set[str] = set()
-    for pattern, cue_labels in _answer_cues():
-        if pattern.search(text):
-            labels.update(cue_labels)
-    return frozenset(labels)
-
-
-@lru_cache(maxsize=1)
-def _answer_cues() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
-    data = json.loads(asset_path("models", "answer_types.json").read_text(encoding="utf-8"))
-    return [
-        (re.compile(rf"\b{re.escape(cue)}\b"), tuple(labels))
-        for cue, labels in data["cues"].items()
-    ]
 
 
 def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> list[str]:
