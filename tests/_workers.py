@@ -298,6 +298,20 @@ class Zygote:
         assert os.WEXITSTATUS(status) == 0, f"the {kind} child failed on its own: {lines[-3:]}"
         return Trial(lines, killed=False)
 
+    def whole_run_seconds(self, kind: str, path: Path | str, seed: int, count: int) -> float:
+        """Run one child of ``kind`` to its end, unkilled: the seconds from its start to its
+        exit (what a kill's delay is drawn against)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"run {kind} {path} {seed} {count}\n".encode())
+        self.proc.stdin.flush()
+        first = self.read_line(30)
+        assert first.startswith("pid "), first
+        started = time.perf_counter()
+        while not (line := self.read_line(120)).startswith("exit "):
+            pass
+        assert os.WIFEXITED(int(line.split()[2])), line
+        return time.perf_counter() - started
+
     def close(self) -> None:
         import subprocess
 
@@ -485,8 +499,12 @@ def zygote() -> None:
         records,
         transfer,
     )
+    from graphmem.extract.embeddings import get_embedder
 
     EntityMemory().save("Alice Johnson met Bob Stone in Paris.")
+    embedder = get_embedder()  # recall by meaning's vectors (on by default), loaded once too
+    if embedder is not None:
+        embedder.embed(["Alice Johnson met Bob Stone in Paris."])
     _say("ready")
     for line in sys.stdin:
         parts = line.split()
