@@ -36,10 +36,6 @@ from graphmem.extract.learned import AGENT_PREDICATES
 CORPUS_DIR = REPO_ROOT / "tests" / "data" / "agent_corpus"
 MANIFEST = CORPUS_DIR / "MANIFEST.json"
 SPLITS = ("train", "dev", "test")
-#: Role predicates that are no employment (the corpus README's conventions).
-NOT_EMPLOYMENT = frozenset(
-    {"founder_of", "board_member_of", "member_of", "advisor_of", "investor_of"}
-)
 
 # ------------------------------------------------------------------------------- structure
 TYPES = frozenset(
