@@ -225,14 +225,7 @@ def _load_agent_model(directory: Path) -> LearnedModel | None:
     files = read_linear(directory, read_manifest(directory), *AGENT_FILES, predicates, True)
     if files.classes != AGENT_CLASSES:
         raise LearnedModelError(f"{directory / AGENT_FILES[0]}: unexpected classes")
-    return LearnedModel(
-        files.features,
-        files.classes,
-        files.weights,
-        files.intercepts,
-        files.thresholds,
-        predicates,
-    )
+    return LearnedModel.of(files, predicates)
 
 
 #: Names a role from its title token and the spans by token (the rules' title reading).

@@ -20,6 +20,7 @@ from .document import MIN_FIRST_STAGE, FirstStageLayout, PairShape, pair_shape_f
 from .files import (
     MODEL_FILES,
     LearnedModelError,
+    LinearFiles,
     PredicateMap,
     cached_country_names,
     cached_predicate_map,
@@ -43,6 +44,18 @@ class LearnedModel:
     intercepts: np.ndarray
     thresholds: np.ndarray
     predicates: PredicateMap
+
+    @classmethod
+    def of(cls, files: LinearFiles, predicates: PredicateMap) -> LearnedModel:
+        """The model of checked linear files (:func:`~.files.read_linear`)."""
+        return cls(
+            files.features,
+            files.classes,
+            files.weights,
+            files.intercepts,
+            files.thresholds,
+            predicates,
+        )
 
     def probabilities(self, feature_lists: Sequence[Sequence[str]]) -> np.ndarray:
         """One row of class probabilities per feature list (unknown features are ignored).
@@ -110,14 +123,7 @@ def _load_model(directory: Path) -> LearnedModel:
     files = read_linear(
         directory, read_manifest(directory), MODEL_FILES[1], MODEL_FILES[2], predicates, True
     )
-    return LearnedModel(
-        files.features,
-        files.classes,
-        files.weights,
-        files.intercepts,
-        files.thresholds,
-        predicates,
-    )
+    return LearnedModel.of(files, predicates)
 
 
 @dataclass(frozen=True)
