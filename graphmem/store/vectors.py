@@ -80,7 +80,7 @@ def encode_embedding(values: Sequence[float]) -> str:
 def decode_embedding(stored: str) -> list[float]:
     """The embedding a column text holds, as the item's list of floats."""
     if stored.startswith(INT8_PREFIX):
-        return [float(v) for v in _steps_to_values(_int8(stored))]
+        return list(_steps_to_values(_int8(stored)).tolist())
     if stored.startswith(FLOAT32_PREFIX):
         return list(_float32(stored).tolist())
     return [float(x) for x in json.loads(stored)]
