@@ -690,6 +690,21 @@ class CortexMemory:
             >>> len(related.entries), len(related.visible)
             (4, 3)
         """
+        return self._context(
+            task_description, agent_role, additional_context, max_items, knowledge_scope, True
+        )
+
+    def _context(
+        self,
+        task_description: str,
+        agent_role: str | None,
+        additional_context: str | None,
+        max_items: int,
+        knowledge_scope: str | None,
+        explain: bool,
+    ) -> ContextReport:
+        """:meth:`build_context_report`; ``explain=False``: entries without explanations
+        (for the text alone, which shows none)."""
         check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
         scope = (
@@ -719,7 +734,7 @@ class CortexMemory:
             shown=self.contextual.shown,
         )
         return assemble_context(
-            self._space, sources, task_description, additional_context, max_items
+            self._space, sources, task_description, additional_context, max_items, explain=explain
         )
 
     def build_context_for_task(
@@ -734,12 +749,8 @@ class CortexMemory:
         """Context for a task: background, recent context, relevant knowledge, known entities
         and related memories (each section only when it has content; "" when none has).
         ``agent_role`` and ``knowledge_scope``: see :meth:`build_context_report`."""
-        return self.build_context_report(
-            task_description,
-            agent_role,
-            additional_context,
-            max_items,
-            knowledge_scope=knowledge_scope,
+        return self._context(
+            task_description, agent_role, additional_context, max_items, knowledge_scope, False
         ).text
 
     # ------------------------------------------------------------------ reading

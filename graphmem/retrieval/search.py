@@ -286,9 +286,11 @@ class Ranking:
         *,
         namespaces: Set[str] | None = None,
         predicate: Callable[[MemoryItem], bool] | None = None,
+        explain: bool = True,
     ) -> list[Hit]:
         """The best ``limit`` hits (of ``namespaces`` when given, passing ``predicate``),
-        with scores relative to the first and explanations; read in ``tx``."""
+        with scores relative to the first and (unless ``explain`` is False: a caller that
+        shows only the texts) explanations; read in ``tx``."""
         hits: list[Hit] = []
         order = (
             self.order
@@ -310,18 +312,22 @@ class Ranking:
                 hits.append(hit)
                 if len(hits) >= limit:
                     break
-        self._explain(hits)
+        self._explain(hits, explain)
         return hits
 
-    def _explain(self, hits: list[Hit]) -> None:
+    def _explain(self, hits: list[Hit], explain: bool) -> None:
+        """Scores relative to the first hit; with ``explain``, why each hit was returned."""
         top = hits[0].score if hits and hits[0].score > 0 else 1.0
+        for hit in hits:
+            hit.score /= top
+            hit.item.relevance_score = hit.score
+        if not explain:
+            return
         kg = self.space.entity_index.graph(self.query.tenant)
         similar = _similar_words(
             self.query, [hit.item.content for hit in hits if self.scores[hit.seq].semantic > 0]
         )
         for hit in hits:
-            hit.score /= top
-            hit.item.relevance_score = hit.score
             part = self.scores[hit.seq]
             matched = _matched_terms(self.query.terms, hit.item.content) if part.lexical > 0 else []
             hit.explanation = Explanation(
