@@ -43,7 +43,7 @@ from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
 from ..store import memory_rows, ranking_rows, text_rows
 from ..store.query_text import query_terms
-from ..store.vectors import vector_matrix
+from ..store.vectors import row_dot, vector_matrix
 from .answer_types import expected_answer_labels
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
@@ -639,7 +639,7 @@ def _similarities(rows: Sequence[tuple[int, int, str]], vector: np.ndarray) -> d
     stored = {text_id: value for _, text_id, value in rows}
     if not stored:
         return {}
-    similarity = vector_matrix(list(stored.values()), len(vector)) @ vector
+    similarity = row_dot(vector_matrix(list(stored.values()), len(vector)), vector)
     return dict(zip(stored, similarity.tolist(), strict=True))
 
 

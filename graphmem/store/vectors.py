@@ -39,6 +39,7 @@ __all__ = [
     "decode_embedding",
     "encode_embedding",
     "quantised",
+    "row_dot",
     "vector_matrix",
 ]
 
@@ -111,6 +112,15 @@ def vector_matrix(stored: Sequence[str], dim: int) -> np.ndarray:
             out[row] = _float32(text)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return out / np.where(norms > 0, norms, 1.0)
+
+
+def row_dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Each row's dot product with ``vector``, computed row by row alike whatever the other
+    rows (a BLAS product's last bits depend on the matrix's shape, so a text's similarity
+    would depend on which texts it is compared with in the same call)."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", matrix, vector)
 
 
 def _steps_to_values(steps: np.ndarray) -> np.ndarray:
