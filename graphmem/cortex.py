@@ -51,12 +51,7 @@ from .memories import (
 from .memories.contextual import one_per_text
 from .memories.entity import OBSERVATIONS
 from .memories.user import USER_NAMESPACES
-from .retrieval.context import (
-    ContextReport,
-    ContextSources,
-    assemble_context,
-    context_ranking,
-)
+from .retrieval.context import ContextReport, ContextSources, assemble_context, context_ranking
 from .retrieval.search import Hit, Ranking
 from .task_results import TaskWriter, task_record, task_results_list
 
@@ -703,19 +698,15 @@ class CortexMemory:
         knowledge_scope: str | None,
         explain: bool,
     ) -> ContextReport:
-        """:meth:`build_context_report`; ``explain=False``: entries without explanations
-        (for the text alone, which shows none)."""
+        """:meth:`build_context_report`; ``explain=False``: no explanations (the text has none)."""
         check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
-        scope = (
-            self.knowledge_scope
-            if knowledge_scope is None
-            else check_knowledge_scope(knowledge_scope)
-        )
+        if knowledge_scope is not None:
+            knowledge_scope = check_knowledge_scope(knowledge_scope)
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
-        role = agent_role if scope == "agent" else None
+        role = agent_role if (knowledge_scope or self.knowledge_scope) == "agent" else None
         short_term = self.short_term
         sources = ContextSources(
             recent=(

@@ -21,9 +21,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
+    Integer,
     Select,
+    String,
     and_,
     bindparam,
+    cast,
     delete,
     exists,
     func,
@@ -47,6 +50,8 @@ from .dialects import dialect_of
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
+    "MEMORIES_GENERATION",
+    "count_change",
     "delete_items",
     "insert_items",
     "items_of_texts",
@@ -69,6 +74,7 @@ __all__ = [
     "move_item",
     "update_metadata",
     "touch",
+    "memories_generation",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "TextAnalysis",
@@ -103,6 +109,17 @@ _TOUCH = (
     .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
     .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
 )
+#: ``graphmem_meta`` key: how often the memory rows changed (written, deleted, moved, given
+#: a vector; counting an access is no change). What is kept of them between reads (a
+#: search's vectors) holds while it stays, whichever process wrote.
+MEMORIES_GENERATION = "memories_generation"
+_META = schema.meta
+_COUNT_CHANGE = (
+    update(_META)
+    .where(_META.c.key == MEMORIES_GENERATION)
+    .values(value=cast(cast(_META.c.value, Integer) + 1, String))
+)
+_MEMORIES_GENERATION = select(_META.c.value).where(_META.c.key == MEMORIES_GENERATION)
 _ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UNSHOWN_TEXTS = select(_T.c.id).where(
@@ -272,6 +289,7 @@ def insert_items(conn: Connection, rows: Sequence[NewItemRow]) -> list[StoredMem
         for r in rows
     ]
     seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
+    count_change(conn)
     return [
         StoredMemory(
             seq, r.namespace, r.item.user_id or "", r.text_id, r.view,
@@ -538,11 +556,13 @@ def update_row(
     values = item_columns(item, None, importance, author_key)
     values.pop("namespace")
     conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
+    count_change(conn)
 
 
 def move_item(conn: Connection, seq: int, text_id: int) -> None:
     """Make the item ``seq`` show all of the text ``text_id``."""
     conn.execute(update(_M).where(_M.c.seq == seq).values(text_id=text_id, view="full"))
+    count_change(conn)
 
 
 def update_metadata(conn: Connection, seq: int, metadata: Mapping[str, Any]) -> None:
@@ -564,7 +584,20 @@ def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]
     for chunk in chunks(list(seqs), 500):
         texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
         deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+    if deleted:
+        count_change(conn)
     orphans: list[int] = []
     for chunk in chunks(sorted(texts), 500):
         orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
     return deleted, orphans
+
+
+def count_change(conn: Connection) -> None:
+    """Count a change of memory rows, in the caller's transaction (:data:`MEMORIES_GENERATION`)."""
+    conn.execute(_COUNT_CHANGE)
+
+
+def memories_generation(conn: Connection) -> int | None:
+    """How often the memory rows changed (:data:`MEMORIES_GENERATION`; None: not counted)."""
+    value = conn.execute(_MEMORIES_GENERATION).scalar()
+    return None if value is None else int(value)

@@ -37,6 +37,7 @@ from sqlalchemy import (
 )
 
 from . import schema
+from .memory_rows import count_change
 from .vectors import VECTOR_PREFIXES
 
 __all__ = [
@@ -93,11 +94,20 @@ class Scope:
         return out
 
 
-def _scope_conditions(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> list[Any]:
+def _scope_conditions(
+    shape: tuple[bool, tuple[tuple[str, bool], ...]], by_text: bool = False
+) -> list[Any]:
+    """The conditions of a scope's shape; ``by_text``: its tier and tenant compared as
+    expressions, which no index serves, so that SQLite (which keeps no statistics) finds a
+    statement's items through their texts (an index on ``text_id``) rather than by reading
+    every item of the scope."""
     by_tenant, filters = shape
-    conditions: list[Any] = [_M.c.namespace.in_(bindparam("scope_namespaces", expanding=True))]
+    namespace, tenant = (
+        (_M.c.namespace + "", _M.c.tenant + "") if by_text else (_M.c.namespace, _M.c.tenant)
+    )
+    conditions: list[Any] = [namespace.in_(bindparam("scope_namespaces", expanding=True))]
     if by_tenant:
-        conditions.append(_M.c.tenant == bindparam("scope_tenant"))
+        conditions.append(tenant == bindparam("scope_tenant"))
     for key, is_none in filters:
         column = _M.c[key]
         conditions.append(column.is_(None) if is_none else column == bindparam(f"scope_{key}"))
@@ -275,11 +285,12 @@ def scoped_vectors(
         "authors": list(author_keys) or [""],
         "limit": limit,
     }
-    return [tuple(row) for row in conn.execute(_scoped_statement(scope.shape), params)]
+    statement = _scoped_statement(scope.shape, conn.dialect.name == "sqlite")
+    return [tuple(row) for row in conn.execute(statement, params)]
 
 
 @lru_cache(maxsize=64)
-def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
+def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]], by_text: bool) -> Any:
     conditions = [*_scope_conditions(shape), _HAS_VECTOR]
     limit = bindparam("limit", type_=Integer)
     authored = (
@@ -294,7 +305,10 @@ def _scoped_statement(shape: tuple[bool, tuple[tuple[str, bool], ...]]) -> Any:
         .where(
             _MENTIONS.c.entity_id.in_(bindparam("entities", expanding=True)),
             or_(_MENTIONS.c.in_head == 0, _M.c.view == "full"),
-            *conditions,
+            # From the entities' mentions to their texts' items (SQLite read every item of
+            # the scope first: 9 ms at 10k for an entity mentioned once, 0.1 ms this way).
+            *_scope_conditions(shape, by_text),
+            _HAS_VECTOR,
         )
         .order_by(_M.c.seq.desc())
         .limit(limit)
@@ -350,6 +364,7 @@ def store_vectors(conn: Connection, vectors: Sequence[tuple[int, str]]) -> None:
             .values(embedding=bindparam("b_embedding")),
             [{"b_seq": seq, "b_embedding": text} for seq, text in vectors],
         )
+        count_change(conn)
 
 
 def recent_vectors(conn: Connection, scope: Scope, limit: int) -> list[tuple[int, int, str]]:
