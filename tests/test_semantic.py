@@ -270,17 +270,22 @@ def test_a_search_counts_no_change_of_the_memories(static: embeddings.Embedder) 
     memory.save("A client cannot sign in through SSO.")
     database = memory.space.database
 
-    def generation() -> int | None:
+    def stamp() -> tuple[int, int, int]:
         with database.read() as conn:
-            return database.kept_generation(conn)
+            found = database.kept_stamp(conn)
+        assert found is not None
+        return found.generation, found.rewrites, found.newest
 
-    saved = generation()
+    saved = stamp()
     memory.search("login problems")  # counts an access of what it found
-    assert generation() == saved is not None and saved > 0
+    assert stamp() == saved and saved[0] > 0
     with database.write() as conn:
-        assert database.kept_generation(conn) is None  # a write keeps nothing
-    memory.save("The summer party is on a boat.")
-    assert generation() == saved + 1
+        assert database.kept_stamp(conn) is None  # a write keeps nothing
+    item = memory.save("The summer party is on a boat.")
+    assert stamp() == (saved[0] + 1, saved[1], saved[2] + 1)  # only a new row
+    memory.update(item.memory_id, {"content": "The party moved to a park."})
+    generation, rewrites, _ = stamp()
+    assert generation > saved[0] + 1 and rewrites > saved[1]  # a row rewritten
 
 
 def test_a_named_pool_is_the_one_statement_s_newest(static: embeddings.Embedder) -> None:
@@ -295,18 +300,24 @@ def test_a_named_pool_is_the_one_statement_s_newest(static: embeddings.Embedder)
             agent_role=people[n % 2],
         )
     space = memory.space
-    kg = space.entity_index.graph("")
-    keys = [key for key in kg.nodes if kg.nodes[key].get("entity_id") is not None]
-    assert len(keys) >= 4
     namespaces = sorted({memory.long_term.namespace, *memory._related_namespaces()})
     scope = ranking_rows.Scope.of(namespaces, memory.user_id)
-    for limit in (1, 3, 100):
-        for chosen in (keys[:1], keys[1:3], keys, ["priya nair", "marco rossi"]):
-            ids = [int(kg.nodes[k]["entity_id"]) for k in chosen if k in kg.nodes]
-            with space.database.read() as conn:
-                expected = ranking_rows.scoped_vectors(conn, scope, ids, chosen, limit)
-                _, pool = semantic_pools(space.database, conn, scope, ids, chosen, limit, 256)
-            assert pool.seqs == [seq for seq, _, _ in expected]
-            assert pool.text_ids == [text_id for _, text_id, _ in expected]
-            rows = vector_matrix([stored for _, _, stored in expected], 256)
-            assert pool.matrix.tobytes() == rows.tobytes()
+    for more in range(3):  # kept windows, then windows brought up to date with new rows
+        kg = space.entity_index.graph("")
+        keys = sorted(key for key in kg.nodes if kg.nodes[key].get("entity_id") is not None)
+        assert len(keys) >= 4
+        for limit in (1, 3, 100):
+            for chosen in (keys[:1], keys[1:3], keys, ["priya nair", "marco rossi"]):
+                ids = [int(kg.nodes[k]["entity_id"]) for k in chosen if k in kg.nodes]
+                with space.database.read() as conn:
+                    expected = ranking_rows.scoped_vectors(conn, scope, ids, chosen, limit)
+                    recent = ranking_rows.recent_vectors(conn, scope, limit)
+                    pools = semantic_pools(space.database, conn, scope, ids, chosen, limit, 256)
+                for pool, rows in zip(pools, (recent, expected), strict=True):
+                    assert pool.seqs == [seq for seq, _, _ in rows]
+                    assert pool.text_ids == [text_id for _, text_id, _ in rows]
+                    matrix = vector_matrix([stored for _, _, stored in rows], 256)
+                    assert pool.matrix.tobytes() == matrix.tobytes()
+        memory.save_task_result(
+            "Follow-up", f"Priya Nair paid Northwind invoice {more}.", "Grace Liu"
+        )

@@ -50,9 +50,11 @@ from .dialects import Dialect, dialect_for
 from .engine import is_url, open_engine
 from .memory_rows import (
     MEMORIES_GENERATION,
+    MEMORIES_REWRITES,
+    MemoriesStamp,
     chunks,
     count_change,
-    memories_generation,
+    memories_stamp,
     touch,
 )
 from .text_rows import healing
@@ -131,7 +133,7 @@ class Database:
                         key="schema_version", value=str(schema.SCHEMA_VERSION)
                     )
                 )
-            for key in ("graph_generation", MEMORIES_GENERATION):
+            for key in ("graph_generation", MEMORIES_GENERATION, MEMORIES_REWRITES):
                 has_generation = conn.execute(
                     select(schema.meta.c.key).where(schema.meta.c.key == key)
                 ).first()
@@ -295,13 +297,19 @@ class Database:
             self._local.read_generation = generation
         return generation
 
-    def kept_generation(self, conn: Connection) -> int | None:
-        """The count of memory-row changes that ``conn``'s read sees, for what is kept of the
-        rows between reads (:attr:`vector_windows`); None inside a write transaction, whose
-        rows may never be committed."""
+    def kept_stamp(self, conn: Connection) -> MemoriesStamp | None:
+        """The memory rows as ``conn``'s read sees them, for what is kept of them between
+        reads (:attr:`vector_windows`); None inside a write transaction, whose rows may never
+        be committed."""
         if getattr(self._local, "tx", None) is not None:
             return None
-        return memories_generation(conn)
+        return memories_stamp(conn)
+
+    @property
+    def rows_in_order(self) -> bool:
+        """Whether rows become visible in the order of their numbers (one writer at a time:
+        SQLite), so that the rows new since a read are those numbered past its newest."""
+        return self.dialect.name == "sqlite"
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError, StatementError
 
 from . import schema
 from .dialects import dialect_of
-from .memory_rows import MEMORIES_GENERATION, count_change
+from .memory_rows import MEMORIES_GENERATION, MEMORIES_REWRITES, count_change
 
 __all__ = [
     "DUMP_TABLES",
@@ -62,7 +62,9 @@ DUMP_TABLES: dict[str, Table] = {
 #: ``graphmem_meta`` keys that describe the database file itself, not its content: the
 #: schema version travels in the export header, and the graph and memories generations are
 #: counted on import.
-INTERNAL_META_KEYS = frozenset({"schema_version", "graph_generation", MEMORIES_GENERATION})
+INTERNAL_META_KEYS = frozenset(
+    {"schema_version", "graph_generation", MEMORIES_GENERATION, MEMORIES_REWRITES}
+)
 
 _CONTENT_TABLES = (
     "memories",
@@ -222,7 +224,7 @@ def insert_rows(
         if chunk:
             conn.execute(insert(table), chunk)
     if table_name == "memories" and rows:
-        count_change(conn)
+        count_change(conn)  # rows of any number: not only newer ones
 
 
 def reset_sequences(conn: Connection) -> None:

@@ -51,6 +51,8 @@ from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
     "MEMORIES_GENERATION",
+    "MEMORIES_REWRITES",
+    "MemoriesStamp",
     "count_change",
     "delete_items",
     "insert_items",
@@ -74,7 +76,7 @@ __all__ = [
     "move_item",
     "update_metadata",
     "touch",
-    "memories_generation",
+    "memories_stamp",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "TextAnalysis",
@@ -109,17 +111,22 @@ _TOUCH = (
     .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
     .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
 )
-#: ``graphmem_meta`` key: how often the memory rows changed (written, deleted, moved, given
-#: a vector; counting an access is no change). What is kept of them between reads (a
-#: search's vectors) holds while it stays, whichever process wrote.
-MEMORIES_GENERATION = "memories_generation"
+#: ``graphmem_meta`` keys: how often the memory rows changed (written, deleted, moved, given a
+#: vector; counting an access is no change), and how often by other than new rows. What is
+#: kept of them between reads (a search's vectors) holds while the first stays, whichever
+#: process wrote, and is brought up to date by reading the new rows while the second stays.
+MEMORIES_GENERATION, MEMORIES_REWRITES = "memories_generation", "memories_rewrites"
 _META = schema.meta
 _COUNT_CHANGE = (
     update(_META)
-    .where(_META.c.key == MEMORIES_GENERATION)
+    .where(_META.c.key.in_(bindparam("keys", expanding=True)))
     .values(value=cast(cast(_META.c.value, Integer) + 1, String))
 )
-_MEMORIES_GENERATION = select(_META.c.value).where(_META.c.key == MEMORIES_GENERATION)
+_STAMP = select(
+    select(_META.c.value).where(_META.c.key == MEMORIES_GENERATION).scalar_subquery(),
+    select(_META.c.value).where(_META.c.key == MEMORIES_REWRITES).scalar_subquery(),
+    select(func.max(_M.c.seq)).scalar_subquery(),
+)
 _ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
 _UNSHOWN_TEXTS = select(_T.c.id).where(
@@ -289,7 +296,7 @@ def insert_items(conn: Connection, rows: Sequence[NewItemRow]) -> list[StoredMem
         for r in rows
     ]
     seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
-    count_change(conn)
+    count_change(conn, new_rows=True)
     return [
         StoredMemory(
             seq, r.namespace, r.item.user_id or "", r.text_id, r.view,
@@ -592,12 +599,26 @@ def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]
     return deleted, orphans
 
 
-def count_change(conn: Connection) -> None:
-    """Count a change of memory rows, in the caller's transaction (:data:`MEMORIES_GENERATION`)."""
-    conn.execute(_COUNT_CHANGE)
+def count_change(conn: Connection, *, new_rows: bool = False) -> None:
+    """Count a change of memory rows (``new_rows``: rows inserted, nothing else), in the
+    caller's transaction (:data:`MEMORIES_GENERATION`)."""
+    keys = [MEMORIES_GENERATION] if new_rows else [MEMORIES_GENERATION, MEMORIES_REWRITES]
+    conn.execute(_COUNT_CHANGE, {"keys": keys})
 
 
-def memories_generation(conn: Connection) -> int | None:
-    """How often the memory rows changed (:data:`MEMORIES_GENERATION`; None: not counted)."""
-    value = conn.execute(_MEMORIES_GENERATION).scalar()
-    return None if value is None else int(value)
+@dataclass(frozen=True)
+class MemoriesStamp:
+    """The memory rows as one read sees them: how often they changed, how often by other
+    than new rows, and the largest row number (``seq``; 0: none)."""
+
+    generation: int
+    rewrites: int
+    newest: int
+
+
+def memories_stamp(conn: Connection) -> MemoriesStamp | None:
+    """The :class:`MemoriesStamp` of ``conn``'s read (None: a store that counts no changes)."""
+    generation, rewrites, newest = conn.execute(_STAMP).one()
+    if generation is None or rewrites is None:
+        return None
+    return MemoriesStamp(int(generation), int(rewrites), int(newest or 0))

@@ -4,24 +4,31 @@ Recall by meaning compares every query with the vectors of the newest memories o
 (and of the memories of the entities it names): reading those rows and decoding their vectors
 was most of what it cost, and it was the same work for every query of a scope. A
 :class:`VectorWindows` (one per database) keeps each such window, its rows and their decoded
-vectors, for as long as the memory rows do not change: every transaction that writes them
-counts the change (:func:`~graphmem.store.memory_rows.memories_generation`), whichever process
-it runs in, and a window read at another count is read again. A read inside a write
-transaction (which may see its own uncommitted rows) keeps nothing.
+vectors, with the :class:`~graphmem.store.memory_rows.MemoriesStamp` of the read it came from:
+every transaction that writes memory rows counts the change, whichever process it runs in. A
+window is used as kept while the count stays; when only new rows came since (and rows become
+visible in the order of their numbers, as on SQLite) the new ones are read and put in front;
+after any other change it is read again. A read inside a write transaction (which may see
+its own uncommitted rows) keeps nothing.
 
 Example:
     >>> windows = VectorWindows(max_bytes=1 << 20)
     >>> rows = [(2, 20, "f32:AAAAPwAAgL8AAIA+"), (1, 10, "[0.1]")]
-    >>> window = windows.kept(7, "recent", lambda: VectorWindow.of(rows, 3))
+    >>> read = lambda after: [row for row in rows if row[0] > after]
+    >>> window = windows.kept(MemoriesStamp(7, 1, 2), "recent", read, 2, 3, in_order=True)
     >>> window.seqs, window.text_ids, window.matrix.shape
     ([2, 1], [20, 10], (2, 3))
-    >>> windows.kept(7, "recent", lambda: VectorWindow.of([], 3)) is window  # the same count
+    >>> windows.kept(MemoriesStamp(7, 1, 2), "recent", read, 2, 3) is window  # unchanged
     True
-    >>> windows.kept(8, "recent", lambda: VectorWindow.of([], 3)).seqs  # rows changed since
-    []
-    >>> other = VectorWindow.of([(3, 30, "f32:AAAAPwAAgL8AAIA+")], 3)
-    >>> VectorWindow.newest([window, other], 2, 3).seqs  # one statement's newest two
+    >>> rows.insert(0, (3, 30, "[0.2]"))  # a new row: only it is read
+    >>> windows.kept(MemoriesStamp(8, 1, 3), "recent", read, 2, 3, in_order=True).seqs
     [3, 2]
+    >>> del rows[1]  # any other change: read again
+    >>> windows.kept(MemoriesStamp(9, 2, 3), "recent", read, 2, 3, in_order=True).seqs
+    [3, 1]
+    >>> other = VectorWindow.of([(4, 40, "f32:AAAAPwAAgL8AAIA+")], 3)
+    >>> VectorWindow.newest([window, other], 2, 3).seqs  # one statement's newest two
+    [4, 2]
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from . import ranking_rows
+from .memory_rows import MemoriesStamp
 from .ranking_rows import Scope
 from .vectors import vector_matrix
 
@@ -68,6 +76,19 @@ class VectorWindow:
             vector_matrix([stored for _, _, stored in rows], dim),
         )
 
+    def before(self, older: VectorWindow, limit: int) -> VectorWindow:
+        """This window of newer rows followed by ``older``'s, the newest ``limit`` in all."""
+        import numpy as np
+
+        if not self.seqs:
+            return older
+        kept = max(0, limit - len(self.seqs))
+        return VectorWindow(
+            (self.seqs + older.seqs[:kept])[:limit],
+            (self.text_ids + older.text_ids[:kept])[:limit],
+            np.concatenate([self.matrix, older.matrix[:kept]])[:limit],
+        )
+
     @classmethod
     def newest(cls, windows: Sequence[VectorWindow], limit: int, dim: int) -> VectorWindow:
         """The newest ``limit`` distinct rows of ``windows``, newest first: as one statement
@@ -96,40 +117,64 @@ class VectorWindow:
         return cls(seqs, text_ids, matrix)
 
 
+@dataclass(frozen=True)
+class _Kept:
+    stamp: MemoriesStamp
+    window: VectorWindow
+
+
 class VectorWindows:
-    """The windows read at one count of memory-row changes, by key (thread-safe)."""
+    """Windows by key, each with the :class:`MemoriesStamp` of the read it is as of
+    (thread-safe)."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
         self._max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._generation: int | None = None
-        self._kept: OrderedDict[Hashable, VectorWindow] = OrderedDict()
+        self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
         self._bytes = 0
 
     def kept(
-        self, generation: int | None, key: Hashable, make: Callable[[], VectorWindow]
+        self,
+        stamp: MemoriesStamp | None,
+        key: Hashable,
+        read: Callable[[int], Sequence[tuple[int, int, str]]],
+        limit: int,
+        dim: int,
+        in_order: bool = False,
     ) -> VectorWindow:
-        """The window ``key`` as of ``generation`` (the memory-row count the caller's read
-        sees; None: keep nothing), made by ``make()`` when not kept."""
+        """The window ``key`` (its newest ``limit`` rows, ``dim`` values a vector) as of
+        ``stamp`` (the caller's read; None: keep nothing). ``read(after)`` reads its rows
+        numbered past ``after``, newest first: all of them (``after`` 0), or, with
+        ``in_order`` (rows become visible in the order of their numbers) when only new rows
+        came since the window was kept, those new ones."""
         with self._lock:
-            found = self._kept.get(key) if generation == self._generation else None
+            found = self._kept.get(key)
+        if stamp is not None and found is not None:
+            if found.stamp.generation == stamp.generation:
+                with self._lock:
+                    if key in self._kept:
+                        self._kept.move_to_end(key)
+                return found.window
+            newer = found.stamp.generation < stamp.generation
+            if newer and in_order and found.stamp.rewrites == stamp.rewrites:
+                new = VectorWindow.of(read(found.stamp.newest), dim)
+                return self._keep(key, stamp, new.before(found.window, limit))
+        window = VectorWindow.of(read(0), dim)
+        return window if stamp is None else self._keep(key, stamp, window)
+
+    def _keep(self, key: Hashable, stamp: MemoriesStamp, window: VectorWindow) -> VectorWindow:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None and found.stamp.generation > stamp.generation:
+                return window  # a newer read kept a newer window: this one is older
             if found is not None:
-                self._kept.move_to_end(key)
-                return found
-        window = make()
-        if generation is None:
-            return window
-        with self._lock:
-            if self._generation is None or generation > self._generation:
-                self._kept.clear()
-                self._bytes = 0
-                self._generation = generation
-            if generation == self._generation and key not in self._kept:
-                self._kept[key] = window
-                self._bytes += window.matrix.nbytes
-                while self._bytes > self._max_bytes and self._kept:
-                    _, dropped = self._kept.popitem(last=False)
-                    self._bytes -= dropped.matrix.nbytes
+                self._bytes -= found.window.matrix.nbytes
+            self._kept[key] = _Kept(stamp, window)
+            self._kept.move_to_end(key)
+            self._bytes += window.matrix.nbytes
+            while self._bytes > self._max_bytes and self._kept:
+                _, dropped = self._kept.popitem(last=False)
+                self._bytes -= dropped.window.matrix.nbytes
         return window
 
     def clear(self) -> None:
@@ -137,7 +182,6 @@ class VectorWindows:
         with self._lock:
             self._kept.clear()
             self._bytes = 0
-            self._generation = None
 
 
 def semantic_pools(
@@ -154,27 +198,20 @@ def semantic_pools(
     newest ``limit`` of those that mention one of ``entity_ids`` or were said by one of
     ``author_keys`` (:func:`ranking_rows.scoped_vectors`), the latter merged from each
     entity's and each author's own window (which later queries naming them share)."""
-    windows, generation = db.vector_windows, db.kept_generation(conn)
+    windows, stamp, in_order = db.vector_windows, db.kept_stamp(conn), db.rows_in_order
 
-    def kept(key: tuple[Any, ...], read: Callable[[], Sequence[tuple[int, int, str]]]) -> Any:
-        return windows.kept(
-            generation, (*key, scope, limit, dim), lambda: VectorWindow.of(read(), dim)
-        )
+    def kept(key: tuple[Any, ...], read: Callable[[int], Any]) -> VectorWindow:
+        return windows.kept(stamp, (*key, scope, limit, dim), read, limit, dim, in_order)
 
-    recent = kept(("recent",), lambda: ranking_rows.recent_vectors(conn, scope, limit))
+    def mentioning(entity: int) -> Callable[[int], Any]:
+        return lambda after: ranking_rows.scoped_vectors(conn, scope, [entity], [], limit, after)
+
+    def said_by(author: str) -> Callable[[int], Any]:
+        return lambda after: ranking_rows.scoped_vectors(conn, scope, [], [author], limit, after)
+
+    recent = kept(("recent",), lambda after: ranking_rows.recent_vectors(conn, scope, limit, after))
     parts = [
-        *(
-            kept(
-                ("mentions", e),
-                lambda e=e: ranking_rows.scoped_vectors(conn, scope, [e], [], limit),
-            )
-            for e in sorted(set(entity_ids))
-        ),
-        *(
-            kept(
-                ("author", a), lambda a=a: ranking_rows.scoped_vectors(conn, scope, [], [a], limit)
-            )
-            for a in sorted(set(author_keys))
-        ),
+        *(kept(("mentions", e), mentioning(e)) for e in sorted(set(entity_ids))),
+        *(kept(("author", a), said_by(a)) for a in sorted(set(author_keys))),
     ]
     return recent, VectorWindow.newest(parts, limit, dim)
