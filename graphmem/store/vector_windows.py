@@ -98,23 +98,22 @@ class VectorWindow:
 
         if len(windows) == 1 and len(windows[0].seqs) <= limit:
             return windows[0]
-        where: dict[int, tuple[int, int]] = {}
+        if not windows:
+            return cls([], [], np.zeros((0, dim), dtype=np.float32))
+        # Each row number once (from the first window holding it), the largest first.
+        every = np.concatenate([np.asarray(w.seqs, dtype=np.int64) for w in windows])
+        numbers, first = np.unique(every, return_index=True)
+        taken = first[::-1][:limit]
+        starts = np.cumsum([0, *(len(w.seqs) for w in windows)])
+        owner = np.searchsorted(starts, taken, side="right") - 1
+        matrix = np.zeros((len(taken), dim), dtype=np.float32)
         for w, window in enumerate(windows):
-            for row, seq in enumerate(window.seqs):
-                where.setdefault(seq, (w, row))
-        seqs = sorted(where, reverse=True)[:limit]
-        matrix = np.zeros((len(seqs), dim), dtype=np.float32)
-        text_ids = [0] * len(seqs)
-        taken: dict[int, tuple[list[int], list[int]]] = {}  # window -> (into, its rows)
-        for i, seq in enumerate(seqs):
-            w, row = where[seq]
-            text_ids[i] = windows[w].text_ids[row]
-            into, rows = taken.setdefault(w, ([], []))
-            into.append(i)
-            rows.append(row)
-        for w, (into, rows) in taken.items():
-            matrix[into] = windows[w].matrix[rows]
-        return cls(seqs, text_ids, matrix)
+            into = np.flatnonzero(owner == w)
+            if len(into):
+                matrix[into] = window.matrix[taken[into] - starts[w]]
+        text_ids = np.concatenate([np.asarray(w.text_ids, dtype=np.int64) for w in windows])
+        seqs = numbers[::-1][:limit].tolist()
+        return cls(seqs, text_ids[taken].tolist(), matrix)
 
 
 @dataclass(frozen=True)
