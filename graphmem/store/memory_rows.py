@@ -122,6 +122,9 @@ _COUNT_CHANGE = (
     .where(_META.c.key.in_(bindparam("keys", expanding=True)))
     .values(value=cast(cast(_META.c.value, Integer) + 1, String))
 )
+_LOCK_GRAPH_GENERATION = (
+    select(_META.c.key).where(_META.c.key == "graph_generation").with_for_update()
+)
 _STAMP = select(
     select(_META.c.value).where(_META.c.key == MEMORIES_GENERATION).scalar_subquery(),
     select(_META.c.value).where(_META.c.key == MEMORIES_REWRITES).scalar_subquery(),
@@ -602,6 +605,10 @@ def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]
 def count_change(conn: Connection, *, new_rows: bool = False) -> None:
     """Count a change of memory rows (``new_rows``: rows inserted, nothing else), in the
     caller's transaction (:data:`MEMORIES_GENERATION`)."""
+    if conn.dialect.name != "sqlite":
+        # On a server the graph generation's row is locked first, as a graph write does:
+        # two writers never hold these rows in opposite orders (SQLite has one writer).
+        conn.execute(_LOCK_GRAPH_GENERATION)
     keys = [MEMORIES_GENERATION] if new_rows else [MEMORIES_GENERATION, MEMORIES_REWRITES]
     conn.execute(_COUNT_CHANGE, {"keys": keys})
 
