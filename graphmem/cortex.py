@@ -51,12 +51,7 @@ from .memories import (
 from .memories.contextual import one_per_text
 from .memories.entity import OBSERVATIONS
 from .memories.user import USER_NAMESPACES
-from .retrieval.context import (
-    ContextReport,
-    ContextSources,
-    assemble_context,
-    context_ranking,
-)
+from .retrieval.context import ContextReport, ContextSources, assemble_context, context_ranking
 from .retrieval.search import Hit, Ranking
 from .task_results import TaskWriter, task_record, task_results_list
 
@@ -690,17 +685,28 @@ class CortexMemory:
             >>> len(related.entries), len(related.visible)
             (4, 3)
         """
+        return self._context(
+            task_description, agent_role, additional_context, max_items, knowledge_scope, True
+        )
+
+    def _context(
+        self,
+        task_description: str,
+        agent_role: str | None,
+        additional_context: str | None,
+        max_items: int,
+        knowledge_scope: str | None,
+        explain: bool,
+    ) -> ContextReport:
+        """:meth:`build_context_report`; ``explain=False``: no explanations (the text has none)."""
         check_query(task_description, "task_description")
         check_optional_id(agent_role, "agent_role")
-        scope = (
-            self.knowledge_scope
-            if knowledge_scope is None
-            else check_knowledge_scope(knowledge_scope)
-        )
+        if knowledge_scope is not None:
+            knowledge_scope = check_knowledge_scope(knowledge_scope)
         max_items = check_limit(max_items, "max_items")
         if additional_context is not None and not isinstance(additional_context, str):
             raise InvalidArgumentTypeError("additional_context must be a str or None")
-        role = agent_role if scope == "agent" else None
+        role = agent_role if (knowledge_scope or self.knowledge_scope) == "agent" else None
         short_term = self.short_term
         sources = ContextSources(
             recent=(
@@ -719,7 +725,7 @@ class CortexMemory:
             shown=self.contextual.shown,
         )
         return assemble_context(
-            self._space, sources, task_description, additional_context, max_items
+            self._space, sources, task_description, additional_context, max_items, explain=explain
         )
 
     def build_context_for_task(
@@ -734,12 +740,8 @@ class CortexMemory:
         """Context for a task: background, recent context, relevant knowledge, known entities
         and related memories (each section only when it has content; "" when none has).
         ``agent_role`` and ``knowledge_scope``: see :meth:`build_context_report`."""
-        return self.build_context_report(
-            task_description,
-            agent_role,
-            additional_context,
-            max_items,
-            knowledge_scope=knowledge_scope,
+        return self._context(
+            task_description, agent_role, additional_context, max_items, knowledge_scope, False
         ).text
 
     # ------------------------------------------------------------------ reading

@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem import LongTermMemory
+from graphmem import CortexMemory, LongTermMemory
 from graphmem.errors import InvalidArgumentError
 from graphmem.extract import embeddings
 from graphmem.retrieval.search import _stem
+from graphmem.store import ranking_rows
 from graphmem.store.engine import SQLITE_MODULE as sqlite3  # the SQLite graphmem runs on
 from graphmem.store.query_text import query_terms
+from graphmem.store.vector_windows import semantic_pools
 from graphmem.store.vectors import decode_embedding, encode_embedding, quantised, vector_matrix
 
 DATA = Path(__file__).parent / "data"
@@ -239,3 +241,83 @@ def test_meaning_is_a_boost_not_a_filter(static: embeddings.Embedder) -> None:
         memory.save(line, metadata={"speaker": "Grace Liu"})
     hits = memory.search_hits("What is the name of the puppy Grace Liu adopted?")
     assert hits[0].item.memory_id == answer.memory_id
+
+
+# ------------------------------------------------------------------------------- kept vectors
+def test_kept_vectors_follow_every_change_of_the_memories(
+    static: embeddings.Embedder, tmp_path: Path, write_memory_on: None
+) -> None:
+    # Two memories on one file keep vectors apart (as two processes would): each sees what
+    # the other changed, whatever it kept from its searches before.
+    path = str(tmp_path / "m.db")
+    reader, writer = LongTermMemory(db_path=path), LongTermMemory(db_path=path)
+    for line in UNNAMED["distractors"]:  # meaning ranks a memory against 20 or more
+        writer.save(line)
+    before = [item.content for item in reader.search("login problems")]
+    note = writer.save("A client cannot sign in through SSO since Monday.")
+    assert note.content not in before
+    assert reader.search("login problems")[0].memory_id == note.memory_id
+    assert writer.update(note.memory_id, {"content": "The summer party is on a boat."})
+    assert note.memory_id not in [i.memory_id for i in reader.search("login problems", limit=3)]
+    assert writer.update(note.memory_id, {"content": "Nobody could log in through SSO today."})
+    assert reader.search("sign-in failures")[0].memory_id == note.memory_id
+    assert writer.delete(note.memory_id) == 1
+    assert note.memory_id not in [i.memory_id for i in reader.search("sign-in failures")]
+
+
+def test_a_search_counts_no_change_of_the_memories(static: embeddings.Embedder) -> None:
+    memory = LongTermMemory()
+    memory.save("A client cannot sign in through SSO.")
+    database = memory.space.database
+
+    def stamp() -> tuple[int, int, int]:
+        with database.read() as conn:
+            found = database.kept_stamp(conn)
+        assert found is not None
+        return found.generation, found.rewrites, found.newest
+
+    saved = stamp()
+    memory.search("login problems")  # counts an access of what it found
+    assert stamp() == saved and saved[0] > 0
+    with database.write() as conn:
+        assert database.kept_stamp(conn) is None  # a write keeps nothing
+    item = memory.save("The summer party is on a boat.")
+    assert stamp() == (saved[0] + 1, saved[1], saved[2] + 1)  # only a new row
+    memory.update(item.memory_id, {"content": "The party moved to a park."})
+    generation, rewrites, _ = stamp()
+    assert generation > saved[0] + 1 and rewrites > saved[1]  # a row rewritten
+
+
+def test_a_named_pool_is_the_one_statement_s_newest(static: embeddings.Embedder) -> None:
+    # Merged from each entity's and each author's own window, the pool is what one
+    # statement over all of them reads, the newest `limit` first.
+    memory = CortexMemory(enable_short_term=False)
+    people = ["Priya Nair", "Marco Rossi", "Grace Liu"]
+    for n in range(12):
+        memory.save_task_result(
+            f"Review {n}",
+            f"{people[n % 3]} met {people[(n + 1) % 3]} about Northwind invoice {n}.",
+            agent_role=people[n % 2],
+        )
+    space = memory.space
+    namespaces = sorted({memory.long_term.namespace, *memory._related_namespaces()})
+    scope = ranking_rows.Scope.of(namespaces, memory.user_id)
+    for more in range(3):  # kept windows, then windows brought up to date with new rows
+        kg = space.entity_index.graph("")
+        keys = sorted(key for key in kg.nodes if kg.nodes[key].get("entity_id") is not None)
+        assert len(keys) >= 4
+        for limit in (1, 3, 100):
+            for chosen in (keys[:1], keys[1:3], keys, ["priya nair", "marco rossi"]):
+                ids = [int(kg.nodes[k]["entity_id"]) for k in chosen if k in kg.nodes]
+                with space.database.read() as conn:
+                    expected = ranking_rows.scoped_vectors(conn, scope, ids, chosen, limit)
+                    recent = ranking_rows.recent_vectors(conn, scope, limit)
+                    pools = semantic_pools(space.database, conn, scope, ids, chosen, limit, 256)
+                for pool, rows in zip(pools, (recent, expected), strict=True):
+                    assert pool.seqs == [seq for seq, _, _ in rows]
+                    assert pool.text_ids == [text_id for _, text_id, _ in rows]
+                    matrix = vector_matrix([stored for _, _, stored in rows], 256)
+                    assert pool.matrix.tobytes() == matrix.tobytes()
+        memory.save_task_result(
+            "Follow-up", f"Priya Nair paid Northwind invoice {more}.", "Grace Liu"
+        )

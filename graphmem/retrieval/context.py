@@ -217,11 +217,14 @@ def assemble_context(
     task: str,
     background: str | None = None,
     max_items: int = 10,
+    *,
+    explain: bool = True,
 ) -> ContextReport:
     """The context for ``task``: one read of ``space`` and one ranking, split into "Recent
     context", "Relevant knowledge" (the best five long-term items), "Known entities" and
     "Related memories" (the best ``max_items`` contextual items not shown in an earlier
     section, each text once); then one batched access-count update (``sources.shown``).
+    ``explain=False``: the entries carry no explanations (a caller that wants the text only).
 
     Example:
         >>> from graphmem import CortexMemory
@@ -244,11 +247,11 @@ def assemble_context(
             report.sections.append(ContextSection("Recent context:", entries))
         if sources.ranking is not None:
             ranking = sources.ranking(tx, KNOWLEDGE_ITEMS + max_items)
-            read.extend(_knowledge(tx, ranking, sources, report, shown))
+            read.extend(_knowledge(tx, ranking, sources, report, shown, explain))
             if sources.entities is not None:
                 _add_entities(report, sources.entities, ranking.query.named)
             if max_items > 0:
-                related = _related(tx, ranking, sources, shown, max_items)
+                related = _related(tx, ranking, sources, shown, max_items, explain)
     # One write: the access counts of what was read (and any promotion they bring).
     related = sources.shown(related, read)
     if sources.ranking is not None and max_items > 0:
@@ -316,12 +319,17 @@ class _Shown:
 
 
 def _knowledge(
-    tx: Work, ranking: Ranking, sources: ContextSources, report: ContextReport, shown: _Shown
+    tx: Work,
+    ranking: Ranking,
+    sources: ContextSources,
+    report: ContextReport,
+    shown: _Shown,
+    explain: bool,
 ) -> list[Hit]:
     """Add "Relevant knowledge:" (the best long-term items not shown yet); the hits read."""
     if sources.knowledge is None:
         return []
-    hits = ranking.take(tx, KNOWLEDGE_ITEMS, namespaces={sources.knowledge})
+    hits = ranking.take(tx, KNOWLEDGE_ITEMS, namespaces={sources.knowledge}, explain=explain)
     entries = [
         shown.entry(h.item, KNOWLEDGE_CHARS, "long_term", h)
         for h in hits
@@ -345,11 +353,20 @@ def _add_entities(report: ContextReport, entities: EntitySource, query_named: li
 
 
 def _related(
-    tx: Work, ranking: Ranking, sources: ContextSources, shown: _Shown, max_items: int
+    tx: Work,
+    ranking: Ranking,
+    sources: ContextSources,
+    shown: _Shown,
+    max_items: int,
+    explain: bool,
 ) -> list[Hit]:
     """The best ``max_items`` contextual hits of texts and saves not shown yet."""
     related = ranking.take(
-        tx, max_items + len(shown.saves), namespaces=sources.related, predicate=shown.fresh
+        tx,
+        max_items + len(shown.saves),
+        namespaces=sources.related,
+        predicate=shown.fresh,
+        explain=explain,
     )
     return [h for h in related if h.result_id not in shown.saves][:max_items]
 

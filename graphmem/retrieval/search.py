@@ -43,7 +43,8 @@ from ..extract.query import named_keys
 from ..items import MemoryItem, StoredMemory, stored_time, utc_now
 from ..store import memory_rows, ranking_rows, text_rows
 from ..store.query_text import query_terms
-from ..store.vectors import vector_matrix
+from ..store.vector_windows import semantic_pools
+from ..store.vectors import row_dot, vector_matrix
 from .answer_types import expected_answer_labels
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
@@ -272,7 +273,7 @@ class Ranking:
             ranking_rows.item_texts(conn, list(lexical)) if query.weights else {},
             weights,
         )
-        semantic = _semantic_scores(conn, kg, scope, query, [*lexical, *graph], weights)
+        semantic = _semantic_scores(conn, space, kg, scope, query, [*lexical, *graph], weights)
         if semantic:
             weights = weights.for_word_evidence(_word_evidence(conn, space, query, lexical))
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
@@ -286,9 +287,11 @@ class Ranking:
         *,
         namespaces: Set[str] | None = None,
         predicate: Callable[[MemoryItem], bool] | None = None,
+        explain: bool = True,
     ) -> list[Hit]:
         """The best ``limit`` hits (of ``namespaces`` when given, passing ``predicate``),
-        with scores relative to the first and explanations; read in ``tx``."""
+        with scores relative to the first and (unless ``explain`` is False: a caller that
+        shows only the texts) explanations; read in ``tx``."""
         hits: list[Hit] = []
         order = (
             self.order
@@ -310,18 +313,22 @@ class Ranking:
                 hits.append(hit)
                 if len(hits) >= limit:
                     break
-        self._explain(hits)
+        self._explain(hits, explain)
         return hits
 
-    def _explain(self, hits: list[Hit]) -> None:
+    def _explain(self, hits: list[Hit], explain: bool) -> None:
+        """Scores relative to the first hit; with ``explain``, why each hit was returned."""
         top = hits[0].score if hits and hits[0].score > 0 else 1.0
+        for hit in hits:
+            hit.score /= top
+            hit.item.relevance_score = hit.score
+        if not explain:
+            return
         kg = self.space.entity_index.graph(self.query.tenant)
         similar = _similar_words(
             self.query, [hit.item.content for hit in hits if self.scores[hit.seq].semantic > 0]
         )
         for hit in hits:
-            hit.score /= top
-            hit.item.relevance_score = hit.score
             part = self.scores[hit.seq]
             matched = _matched_terms(self.query.terms, hit.item.content) if part.lexical > 0 else []
             hit.explanation = Explanation(
@@ -550,6 +557,7 @@ class _EntityScoring:
 
 def _semantic_scores(
     conn: Any,
+    space: MemorySpace,
     kg: KnowledgeGraph,
     scope: ranking_rows.Scope,
     query: QueryAnalysis,
@@ -572,39 +580,39 @@ def _semantic_scores(
         for key in query.named
         if key in nodes and nodes[key].get("entity_id") is not None
     ]
-    pools = [
-        ranking_rows.recent_vectors(conn, scope, w.semantic_scope),
-        ranking_rows.scoped_vectors(conn, scope, entity_ids, query.named, w.semantic_scope),
-    ]
-    texts = _similarities([row for rows in pools for row in rows], query.vector)
+    pools = semantic_pools(
+        space.database, conn, scope, entity_ids, query.named, w.semantic_scope, len(query.vector)
+    )
+    # A text's similarity is that of its last row read (a text's items hold one vector).
+    texts: dict[int, float] = {}
+    for pool in pools:
+        texts.update(zip(pool.text_ids, row_dot(pool.matrix, query.vector).tolist(), strict=True))
     out: dict[int, float] = {}
     scale: tuple[float, float] | None = None
-    for rows in pools:
-        values = [texts[text_id] for _, text_id, _ in rows]
+    for pool in pools:
+        values = np.array([texts[text_id] for text_id in pool.text_ids], dtype=np.float64)
         if len(values) < w.semantic_min_pool:
             continue  # too few memories to tell what stands out from the rest
-        best, floor = max(values), float(np.median(values))
+        best, floor = float(values.max()), float(np.median(values))
         if best <= floor:
             continue
         scale = scale or (floor, best)
         # The most similar items, newest first among equals (a text's items score alike).
-        for i in sorted(range(len(rows)), key=lambda i: -values[i])[: w.semantic_candidates]:
+        for i in np.argsort(-values, kind="stable")[: w.semantic_candidates].tolist():
             if values[i] > floor:
-                value = (values[i] - floor) / (best - floor)
-                out[rows[i][0]] = max(out.get(rows[i][0], 0.0), value)
+                value = (float(values[i]) - floor) / (best - floor)
+                out[pool.seqs[i]] = max(out.get(pool.seqs[i], 0.0), value)
     if scale is None:
         return out
     floor, best = scale
-    seen = {seq for rows in pools for seq, _, _ in rows}
+    text_of = {seq: t for pool in pools for seq, t in zip(pool.seqs, pool.text_ids, strict=True)}
     wanted = set(others)
-    rest = ranking_rows.item_vectors(conn, wanted - seen)
+    rest = ranking_rows.item_vectors(conn, wanted - text_of.keys())
     similar = {**texts, **_similarities(rest, query.vector)}
-    for seq, text_id, _ in [*(row for rows in pools for row in rows), *rest]:
-        if seq in out or similar[text_id] <= floor:
-            continue
-        if seq not in wanted:
-            continue
-        out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
+    text_of.update((seq, text_id) for seq, text_id, _ in rest)
+    for seq, text_id in text_of.items():
+        if seq in wanted and seq not in out and similar[text_id] > floor:
+            out[seq] = min(1.0, (similar[text_id] - floor) / (best - floor))
     return out
 
 
@@ -633,7 +641,7 @@ def _similarities(rows: Sequence[tuple[int, int, str]], vector: np.ndarray) -> d
     stored = {text_id: value for _, text_id, value in rows}
     if not stored:
         return {}
-    similarity = vector_matrix(list(stored.values()), len(vector)) @ vector
+    similarity = row_dot(vector_matrix(list(stored.values()), len(vector)), vector)
     return dict(zip(stored, similarity.tolist(), strict=True))
 
 

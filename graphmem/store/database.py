@@ -49,11 +49,17 @@ from . import dump, migrations, schema
 from .dialects import Dialect, dialect_for
 from .engine import is_url, open_engine
 from .memory_rows import (
+    MEMORIES_GENERATION,
+    MEMORIES_REWRITES,
+    MemoriesStamp,
     chunks,
+    count_change,
+    memories_stamp,
     touch,
 )
 from .text_rows import healing
 from .transactions import Transaction, is_disk_full
+from .vector_windows import VectorWindows
 
 __all__ = ["Database"]
 
@@ -83,6 +89,8 @@ class Database:
             raise
         self._lock = threading.RLock()
         self._local = threading.local()
+        #: The vectors searches compare their queries with, kept between reads.
+        self.vector_windows = VectorWindows()
         try:
             self._initialise()
         except OperationalError as exc:
@@ -125,12 +133,13 @@ class Database:
                         key="schema_version", value=str(schema.SCHEMA_VERSION)
                     )
                 )
-            has_generation = conn.execute(
-                select(schema.meta.c.key).where(schema.meta.c.key == "graph_generation")
-            ).first()
-            if has_generation is None:
-                # The row exists from the start so that bump_generation is one atomic UPDATE.
-                conn.execute(insert(schema.meta).values(key="graph_generation", value="0"))
+            for key in ("graph_generation", MEMORIES_GENERATION, MEMORIES_REWRITES):
+                has_generation = conn.execute(
+                    select(schema.meta.c.key).where(schema.meta.c.key == key)
+                ).first()
+                if has_generation is None:
+                    # The row exists from the start so that a count is one atomic UPDATE.
+                    conn.execute(insert(schema.meta).values(key=key, value="0"))
 
     @contextmanager
     def write(self, durable: bool = True) -> Iterator[Connection]:
@@ -288,6 +297,20 @@ class Database:
             self._local.read_generation = generation
         return generation
 
+    def kept_stamp(self, conn: Connection) -> MemoriesStamp | None:
+        """The memory rows as ``conn``'s read sees them, for what is kept of them between
+        reads (:attr:`vector_windows`); None inside a write transaction, whose rows may never
+        be committed."""
+        if getattr(self._local, "tx", None) is not None:
+            return None
+        return memories_stamp(conn)
+
+    @property
+    def rows_in_order(self) -> bool:
+        """Whether rows become visible in the order of their numbers (one writer at a time:
+        SQLite), so that the rows new since a read are those numbered past its newest."""
+        return self.dialect.name == "sqlite"
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read transaction (joins a write transaction already open in this thread)."""
@@ -356,4 +379,5 @@ class Database:
             update(_T).where(_T.c.id == text_id).values(tenant=tenant, head="", body=content)
         )
         conn.execute(update(_M).where(_M.c.text_id == text_id).values(view="full"))
+        count_change(conn)
         self._scrub(conn)

@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError, StatementError
 
 from . import schema
 from .dialects import dialect_of
+from .memory_rows import MEMORIES_GENERATION, MEMORIES_REWRITES, count_change
 
 __all__ = [
     "DUMP_TABLES",
@@ -59,8 +60,11 @@ DUMP_TABLES: dict[str, Table] = {
 }
 
 #: ``graphmem_meta`` keys that describe the database file itself, not its content: the
-#: schema version travels in the export header, and the graph generation is bumped on import.
-INTERNAL_META_KEYS = frozenset({"schema_version", "graph_generation"})
+#: schema version travels in the export header, and the graph and memories generations are
+#: counted on import.
+INTERNAL_META_KEYS = frozenset(
+    {"schema_version", "graph_generation", MEMORIES_GENERATION, MEMORIES_REWRITES}
+)
 
 _CONTENT_TABLES = (
     "memories",
@@ -219,6 +223,8 @@ def insert_rows(
         chunk = [dict(r) for r in rows[start : start + batch]]
         if chunk:
             conn.execute(insert(table), chunk)
+    if table_name == "memories" and rows:
+        count_change(conn)  # rows of any number: not only newer ones
 
 
 def reset_sequences(conn: Connection) -> None:

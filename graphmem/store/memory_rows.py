@@ -21,9 +21,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
+    Integer,
     Select,
+    String,
     and_,
     bindparam,
+    cast,
     delete,
     exists,
     func,
@@ -47,6 +50,10 @@ from .dialects import dialect_of
 from .vectors import decode_embedding, encode_embedding
 
 __all__ = [
+    "MEMORIES_GENERATION",
+    "MEMORIES_REWRITES",
+    "MemoriesStamp",
+    "count_change",
     "delete_items",
     "insert_items",
     "items_of_texts",
@@ -69,6 +76,7 @@ __all__ = [
     "move_item",
     "update_metadata",
     "touch",
+    "memories_stamp",
     "NewItemRow",
     "SQL_FILTER_COLUMNS",
     "TextAnalysis",
@@ -102,6 +110,25 @@ _TOUCH = (
     update(_M)
     .where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
     .values(access_count=_M.c.access_count + 1, last_accessed=bindparam("when"))
+)
+#: ``graphmem_meta`` keys: how often the memory rows changed (written, deleted, moved, given a
+#: vector; counting an access is no change), and how often by other than new rows. What is
+#: kept of them between reads (a search's vectors) holds while the first stays, whichever
+#: process wrote, and is brought up to date by reading the new rows while the second stays.
+MEMORIES_GENERATION, MEMORIES_REWRITES = "memories_generation", "memories_rewrites"
+_META = schema.meta
+_COUNT_CHANGE = (
+    update(_META)
+    .where(_META.c.key.in_(bindparam("keys", expanding=True)))
+    .values(value=cast(cast(_META.c.value, Integer) + 1, String))
+)
+_LOCK_GRAPH_GENERATION = (
+    select(_META.c.key).where(_META.c.key == "graph_generation").with_for_update()
+)
+_STAMP = select(
+    select(_META.c.value).where(_META.c.key == MEMORIES_GENERATION).scalar_subquery(),
+    select(_META.c.value).where(_META.c.key == MEMORIES_REWRITES).scalar_subquery(),
+    select(func.max(_M.c.seq)).scalar_subquery(),
 )
 _ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
 _TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
@@ -272,6 +299,7 @@ def insert_items(conn: Connection, rows: Sequence[NewItemRow]) -> list[StoredMem
         for r in rows
     ]
     seqs = [int(s) for s in conn.execute(_INSERT_ITEMS, values).scalars()]
+    count_change(conn, new_rows=True)
     return [
         StoredMemory(
             seq, r.namespace, r.item.user_id or "", r.text_id, r.view,
@@ -538,11 +566,13 @@ def update_row(
     values = item_columns(item, None, importance, author_key)
     values.pop("namespace")
     conn.execute(update(_M).where(_M.c.seq == seq).values(**values))
+    count_change(conn)
 
 
 def move_item(conn: Connection, seq: int, text_id: int) -> None:
     """Make the item ``seq`` show all of the text ``text_id``."""
     conn.execute(update(_M).where(_M.c.seq == seq).values(text_id=text_id, view="full"))
+    count_change(conn)
 
 
 def update_metadata(conn: Connection, seq: int, metadata: Mapping[str, Any]) -> None:
@@ -564,7 +594,38 @@ def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]
     for chunk in chunks(list(seqs), 500):
         texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
         deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+    if deleted:
+        count_change(conn)
     orphans: list[int] = []
     for chunk in chunks(sorted(texts), 500):
         orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
     return deleted, orphans
+
+
+def count_change(conn: Connection, *, new_rows: bool = False) -> None:
+    """Count a change of memory rows (``new_rows``: rows inserted, nothing else), in the
+    caller's transaction (:data:`MEMORIES_GENERATION`)."""
+    if conn.dialect.name != "sqlite":
+        # On a server the graph generation's row is locked first, as a graph write does:
+        # two writers never hold these rows in opposite orders (SQLite has one writer).
+        conn.execute(_LOCK_GRAPH_GENERATION)
+    keys = [MEMORIES_GENERATION] if new_rows else [MEMORIES_GENERATION, MEMORIES_REWRITES]
+    conn.execute(_COUNT_CHANGE, {"keys": keys})
+
+
+@dataclass(frozen=True)
+class MemoriesStamp:
+    """The memory rows as one read sees them: how often they changed, how often by other
+    than new rows, and the largest row number (``seq``; 0: none)."""
+
+    generation: int
+    rewrites: int
+    newest: int
+
+
+def memories_stamp(conn: Connection) -> MemoriesStamp | None:
+    """The :class:`MemoriesStamp` of ``conn``'s read (None: a store that counts no changes)."""
+    generation, rewrites, newest = conn.execute(_STAMP).one()
+    if generation is None or rewrites is None:
+        return None
+    return MemoriesStamp(int(generation), int(rewrites), int(newest or 0))

@@ -39,6 +39,7 @@ __all__ = [
     "decode_embedding",
     "encode_embedding",
     "quantised",
+    "row_dot",
     "vector_matrix",
 ]
 
@@ -80,7 +81,7 @@ def encode_embedding(values: Sequence[float]) -> str:
 def decode_embedding(stored: str) -> list[float]:
     """The embedding a column text holds, as the item's list of floats."""
     if stored.startswith(INT8_PREFIX):
-        return [float(v) for v in _steps_to_values(_int8(stored))]
+        return list(_steps_to_values(_int8(stored)).tolist())
     if stored.startswith(FLOAT32_PREFIX):
         return list(_float32(stored).tolist())
     return [float(x) for x in json.loads(stored)]
@@ -111,6 +112,15 @@ def vector_matrix(stored: Sequence[str], dim: int) -> np.ndarray:
             out[row] = _float32(text)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return out / np.where(norms > 0, norms, 1.0)
+
+
+def row_dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Each row's dot product with ``vector``, computed row by row alike whatever the other
+    rows (a BLAS product's last bits depend on the matrix's shape, so a text's similarity
+    would depend on which texts it is compared with in the same call)."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", matrix, vector)
 
 
 def _steps_to_values(steps: np.ndarray) -> np.ndarray:
