@@ -13,8 +13,10 @@
  * both its entities are drawn. An entity is drawn when its type, neighbour count and first
  * day pass and it is not held (held entities wait on the page until a neighbour is expanded);
  * with communities on, a community's members are drawn as one node until it is clicked.
- * Labels keep one size on screen and show where they fit, the largest entities first. The
- * layout is computed once (stabilisation) and then frozen, so filtering never moves anything.
+ * Labels keep one size on screen and show where they fit (under the dot, or over it), the focus
+ * and then the most connected and most mentioned entities first; the first view fits them as
+ * well as the dots. The layout is computed once (stabilisation) and then frozen, so filtering
+ * never moves anything.
  */
 (function () {
   "use strict";
@@ -545,7 +547,8 @@
   }
   /* Canvas units to move a label from below its dot (radius in canvas units) to above it. */
   function labelShift(place, radius, scale) {
-    return place === "above" ? -(2 * radius + 2 * LABEL_GAP + 1.75 * data.labels.nodePx / scale) : 0;
+    var font = data.labels.nodePx / scale;
+    return place === "above" ? -(2 * radius + 2 * LABEL_GAP + 1.75 * font) : 0;
   }
   function apart(a, b) {
     return a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
@@ -562,8 +565,8 @@
   /* Keep labels data.labels.nodePx high on screen and show each one that fits inside the graph
    * beside the ones already placed (focus first, then communities, then the most connected and
    * most mentioned entities): under its dot clear of the other dots, else over it clear of
-   * them (so that it reads as this dot's), else under it. ``unbounded``: labels may reach past the graph's box (fitLabels). Returns what was
-   * drawn: each dot and its label's box (DOM pixels). */
+   * them (so that it reads as this dot's), else under it. `unbounded`: labels may reach past
+   * the graph's box (fitLabels). Returns each dot drawn, with its label's box (DOM pixels). */
   function placeLabels(unbounded) {
     if (!window.graphmemReady && !layoutDone) {
       return []; // nothing has a position yet
@@ -600,8 +603,8 @@
         var inside = unbounded === true || (box.left >= 0 && box.right <= width &&
           box.top >= 0 && box.bottom <= height);
         return text && inside && boxes.every(function (other) {
-            return apart(box, other);
-          });
+          return apart(box, other);
+        });
       });
       var clear = free.filter(function (box) {
         return dots.every(function (other) {
