@@ -6,6 +6,7 @@ boxes are vis-network's own (bench/viz_readability.py measures them the same way
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,53 @@ def test_the_page_fits_the_window(
     # The graph keeps at least half the width beside the context and the legend.
     stage = box_of(browser, ".gm-stage")
     assert stage["width"] >= window / 2, stage
+
+
+#: Each drawn node label as vis-network draws it (moved by its vadjust), beside its dot (DOM).
+LABELS_BY_DOTS_JS = """
+var network = graphmemNetwork, scale = network.getScale(), out = [];
+graphmemView().nodes.forEach(function (id) {
+  var body = network.body.nodes[id];
+  if (!body.options.label) { return; }
+  var shift = body.labelModule.fontOptions.vadjust || 0;
+  var top = network.canvasToDOM({x: body.x, y: body.labelModule.size.top + shift}).y;
+  var dot = network.canvasToDOM({x: body.x, y: body.y}).y;
+  out.push({id: id, over: shift < 0, top: top, bottom: top + body.labelModule.size.height * scale,
+            dotTop: dot - body.options.size * scale, dotBottom: dot + body.options.size * scale,
+            px: body.labelModule.fontOptions.size * scale, scale: scale});
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("window", [1024], indirect=True)
+def test_labels_over_their_dot_stay_over_it_at_every_zoom(
+    browser: Any, window: int, demo_pages: dict[str, Path]
+) -> None:
+    open_page(browser, demo_pages["overview"])
+    for zoom in (None, 1.6, 0.5):
+        if zoom is not None:
+            browser.execute_script(
+                "graphmemNetwork.moveTo({scale: arguments[0]});"
+                "graphmemNetwork.emit('zoom', {scale: arguments[0]});",
+                zoom,
+            )
+            time.sleep(0.5)  # the page places labels 80 ms after a zoom
+        labels = browser.execute_script(LABELS_BY_DOTS_JS)
+        assert {round(label["px"], 1) for label in labels} == {14.0}, zoom
+        over = [label for label in labels if label["over"]]
+        if zoom is None:
+            assert len(over) >= 3  # the demo's crowded corners
+        # The gap to the dot: a few pixels, and 4 canvas units more (vis-network's, below).
+        misplaced = [label for label in labels if not 2 <= gap(label) <= 10 + 4 * label["scale"]]
+        assert not misplaced, (zoom, misplaced)
+
+
+def gap(label: dict[str, Any]) -> float:
+    """Screen pixels between a label and its dot, on the label's side."""
+    if label["over"]:
+        return float(label["dotTop"] - label["bottom"])
+    return float(label["top"] - label["dotBottom"])
 
 
 def test_a_task_of_long_words_wraps(browser: Any, window: int, tmp_path: Path) -> None:
