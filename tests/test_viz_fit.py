@@ -49,12 +49,20 @@ KEY_ELEMENTS = (
     ".gm-summary",
     ".gm-toolbar",
     ".gm-toolbar > *",
+    ".gm-side",
     ".gm-legend",
     ".gm-context",
     ".gm-stage",
 )
 #: Text boxes whose content must not be wider than the box (cut off or scrolled sideways).
-TEXT_BOXES = (".gm-header", ".gm-toolbar", ".gm-legend", ".gm-context", ".gm-context-task")
+TEXT_BOXES = (
+    ".gm-header",
+    ".gm-toolbar",
+    ".gm-side",
+    ".gm-legend",
+    ".gm-context",
+    ".gm-context-task",
+)
 
 
 @pytest.fixture(scope="module")
