@@ -39,7 +39,8 @@ MAX_EDGES_PER_NODE = 3.0
 MAX_LABEL_OVERLAP = 0.05
 
 #: Run in the page: the drawn nodes and edges, and each drawn label's box in DOM pixels as
-#: vis-network drew it (``labelModule.size``, canvas units, converted at the current zoom).
+#: vis-network drew it (``labelModule.size``, canvas units, moved by the label's ``vadjust``
+#: as vis-network draws it, converted at the current zoom).
 MEASURE_JS = """
 var network = graphmemNetwork, scale = network.getScale();
 var shown = graphmemView();
@@ -49,7 +50,8 @@ shown.nodes.forEach(function (id) {
   if (!body || !body.options.label || body.options.hidden) { return; }
   var size = body.labelModule.size;
   if (!size.width) { return; }
-  var corner = network.canvasToDOM({x: size.left, y: size.top});
+  var shift = body.labelModule.fontOptions.vadjust || 0;
+  var corner = network.canvasToDOM({x: size.left, y: size.top + shift});
   boxes.push({id: id, left: corner.x, top: corner.y,
               width: size.width * scale, height: size.height * scale});
 });

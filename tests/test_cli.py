@@ -532,6 +532,11 @@ def test_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         r"relation and each entity's \d strongest co-occurrence links\.",
         html,
     )
+    # The page of step 1's context: the task, its sections, and the entities it used.
+    task_page = (out / "task.html").read_text(encoding="utf-8")
+    assert "Context for: Prepare the Atlas status update for Aurex Logistics." in task_page
+    assert '"sections":[{"title":"Relevant knowledge:"' in task_page
+    assert re.search(r"Wrote \S+task\.html: the context of step 1 beside the \d{2} entities", text)
     stats = json.loads(run("--db", str(out / "demo.db"), "stats", "--json").stdout)
     assert stats["memories_by_tier"] == {"entity": 304, "long_term": 304}
 

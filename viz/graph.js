@@ -13,8 +13,10 @@
  * both its entities are drawn. An entity is drawn when its type, neighbour count and first
  * day pass and it is not held (held entities wait on the page until a neighbour is expanded);
  * with communities on, a community's members are drawn as one node until it is clicked.
- * Labels keep one size on screen and show where they fit, the largest entities first. The
- * layout is computed once (stabilisation) and then frozen, so filtering never moves anything.
+ * Labels keep one size on screen and show where they fit (under the dot, or over it), the focus
+ * and then the most connected and most mentioned entities first; the first view fits them as
+ * well as the dots. The layout is computed once (stabilisation) and then frozen, so filtering
+ * never moves anything.
  */
 (function () {
   "use strict";
@@ -485,17 +487,38 @@
 
   // --- labels that do not collide ---------------------------------------------------------
   var measure = document.createElement("canvas").getContext("2d");
-  var labelShown = {};
+  var labelShown = {}; // id -> where its label is ("below", or "above@<zoom>"), or false
   var labelScale = 1; // the zoom the label font sizes were set for
+  var LABEL_GAP = 4; // canvas units between a dot and its label (vis-network's, below)
+  var LABEL_PLACES = ["below", "above"];
   function labelText(id) {
     return typeof id === "string" ? communityById[id].label : nodeById[id].label;
   }
+  /* An entity's place among the page's entities by neighbours and by mentions (ties by the
+   * other count): its label ranks by the better of the two, so the most connected and the
+   * most mentioned entities are named before the rest. */
+  var labelPlace = {};
+  (function () {
+    function order(first, second) {
+      return data.nodes.slice().sort(function (a, b) {
+        return (b[first] || 0) - (a[first] || 0) || (b[second] || 0) - (a[second] || 0) ||
+          a.id - b.id;
+      });
+    }
+    order("degree", "mentions").forEach(function (node, place) {
+      labelPlace[node.id] = [place];
+    });
+    order("mentions", "degree").forEach(function (node, place) {
+      var places = labelPlace[node.id];
+      labelPlace[node.id] = [Math.min(places[0], place), Math.max(places[0], place)];
+    });
+  })();
   function labelRank(id) {
     if (typeof id === "string") {
       return [0, -communityById[id].members.length];
     }
-    var node = nodeById[id];
-    return [node.focus ? -1 : 1, -node.size, -node.degree, id];
+    var places = labelPlace[id];
+    return [nodeById[id].focus ? -1 : 1, places[0], places[1], id];
   }
   function byRank(a, b) {
     var ra = labelRank(a);
@@ -508,11 +531,45 @@
     return 0;
   }
 
-  /* Keep labels data.labels.nodePx high on screen and show each one that fits beside the
-   * ones already placed (focus first, then communities, then the largest entities). */
-  function placeLabels() {
+  /* The screen box (DOM pixels) a label takes below or above its dot, with the gap to the
+   * dot: vis-network hangs a dot's label 4 canvas units + half a line under it; above, the
+   * label is moved up by its font's vadjust (labelShift). */
+  function labelBox(dot, half, place, scale, px) {
+    var box = { left: dot.x - half, right: dot.x + half, place: place };
+    if (place === "below") {
+      box.top = dot.y + dot.r;
+      box.bottom = box.top + LABEL_GAP * scale + 1.9 * px;
+    } else {
+      box.bottom = dot.y - dot.r;
+      box.top = box.bottom - LABEL_GAP * scale - 1.65 * px;
+    }
+    return box;
+  }
+  /* Canvas units to move a label from below its dot (radius in canvas units) to above it. */
+  function labelShift(place, radius, scale) {
+    var font = data.labels.nodePx / scale;
+    return place === "above" ? -(2 * radius + 2 * LABEL_GAP + 1.75 * font) : 0;
+  }
+  function apart(a, b) {
+    return a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+  }
+  /* Whether the box comes within LABEL_CLEARANCE screen pixels of the dot. */
+  var LABEL_CLEARANCE = 3;
+  function covers(box, dot) {
+    var x = Math.max(box.left, Math.min(dot.x, box.right));
+    var y = Math.max(box.top, Math.min(dot.y, box.bottom));
+    var reach = dot.r + LABEL_CLEARANCE;
+    return (x - dot.x) * (x - dot.x) + (y - dot.y) * (y - dot.y) < reach * reach;
+  }
+
+  /* Keep labels data.labels.nodePx high on screen and show each one that fits inside the graph
+   * beside the ones already placed (focus first, then communities, then the most connected and
+   * most mentioned entities): under its dot clear of the other dots, else over it clear of
+   * them (so that it reads as this dot's), else under it. `unbounded`: labels may reach past
+   * the graph's box (fitLabels). Returns each dot drawn, with its label's box (DOM pixels). */
+  function placeLabels(unbounded) {
     if (!window.graphmemReady && !layoutDone) {
-      return; // nothing has a position yet
+      return []; // nothing has a position yet
     }
     var scale = network.getScale();
     var px = data.labels.nodePx;
@@ -524,40 +581,127 @@
       });
     }
     measure.font = px + "px " + FONT_FACE;
+    var width = container.clientWidth;
+    var height = container.clientHeight;
     var ids = view.nodes.concat(view.groups.map(function (group) {
       return group.id;
     })).sort(byRank);
     var positions = network.getPositions(ids);
+    var dots = ids.map(function (id) {
+      var centre = network.canvasToDOM(positions[id]);
+      var size = nodes.get(id).size || 10;
+      return { id: id, x: centre.x, y: centre.y, r: size * scale, size: size, label: null };
+    });
     var boxes = [];
     var updates = [];
-    ids.forEach(function (id) {
-      var text = labelText(id);
-      var centre = network.canvasToDOM(positions[id]);
-      var radius = (nodes.get(id).size || 10) * scale;
-      var half = measure.measureText(text).width / 2 + 4; // + the white stroke
-      // vis-network hangs a dot's label under it: 0.5 font + 4 canvas units down.
-      var top = centre.y + radius;
-      var box = { left: centre.x - half, right: centre.x + half, top: top,
-        bottom: top + 4 * scale + 1.9 * px };
-      var fits = text && boxes.every(function (other) {
-        return box.right <= other.left || other.right <= box.left ||
-          box.bottom <= other.top || other.bottom <= box.top;
+    dots.forEach(function (dot) {
+      var text = labelText(dot.id);
+      var half = text ? measure.measureText(text).width / 2 + 4 : 0; // + the white stroke
+      var free = LABEL_PLACES.map(function (place) {
+        return labelBox(dot, half, place, scale, px);
+      }).filter(function (box) {
+        var inside = unbounded === true || (box.left >= 0 && box.right <= width &&
+          box.top >= 0 && box.bottom <= height);
+        return text && inside && boxes.every(function (other) {
+          return apart(box, other);
+        });
       });
-      if (fits) {
+      var clear = free.filter(function (box) {
+        return dots.every(function (other) {
+          return other === dot || !covers(box, other);
+        });
+      });
+      var below = free[0] && free[0].place === "below" ? free[0] : null;
+      var box = clear[0] || below;
+      var place = box ? box.place : false;
+      if (box) {
         boxes.push(box);
+        dot.label = box;
       }
-      if (labelShown[id] !== fits) {
-        labelShown[id] = fits;
-        updates.push({ id: id, label: fits ? text : "" });
+      // A label over its dot is moved up by an amount that depends on the zoom.
+      var shown = place === "above" ? place + "@" + scale : place;
+      if (labelShown[dot.id] !== shown) {
+        labelShown[dot.id] = shown;
+        updates.push({ id: dot.id, label: box ? text : "",
+          font: { vadjust: labelShift(place, dot.size, scale) } });
       }
     });
     nodes.update(updates);
     window.graphmemLabelsShown = boxes.length;
+    return dots;
   }
   var labelTimer = null;
   function placeLabelsSoon() {
     clearTimeout(labelTimer);
     labelTimer = setTimeout(placeLabels, 80);
+  }
+
+  /* The largest zoom, from the current one down to LEAST_FIT of it, at which every dot and
+   * every label placed fits in the graph's box (labels keep their size on screen, so a view
+   * fitted to the dots cuts off the labels at its edges); the view moves there, centred, and
+   * the labels are placed again, inside the box. */
+  var LEAST_FIT = 0.7;
+  function fitLabels() {
+    var margin = 6;
+    var width = container.clientWidth - 2 * margin;
+    var height = container.clientHeight - 2 * margin;
+    var least = network.getScale() * LEAST_FIT;
+    for (var round = 0; round < 3; round += 1) {
+      var dots = placeLabels(true);
+      if (!dots.length || width <= 0 || height <= 0) {
+        return;
+      }
+      var scale = network.getScale();
+      var centre = network.DOMtoCanvas({ x: 0, y: 0 }); // any point: positions are relative
+      var items = dots.map(function (dot) {
+        var canvas = network.DOMtoCanvas({ x: dot.x, y: dot.y });
+        var box = dot.label;
+        return { x: canvas.x - centre.x, y: canvas.y - centre.y, r: dot.size,
+          half: box ? (box.right - box.left) / 2 : 0,
+          up: box && box.place === "above" ? box.bottom - box.top : 0,
+          down: box && box.place === "below" ? box.bottom - box.top : 0 };
+      });
+      var extents = function (s) {
+        var e = { left: Infinity, right: -Infinity, top: Infinity, bottom: -Infinity };
+        items.forEach(function (item) {
+          var across = Math.max(item.r * s, item.half);
+          e.left = Math.min(e.left, item.x * s - across);
+          e.right = Math.max(e.right, item.x * s + across);
+          e.top = Math.min(e.top, item.y * s - item.r * s - item.up);
+          e.bottom = Math.max(e.bottom, item.y * s + item.r * s + item.down);
+        });
+        return e;
+      };
+      var fits = function (s) {
+        var e = extents(s);
+        return e.right - e.left <= width && e.bottom - e.top <= height;
+      };
+      var best = scale;
+      if (!fits(scale)) {
+        var low = Math.min(least, scale);
+        var high = scale;
+        for (var step = 0; step < 24; step += 1) {
+          var middle = (low + high) / 2;
+          if (fits(middle)) {
+            low = middle;
+          } else {
+            high = middle;
+          }
+        }
+        best = low;
+      }
+      var e = extents(best);
+      network.moveTo({
+        position: { x: centre.x + (e.left + e.right) / 2 / best,
+          y: centre.y + (e.top + e.bottom) / 2 / best },
+        scale: best,
+        animation: false,
+      });
+      if (best === scale) {
+        break; // only centred: the labels placed still fit
+      }
+    }
+    placeLabels();
   }
 
   function showSummary() {
@@ -671,6 +815,7 @@
     placeLabelsSoon();
   });
   network.on("dragEnd", placeLabelsSoon);
+  network.on("resize", placeLabelsSoon);
 
   // --- the toolbar ----------------------------------------------------------------------
   function toggle(id, onChange) {
@@ -736,6 +881,14 @@
   });
 
   var predicateList = byId("gm-predicate-list");
+  var predicateMenu = byId("gm-predicates");
+  predicateMenu.addEventListener("toggle", function () {
+    // Near the window's right edge the list opens to the left, inside the window.
+    predicateMenu.classList.remove("gm-open-left");
+    if (predicateMenu.open && predicateList.getBoundingClientRect().right > window.innerWidth) {
+      predicateMenu.classList.add("gm-open-left");
+    }
+  });
   byId("gm-predicates-count").textContent = "(" + data.predicates.length + ")";
   checkboxList(predicateList, data.predicates, {
     name: "predicate", boxClass: "gm-predicate-filter", countClass: "gm-muted",
@@ -1063,6 +1216,7 @@
   // --- the context a task was given (render_context) ------------------------------------
   if (data.context) {
     byId("gm-context").hidden = false;
+    byId("gm-side").classList.add("gm-with-context");
     byId("gm-context-task").textContent = data.context.task;
     var sections = byId("gm-context-sections");
     data.context.sections.forEach(function (section) {
@@ -1102,8 +1256,9 @@
     network.setOptions({ physics: { enabled: false } });
     network.fit({ animation: false });
     layoutDone = true;
-    scaleLegend();
     applyFilters();
+    fitLabels();
+    scaleLegend();
     window.graphmemStats = {
       nodes: view.nodes.length,
       edges: view.edges.length,

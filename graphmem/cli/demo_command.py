@@ -44,16 +44,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         storage.close()
 
         heading(f"1. Context for the task: {DEMO_TASK!r}")
+        from ..viz import drawable_graph, render_context, render_graph
+
+        task_html = out_dir / "task.html"
         with persistent_cortex(db) as cortex:
             report = cortex.build_context_report(DEMO_TASK)
+            assert cortex.entity_memory is not None
+            task_page = render_context(report, cortex.entity_memory, task_html)
         print(report.text)
 
         storage = open_database(db)
         em = entity_memory(storage, None)
         _demo_answers(em)
-
-        from ..viz import drawable_graph, render_graph
-
         graph = drawable_graph(em)
     finally:
         storage.close()
@@ -64,6 +66,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(
         f"Wrote {html} ({viz.nodes_drawn} of {viz.nodes_drawn + viz.nodes_omitted} entities). "
         f"Open it in a browser: {html.resolve().as_uri()}"
+    )
+    print(
+        f"Wrote {task_html}: the context of step 1 beside the {task_page.nodes_drawn} entities "
+        f"it used: {task_html.resolve().as_uri()}"
     )
     print(f"\nDone in {time.monotonic() - started:.1f} s. Try next:")
     print(f"  graphmem --db {db} search 'Atlas launch date'")
@@ -185,7 +191,7 @@ DEMO = Command(
     cmd_demo,
     "ingest the bundled example corpus and show what graphmem answers",
     """examples:
-  graphmem demo                           # writes ./graphmem-demo/demo.db and graph.html
+  graphmem demo                           # writes ./graphmem-demo/demo.db, graph.html, task.html
   graphmem demo --out /tmp/gm-demo""",
     _demo_arguments,
     tenant_scoped=False,

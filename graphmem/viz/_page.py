@@ -23,7 +23,8 @@ behind a toggle, faint), holding every relation between them: labelled with its 
 (or how many) on hover or when few edges are drawn, width by total support, faded and dotted
 when all its relations ended (a ``valid_to``). Node colour by label, node size by mentions,
 each as the legend shows it at the current zoom; node labels keep one size on screen and
-show where they fit, the largest first. What is drawn first follows :mod:`._views`: an ego
+show where they fit (under or over the dot), the focus, most connected and most mentioned
+first, and the first view fits them. What is drawn first follows :mod:`._views`: an ego
 page the ego's relations, an overview each entity's strongest, with the rest behind a
 toggle; communities can be drawn as one node each; held entities are drawn when a neighbour
 is double-clicked. Controls filter by entity type, predicate, least support and number of
