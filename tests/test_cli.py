@@ -338,6 +338,16 @@ def test_relations_as_of_a_date(shared_db: Path) -> None:
     assert jobs("2026-06-01T12:00:00Z") == {"Harbor Analytics"}
     text = run("--db", str(shared_db), "relations", "Dana", "--as-of", "2026-04-01").stdout
     assert text.startswith("Dana Whitfield (PERSON): 1 typed relation as of 2026-04-01\n")
+    # As it stood then: the job had not ended (it ended on 2026-05-05), and nothing said
+    # after that date is quoted.
+    assert "(ended)" not in text
+    then = json.loads(
+        run("--db", str(shared_db), "relations", "Dana", "--as-of", "2026-04-01", "--json").stdout
+    )
+    for edge in then:
+        assert edge["valid_to"] is None, edge
+        assert edge["last_seen"] <= "2026-04-01T00:00:00+00:00", edge
+        assert all(ev["date"] <= "2026-04-01T00:00:00+00:00" for ev in edge["evidence"]), edge
     before = run("--db", str(shared_db), "relations", "Dana", "--as-of", "2020-01-01").stdout
     assert "0 typed relations as of 2020-01-01" in before
     bad = run("--db", str(shared_db), "relations", "Dana", "--as-of", "last spring")

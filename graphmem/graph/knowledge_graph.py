@@ -599,7 +599,8 @@ class KnowledgeGraph:
         """The graph as it stood at ``when`` (a datetime, a date: its midnight, or an ISO 8601
         string): the entities first mentioned by then, and the relations valid then,
         ``valid_from <= when < valid_to`` (no ``valid_to``: still open; no ``valid_from``:
-        from its first evidence).
+        from its first evidence), as they were known then: an end after ``when`` is not
+        shown, nor evidence dated after it.
 
         Example:
             >>> kg = KnowledgeGraph()
@@ -624,7 +625,29 @@ class KnowledgeGraph:
                 return False
             return not data["valid_to"] or stamp < _graph_time(data["valid_to"])
 
-        return self._view(begun, lambda _predicate, data: valid(data))
+        def as_it_stood(data: dict[str, Any]) -> dict[str, Any]:
+            # An end or a sighting after ``when`` was not known then.
+            then = dict(data)
+            if then["valid_to"]:
+                then["valid_to"] = None  # valid(): it ends after ``when``
+            if then["last_seen"] and _graph_time(then["last_seen"]) > stamp:
+                then["last_seen"] = stamp
+            return then
+
+        def evidence_by_then(relation_ids: Sequence[int]) -> dict[int, list[Any]]:
+            loaded = self._evidence_loader(relation_ids) if self._evidence_loader else {}
+            return {
+                rid: [
+                    ev
+                    for ev in rows
+                    if not ev.created_at or _graph_time(str(ev.created_at)) <= stamp
+                ]
+                for rid, rows in loaded.items()
+            }
+
+        view = self._view(begun, lambda _predicate, data: valid(data), as_it_stood)
+        view._evidence_loader = evidence_by_then
+        return view
 
     def typed(self) -> KnowledgeGraph:
         """The graph with typed relations only (no ``co_occurs`` links): its paths say how
@@ -635,6 +658,7 @@ class KnowledgeGraph:
         self,
         keep_entity: Callable[[dict[str, Any]], bool],
         keep_edge: Callable[[str, dict[str, Any]], bool],
+        edge_data: Callable[[dict[str, Any]], dict[str, Any]] = dict,
     ) -> KnowledgeGraph:
         view = KnowledgeGraph(self._evidence_loader)
         for key, data in self.graph.nodes(data=True):
@@ -642,7 +666,7 @@ class KnowledgeGraph:
                 view.graph.add_node(key, **data)
         for u, v, k, data in self.graph.edges(keys=True, data=True):
             if u in view.graph and v in view.graph and keep_edge(k, data):
-                view.graph.add_edge(u, v, key=k, **data)
+                view.graph.add_edge(u, v, key=k, **edge_data(data))
         for u, v in {(min(u, v), max(u, v)) for u, v in view.graph.edges()}:
             view._relink(u, v)
         view.alias_keys = {a: k for a, k in self.alias_keys.items() if k in view.graph}
