@@ -51,7 +51,7 @@ from .label_rows import (
     vote_labels,
     write_setting,
 )
-from .memory_rows import chunks, shown_content, shows_mention
+from .memory_rows import shown_content, shows_mention
 from .merge_rows import (
     FORGOTTEN_MERGE,
     log_merge,
