@@ -139,3 +139,34 @@ def test_a_failed_rollback_to_the_savepoint_does_not_hide_the_error(db: Database
     with db.write() as conn:  # the database is usable afterwards
         _save(db, conn, "next")
     assert _contents(db) == ["next"]
+
+
+def test_deleting_items_names_the_texts_no_item_shows_any_more(db: Database) -> None:
+    """Each text left unshown comes with its tenant and whether it was indexed (an
+    unindexed one, such as a short-term line, has no mentions or evidence to read)."""
+    analyses = [memory_rows.TextAnalysis(), None, memory_rows.TextAnalysis(relations=True)]
+    with db.write() as conn:
+        indexed, plain, shared = text_rows.insert_texts(
+            conn,
+            [("ann", "", "Alice met Bob"), ("bob", "", "a line"), ("ann", "", "kept")],
+            analyses,
+        )
+        rows = memory_rows.insert_items(
+            conn,
+            [
+                memory_rows.NewItemRow(MemoryItem(content, user_id=user), namespace, None, text)
+                for content, user, namespace, text in [
+                    ("Alice met Bob", "ann", "n", indexed),
+                    ("a line", "bob", "n", plain),
+                    ("kept", "ann", "n", shared),
+                    ("kept", "ann", "m", shared),
+                ]
+            ],
+        )
+    with db.write() as conn:
+        deleted, orphans = memory_rows.delete_items_of_texts(conn, [r.seq for r in rows[:3]])
+    assert deleted == 3
+    assert sorted(orphans, key=lambda o: o.text_id) == [
+        memory_rows.OrphanText(indexed, "ann", True),
+        memory_rows.OrphanText(plain, "bob", False),
+    ]

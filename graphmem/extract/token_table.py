@@ -29,12 +29,12 @@ from functools import cached_property
 from typing import cast
 
 import numpy as np
-from spacy.attrs import DEP, HEAD, IS_SPACE, LEMMA
+from spacy.attrs import DEP, HEAD, IDX, IS_PUNCT, IS_SPACE, LEMMA
 from spacy.tokens import Doc, Span
 
 __all__ = ["TokenTable"]
 
-_COLUMNS: list[int | str] = [LEMMA, DEP, HEAD, IS_SPACE]
+_COLUMNS: list[int | str] = [LEMMA, DEP, HEAD, IS_SPACE, IS_PUNCT, IDX]
 
 #: String id -> the string as the table holds it: a dict lookup is several times cheaper
 #: than the string store's. Ids are hashes of the strings, the same in every vocab.
@@ -108,6 +108,26 @@ class TokenTable:
     def spaces(self) -> list[bool]:
         """``token.is_space``."""
         return [bool(v) for v in self._columns[:, 3].tolist()]
+
+    @cached_property
+    def punct(self) -> list[str]:
+        """``token.text`` of a punctuation token (``token.is_punct``), ``""`` of the others."""
+        doc = self.doc
+        return [doc[i].text if p else "" for i, p in enumerate(self._columns[:, 4].tolist())]
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [*self._columns[:, 5].tolist(), len(self.text)]
+
+    @cached_property
+    def text(self) -> str:
+        """``doc.text``."""
+        return self.doc.text
+
+    def chars(self, start: int, end: int) -> str:
+        """The text of tokens ``start`` to ``end`` (excluded), each with the whitespace after
+        it (``"".join(t.text_with_ws for t in doc[start:end])``)."""
+        return self.text[self._starts[start] : self._starts[end]] if start < end else ""
 
     @cached_property
     def _sentences(self) -> list[tuple[int, int, int]]:

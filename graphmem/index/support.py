@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..extract.predicates import PredicateCatalogue
@@ -66,18 +67,23 @@ class Support:
             for tenant in {r.tenant for r in rows}:
                 namespaces = {r.namespace for r in rows if r.tenant == tenant}
                 self.views.forget_tier_counts(tenant, namespaces)
-            deleted, orphans = memory_rows.delete_items(conn, [r.seq for r in rows])
+            deleted, orphans = memory_rows.delete_items_of_texts(conn, [r.seq for r in rows])
             if not orphans:
                 return deleted
-            for tenant, n in graph_rows.texts_by_tenant(conn, orphans).items():
+            for tenant, n in Counter(orphan.tenant for orphan in orphans).items():
                 self.views.count_texts(tenant, -n)
+            gone = [orphan.text_id for orphan in orphans]
+            indexed = [orphan.text_id for orphan in orphans if orphan.indexed]
+            if not indexed:  # no mentions or evidence go with them (a short-term line)
+                self.db.delete_texts(conn, gone)
+                return deleted
             self.writes.flush_deferred(conn)  # what is derived is read again from the tables
-            lost = graph_rows.index_rows_of(conn, orphans)
+            lost = graph_rows.index_rows_of(conn, indexed)
             if not lost.mentions and not lost.evidence:
-                self.db.delete_texts(conn, orphans)
+                self.db.delete_texts(conn, gone)
                 return deleted
             ends = derived_rows.relation_ends(conn, lost.evidence)
-            self.db.delete_texts(conn, orphans)
+            self.db.delete_texts(conn, gone)
             tenants = {t for t, _, _ in lost.mentions.values()} | {
                 r[0] for r in lost.evidence.values()
             }

@@ -67,6 +67,16 @@ __all__ = ["Database"]
 _M = schema.memories
 _T = schema.texts
 _DELETE_TEXTS = delete(_T).where(_T.c.id.in_(bindparam("ids", expanding=True)))
+_GENERATION_ROW = schema.meta.c.key == "graph_generation"
+# One atomic increment (see Database.bump_generation); built once, as every statement run
+# per save (building one costs more than running it).
+_BUMP_GENERATION = (
+    update(schema.meta)
+    .where(_GENERATION_ROW)
+    .values(value=cast(cast(schema.meta.c.value, Integer) + 1, String))
+    .returning(schema.meta.c.value)
+)
+_GENERATION = select(schema.meta.c.value).where(_GENERATION_ROW)
 
 
 class Database:
@@ -257,13 +267,7 @@ class Database:
             return tx.generation
         # One atomic increment: on a server its row lock also serialises graph writers of
         # all processes until commit, as SQLite's BEGIN IMMEDIATE does.
-        value = schema.meta.c.value
-        after = conn.execute(
-            update(schema.meta)
-            .where(schema.meta.c.key == "graph_generation")
-            .values(value=cast(cast(value, Integer) + 1, String))
-            .returning(value)
-        ).scalar()
+        after = conn.execute(_BUMP_GENERATION).scalar()
         if after is None:
             conn.execute(insert(schema.meta).values(key="graph_generation", value="1"))
             after = "1"
@@ -289,9 +293,7 @@ class Database:
         )
         if reading and getattr(self._local, "read_generation", None) is not None:
             return int(self._local.read_generation)
-        value = conn.execute(
-            select(schema.meta.c.value).where(schema.meta.c.key == "graph_generation")
-        ).scalar()
+        value = conn.execute(_GENERATION).scalar()
         generation = int(value) if value is not None else 0
         if reading:
             self._local.read_generation = generation

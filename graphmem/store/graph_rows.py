@@ -51,7 +51,7 @@ from .label_rows import (
     vote_labels,
     write_setting,
 )
-from .memory_rows import chunks, shown_content, shows_mention
+from .memory_rows import shown_content, shows_mention
 from .merge_rows import (
     FORGOTTEN_MERGE,
     log_merge,
@@ -107,7 +107,6 @@ __all__ = [
     "unmerge_entity_rows",
     "prune_unsupported",
     "count_texts",
-    "texts_by_tenant",
     "recount",
     "subtract_counts",
     "tier_entity_mentions",
@@ -305,19 +304,6 @@ def count_texts(conn: Connection, tenant: str) -> int:
 _COUNT_TENANT_TEXTS = (
     select(func.count()).select_from(texts).where(texts.c.tenant == bindparam("tenant"))
 )
-
-
-def texts_by_tenant(conn: Connection, text_ids: Sequence[int]) -> dict[str, int]:
-    """How many of ``text_ids`` each tenant has."""
-    out: dict[str, int] = {}
-    for chunk in chunks(sorted(set(text_ids)), 500):
-        for tenant, n in conn.execute(
-            select(texts.c.tenant, func.count())
-            .where(texts.c.id.in_(chunk))
-            .group_by(texts.c.tenant)
-        ):
-            out[str(tenant)] = int(n)
-    return out
 
 
 def tier_mention_counts(

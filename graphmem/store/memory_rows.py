@@ -53,8 +53,10 @@ __all__ = [
     "MEMORIES_GENERATION",
     "MEMORIES_REWRITES",
     "MemoriesStamp",
+    "OrphanText",
     "count_change",
     "delete_items",
+    "delete_items_of_texts",
     "insert_items",
     "items_of_texts",
     "update_metadata_many",
@@ -131,12 +133,13 @@ _STAMP = select(
     select(func.max(_M.c.seq)).scalar_subquery(),
 )
 _ITEMS_OF_TEXT = select(func.count()).select_from(_M).where(_M.c.text_id == bindparam("text_id"))
-_TEXTS_OF_ITEMS = select(_M.c.text_id).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
-_UNSHOWN_TEXTS = select(_T.c.id).where(
+_UNSHOWN_TEXTS = select(_T.c.id, _T.c.tenant, _T.c.analysis != schema.NOT_ANALYSED).where(
     _T.c.id.in_(bindparam("ids", expanding=True)),
     ~exists().where(_M.c.text_id == _T.c.id),
 )
-_DELETE_ROWS = delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True)))
+_DELETE_ROWS = (
+    delete(_M).where(_M.c.seq.in_(bindparam("seqs", expanding=True))).returning(_M.c.text_id)
+)
 _UPDATE_METADATA = update(_M).where(_M.c.seq == bindparam("row_seq"))
 _IN_NAMESPACES = _M.c.namespace.in_(bindparam("namespaces", expanding=True))
 _OF_TENANT = _M.c.tenant == bindparam("tenant")
@@ -589,16 +592,35 @@ def touch(conn: Connection, seqs: Sequence[int], when: datetime) -> None:
 def delete_items(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[int]]:
     """Delete tier items; returns how many, and the ids of the texts that no item shows
     any more (still stored: :meth:`Database.delete_texts <graphmem.store.database.Database.delete_texts>` deletes them)."""
+    deleted, orphans = delete_items_of_texts(conn, seqs)
+    return deleted, [orphan.text_id for orphan in orphans]
+
+
+@dataclass(frozen=True)
+class OrphanText:
+    """A text no item shows any more: its id, tenant, and whether it was indexed (one that
+    was not has no mentions or evidence to take away)."""
+
+    text_id: int
+    tenant: str
+    indexed: bool
+
+
+def delete_items_of_texts(conn: Connection, seqs: Sequence[int]) -> tuple[int, list[OrphanText]]:
+    """:func:`delete_items`, each text left unshown described (:class:`OrphanText`): a
+    ``DELETE ... RETURNING`` and a read of the texts for up to 500 items."""
     deleted = 0
     texts: set[int] = set()
     for chunk in chunks(list(seqs), 500):
-        texts.update(conn.execute(_TEXTS_OF_ITEMS, {"seqs": chunk}).scalars())
-        deleted += conn.execute(_DELETE_ROWS, {"seqs": chunk}).rowcount or 0
+        gone = conn.execute(_DELETE_ROWS, {"seqs": chunk}).scalars().all()
+        deleted += len(gone)
+        texts.update(gone)
     if deleted:
         count_change(conn)
-    orphans: list[int] = []
+    orphans: list[OrphanText] = []
     for chunk in chunks(sorted(texts), 500):
-        orphans.extend(int(t) for t in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}).scalars())
+        for text_id, tenant, indexed in conn.execute(_UNSHOWN_TEXTS, {"ids": chunk}):
+            orphans.append(OrphanText(int(text_id), str(tenant), bool(indexed)))
     return deleted, orphans
 
 

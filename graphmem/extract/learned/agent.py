@@ -125,10 +125,9 @@ def agent_pair_features(table: TokenTable, a: Span, b: Span, between: int) -> li
             i, j = span.start - k, span.end - 1 + k
             out.append(f"{name}-{k}={lemmas[i].lower() if i >= start else '<s>'}")
             out.append(f"{name}+{k}={lemmas[j].lower() if j < end else '</s>'}")
-    doc = table.doc
-    marks = "".join(t.text for t in doc[a.end : b.start] if t.is_punct)[:6]
+    marks = "".join(table.punct[a.end : b.start])[:6]
     out.append(f"punct={marks}")
-    if any("\n" in t.whitespace_ or "\n" in t.text for t in doc[a.start : b.start]):
+    if "\n" in table.chars(a.start, b.start):
         out.append("newline_between")
     return out
 
