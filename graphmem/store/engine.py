@@ -51,6 +51,9 @@ _INDEX_PROBLEM = "FTS5 table"
 #: How long a writer waits for another process's lock before giving up.
 BUSY_TIMEOUT_MS = 60_000
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: PostgreSQL's ``plan_cache_mode`` setting (version 12 and later), and graphmem's value.
+_PLAN_CACHE_MODE_SINCE = 120000
+_CUSTOM_PLANS = "SET plan_cache_mode = force_custom_plan"
 _HEADER_SIZE = 100
 
 
@@ -83,7 +86,10 @@ def open_engine(target: str | os.PathLike[str] | None) -> tuple[Engine, bool]:
     text = os.fspath(target)
     url = make_url(text) if is_url(text) else None
     if url is not None and url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True), False
+        engine = create_engine(url, pool_pre_ping=True)
+        if url.get_backend_name() == "postgresql":
+            _install_postgresql_hooks(engine)
+        return engine, False
     if url is not None and url.database in (None, "", ":memory:"):
         engine = create_engine(url, module=SQLITE_MODULE, connect_args={"check_same_thread": False})
         _install_sqlite_hooks(engine, wal=False)
@@ -218,6 +224,20 @@ def _probe(path: Path, *, immutable: bool) -> _Probe:
         return _Probe(app_id, tables, version, problems)
     finally:
         conn.close()
+
+
+def _install_postgresql_hooks(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # psycopg prepares a statement run five times, and the server then plans it once for
+        # any values (a generic plan) when that looks as cheap; for graphmem's queries, whose
+        # best plan depends on the tier, agent and entity asked for, the generic plan read up
+        # to five times the rows (bench/postgres.py at 10k). Each run is planned for its
+        # values; the statement is still parsed once.
+        if dbapi_connection.info.server_version >= _PLAN_CACHE_MODE_SINCE:
+            with dbapi_connection.cursor() as cursor:
+                cursor.execute(_CUSTOM_PLANS)
+            dbapi_connection.commit()
 
 
 def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:

@@ -624,10 +624,11 @@ _STRONGEST_FIRST = (
 
 
 def _ranked_at(end: Any) -> Any:
-    """The typed relations with one of the ``ids`` at ``end``, ranked per entity."""
+    """The typed relations with one of the ``ids`` at ``end``, ranked per entity (each row
+    whole, so that no second read of ``relations`` joins them back by id)."""
     return select(
-        relations.c.id.label("rid"),
         end.label("end_id"),
+        *relations.c,
         func.row_number().over(partition_by=end, order_by=_STRONGEST_FIRST).label("rank"),
     ).where(end.in_(bindparam("ids", expanding=True)), TYPED_RELATION)  # its partial indexes
 
@@ -638,20 +639,20 @@ _RANKED = union_all(
 _TYPED_RELATIONS_OF = (
     select(
         _RANKED.c.end_id,
-        relations.c.id,
+        _RANKED.c.id,
         _SUBJECT.c.key.label("subject_key"),
-        relations.c.predicate,
+        _RANKED.c.predicate,
         _OBJECT.c.key.label("object_key"),
-        relations.c.confidence,
-        relations.c.first_seen,
-        relations.c.last_seen,
-        relations.c.valid_from,
-        relations.c.valid_to,
-        relations.c.support,
+        _RANKED.c.confidence,
+        _RANKED.c.first_seen,
+        _RANKED.c.last_seen,
+        _RANKED.c.valid_from,
+        _RANKED.c.valid_to,
+        _RANKED.c.support,
     )
-    .join(relations, relations.c.id == _RANKED.c.rid)
-    .join(_SUBJECT, _SUBJECT.c.id == relations.c.subject_id)
-    .join(_OBJECT, _OBJECT.c.id == relations.c.object_id)
+    .select_from(_RANKED)
+    .join(_SUBJECT, _SUBJECT.c.id == _RANKED.c.subject_id)
+    .join(_OBJECT, _OBJECT.c.id == _RANKED.c.object_id)
     .where(_RANKED.c.rank <= bindparam("n"))
     .order_by(_RANKED.c.end_id, _RANKED.c.rank)
 )
