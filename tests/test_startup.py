@@ -16,8 +16,15 @@ import pytest
 from graphmem import CortexMemory, SQLiteStorage
 
 #: What a start that analyses no text must not load: spaCy, the graph library, numpy, recall
-#: by meaning's model, graphmem's extraction code.
-HEAVY = ("spacy", "networkx", "numpy", "wordllama", "graphmem.index.entity_index")
+#: by meaning's model, graphmem's extraction code (the entity index, the mention finder).
+HEAVY = (
+    "spacy",
+    "networkx",
+    "numpy",
+    "wordllama",
+    "graphmem.index.entity_index",
+    "graphmem.extract.entities",
+)
 
 
 def _loaded_after(
