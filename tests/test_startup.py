@@ -140,6 +140,23 @@ def test_the_mcp_server_answers_while_its_models_load(monkeypatch: pytest.Monkey
         release.set()
 
 
+def test_a_command_leaves_its_objects_to_the_os_at_exit(small_db: Path) -> None:
+    """``graphmem`` (its process) freezes its objects out of the interpreter's last garbage
+    collection, which would walk them all at exit (0.05 s with SQLAlchemy loaded)."""
+    code = f"""
+        import atexit, gc, sys
+        atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))  # runs last
+        from graphmem.cli import main
+        sys.argv = ["graphmem", "--db", {str(small_db)!r}, "stats"]
+        assert main() == 0
+        print("frozen before exit:", gc.get_freeze_count() > 0)
+        """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[-2:] == ["frozen before exit: False", "frozen at exit: True"], out
+
+
 def test_the_mcp_server_lists_its_tools_before_loading_the_engine() -> None:
     """Over stdio the server is built with what opens its database: listing the tools opens
     nothing and loads neither SQLAlchemy nor the facade (the SDK's own import is the rest of
