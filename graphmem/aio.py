@@ -28,15 +28,15 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .cortex import CortexMemory, task_results_list
 from .errors import InvalidArgumentTypeError, MemoryClosedError
-from .items import MemoryItem
-from .retrieval.context import ContextReport
-from .retrieval.search import Hit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine loads with the first memory (an MCP server answers sooner)
+    from .cortex import CortexMemory
     from .extract.entity_patterns import PatternSource
     from .extract.extractor import Extractor
+    from .items import MemoryItem
+    from .retrieval.context import ContextReport
+    from .retrieval.search import Hit
 
 __all__ = ["AsyncCortexMemory", "warm_up", "writer_thread"]
 
@@ -64,6 +64,8 @@ def warm_up() -> None:
     among them) out of the garbage collector's way (:func:`gc.freeze`): a full collection,
     which holds the GIL and so stops the event loop too, walked them for up to 0.7 s here.
     """
+    from .cortex import CortexMemory
+
     CortexMemory().save_task_result(
         "Warm up", "Alice Johnson, the CTO of Acme Corp, moved to Berlin in May.", "graphmem"
     )
@@ -105,6 +107,8 @@ class AsyncCortexMemory:
         readers: ThreadPoolExecutor | None = None,
         **options: Any,
     ) -> None:
+        from .cortex import CortexMemory
+
         if memory is not None and options:
             raise InvalidArgumentTypeError(
                 f"give a CortexMemory or its options, not both ({', '.join(sorted(options))})"
@@ -227,6 +231,8 @@ class AsyncCortexMemory:
         workers: int | None = None,
     ) -> list[str]:
         """See :meth:`CortexMemory.save_task_results` (the whole call is one write)."""
+        from .cortex import task_results_list
+
         records = task_results_list(results)
         return await self.write(
             lambda m: m.save_task_results(

@@ -33,6 +33,8 @@ Example:
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import os
 import sys
 import warnings
@@ -167,6 +169,8 @@ def _shared_options() -> dict[str, _Parser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    if argv is None:  # the process is this command
+        _exit_without_collecting()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -198,6 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _fail(f"internal error ({type(exc).__name__}: {_message(exc)[:300]}); please report it")
         return 3
+
+
+def _exit_without_collecting() -> None:
+    """At exit, freeze the objects out of the interpreter's last garbage collection, which
+    walks them all to free memory the process gives back anyway: 0.05 s CPU with SQLAlchemy
+    loaded, 0.1 s with the MCP SDK (bench/startup.py). Commands close what they open."""
+    atexit.unregister(gc.freeze)  # once, however often main runs
+    atexit.register(gc.freeze)
 
 
 def _message(exc: BaseException) -> str:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..memories import EntityMemory, LongTermMemory
 
 __all__ = [
+    "check_not_a_directory",
     "db_path",
     "default_db_path",
     "entity_memory",
@@ -72,9 +73,14 @@ def open_database(path: Path) -> SQLiteStorage:
     """The database at ``path``, created when missing."""
     from ..compat.storage import SQLiteStorage
 
+    check_not_a_directory(path)
+    return SQLiteStorage(path)
+
+
+def check_not_a_directory(path: Path) -> None:
+    """Refuse a directory given as the database (before anything is loaded to open it)."""
     if path.is_dir():
         raise DatabaseFileError(f"{path}: is a directory, not a database file")
-    return SQLiteStorage(path)
 
 
 def scope(args: argparse.Namespace) -> str:

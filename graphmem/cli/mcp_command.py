@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..mcp.defaults import (
     DEFAULT_MAX_SESSIONS,
@@ -13,7 +14,10 @@ from ..mcp.defaults import (
     TOKEN_ENV,
 )
 from .command import Command, UsageError
-from .database import db_path, open_database
+from .database import check_not_a_directory, db_path, open_database
+
+if TYPE_CHECKING:
+    from ..compat.storage import SQLiteStorage
 
 __all__ = ["MCP", "add_mcp_arguments", "cmd_mcp"]
 
@@ -107,12 +111,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be in 1..65535, got {args.port}")
     limits = _session_limits(args)
     path = db_path(args)
-    storage = open_database(path)
+    check_not_a_directory(path)
+    opened: list[SQLiteStorage] = []
+
+    def open_storage() -> SQLiteStorage:
+        opened.append(open_database(path))
+        return opened[-1]
+
     url = f"http://{args.host}:{args.port}"
     try:
-        # The models load in the background: the client is answered at once.
+        if http:  # a database that cannot be opened stops the server before it listens
+            open_storage()
+        # Over stdio the database opens and the models load in the background: the client
+        # is answered at once (a database that cannot be opened fails each call).
         server = build_server(
-            storage, user=args.user, tokens=tokens, url=url, tools=args.tools, warm=True
+            opened[0] if opened else open_storage,
+            user=args.user,
+            tokens=tokens,
+            url=url,
+            tools=args.tools,
+            warm=True,
         )
         if http:
             guarded = f"{len(tokens)} token(s)" if tokens is not None else "no token"
@@ -121,7 +139,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         else:
             server.run("stdio")
     finally:
-        storage.close()
+        for storage in opened:
+            storage.close()
     return 0
 
 

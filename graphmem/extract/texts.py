@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .pipeline import Analyzer
-
 if TYPE_CHECKING:
     # spaCy's analysed text and span, named here for the layers that carry them without
     # running spaCy (index/, the facade's write path): only extract/ imports spaCy.
     from spacy.tokens import Doc, Span
+
+    from .pipeline import Analyzer
 
 __all__ = ["MAX_ANALYSED_CHARS", "Doc", "Span", "analyse_texts", "whole_text"]
 

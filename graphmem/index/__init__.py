@@ -9,8 +9,7 @@ statement, whatever tiers show the text.
 (:mod:`.views`), the deferred batch (:mod:`.pending`), indexing one text (:mod:`.indexing`),
 linking and validity (:mod:`.linking`), deletion and support (:mod:`.support`), all sharing
 the leaf :mod:`._shared`.
+
+Importing the package loads none of them (a store that only counts or reads rows loads no
+extraction code: ``tests/test_startup.py``).
 """
-
-from .entity_index import EntityIndex, GraphCache
-
-__all__ = ["EntityIndex", "GraphCache"]

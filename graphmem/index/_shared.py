@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from ..extract.entities import AliasMatcher
-from ..graph.knowledge_graph import KnowledgeGraph
+from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
+    from ..extract.entities import AliasMatcher
     from ..extract.texts import Doc, Span
+    from ..graph.knowledge_graph import KnowledgeGraph
 
 __all__ = [
     "EXTRACTOR_RULE",
@@ -28,6 +29,7 @@ __all__ = [
     "SENTENCE_LINK_WINDOW",
     "SQL_GRAPH_THRESHOLD",
     "GraphCache",
+    "check_graph_cache",
     "IndexedMemory",
     "RelationSource",
     "TenantState",
@@ -51,6 +53,17 @@ SQL_GRAPH_THRESHOLD = 50_000
 #: Where relationship queries (``neighbors``, ``paths``) run: the in-process NetworkX view,
 #: recursive SQL (:class:`~graphmem.index.sql_graph.SQLGraph`), or SQL for large tenants.
 GraphCache = Literal["memory", "sql", "auto"]
+
+
+def check_graph_cache(graph_cache: object) -> GraphCache:
+    """``graph_cache`` if it is one of :data:`GraphCache`'s values, else a clear error."""
+    if graph_cache not in get_args(GraphCache):
+        raise InvalidArgumentError(
+            f"graph_cache must be 'memory', 'sql' or 'auto', got {graph_cache!r}"
+        )
+    return graph_cache  # type: ignore[return-value]
+
+
 #: Label votes of entities: entity id -> label -> ``(weighted count, first)``, ``first``
 #: ordering labels by the mention that brought them (stored ones before pending ones).
 VoteTable = dict[int, dict[str, tuple[float, tuple[int, int]]]]

@@ -65,6 +65,7 @@ from ._shared import (
     IndexedMemory,
     RelationSource,
     TenantState,
+    check_graph_cache,
 )
 from .indexing import IndexingWay, index_text
 from .linking import TextContext, link
@@ -102,11 +103,7 @@ class EntityIndex:
         graph_cache: GraphCache = "memory",
         predicates: PredicateCatalogue | None = None,
     ) -> None:
-        if graph_cache not in ("memory", "sql", "auto"):
-            raise InvalidArgumentError(
-                f"graph_cache must be 'memory', 'sql' or 'auto', got {graph_cache!r}"
-            )
-        self.graph_cache: GraphCache = graph_cache
+        self.graph_cache: GraphCache = check_graph_cache(graph_cache)
         self.db = db
         self._analyzer = analyzer
         self._relation_source = relation_source

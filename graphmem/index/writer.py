@@ -50,16 +50,16 @@ from ..errors import InvalidArgumentError, InvalidArgumentTypeError
 from ..extract.embeddings import Embedder, get_embedder
 from ..extract.normalize import canonical_key
 from ..extract.texts import whole_text
-from ..extract.workers import AnalysisPool, default_workers, pool_possible
 from ..items import MemoryItem, StoredMemory, author_of
 from ..store import Connection, memory_rows, ranking_rows, text_rows
 from ..store.database import Database
 from ..store.memory_rows import NewItemRow, TextAnalysis
 from ..store.vectors import encode_embedding, quantised
-from .entity_index import EntityIndex, IndexedMemory
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the NLP side loads with the first text indexed, not with the store
     from ..extract.texts import Doc
+    from ..extract.workers import AnalysisPool
+    from .entity_index import EntityIndex, IndexedMemory
 
 __all__ = [
     "NewItem",
@@ -303,6 +303,8 @@ class Writer:
         it as fast: one worker, few texts, the user's extractor, or no way to fork (see
         :mod:`graphmem.extract.workers`); analysed by workers or not, the same rows are
         stored. After a large load, the planner's statistics are refreshed."""
+        from ..extract.workers import AnalysisPool, default_workers, pool_possible
+
         count = default_workers() if workers is None else workers
         if count <= 1 or texts < _MIN_POOLED_TEXTS or self.index.extractor is not None:
             yield None

@@ -28,17 +28,19 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..cortex import CortexMemory
-from ..reference import ReferenceGraph
 from .server import MemoryServer, tool_errors
 from .shapes import tool_hints
+
+if TYPE_CHECKING:  # the engine loads with the first call, not with the server
+    from ..cortex import CortexMemory
+    from ..reference import ReferenceGraph
 
 __all__ = ["REFERENCE_TOOLS", "RESOURCE_URI", "add_reference_tools"]
 
@@ -158,6 +160,8 @@ class _Graphs:
         user = facade.user_id or ""
         with self._lock:
             if user not in self._graphs:
+                from ..reference import ReferenceGraph
+
                 self._graphs[user] = ReferenceGraph(facade.storage, facade.user_id)
             return self._graphs[user]
 

@@ -29,27 +29,29 @@ Example:
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeAlias, TypeVar, cast
 
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import Tool as MCPTool
 from pydantic import AnyHttpUrl, Field
 
 from ..aio import READ_THREADS, AsyncCortexMemory, warm_up, writer_thread
-from ..compat.storage import SQLiteStorage
-from ..cortex import CortexMemory
 from ..errors import EntityNotFound, GraphmemError, InvalidArgumentError
-from ..graph.knowledge_graph import Edge, Hop, KnowledgeGraph
 from .defaults import DEFAULT_PORT
 from .shapes import HINTS, EntityOut, ForgetOut, PathsOut, RecallOut, RelationsOut, RememberOut
 from .tokens import TokenMap
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine loads with the first memory, not with the server
+    from ..compat.storage import SQLiteStorage
+    from ..cortex import CortexMemory
+    from ..graph.knowledge_graph import Edge, Hop, KnowledgeGraph
     from ..retrieval.search import Hit
 
 __all__ = ["TOOL_SETS", "MemoryServer", "build_server", "tool_errors"]
@@ -67,34 +69,86 @@ FACT_TASK = "Remembered fact"
 
 P = ParamSpec("P")
 T = TypeVar("T")
+#: Opens the database a server serves (called once, on first need).
+Opener: TypeAlias = Callable[[], "SQLiteStorage"]
+#: Seconds the background load waits for the client's first ``tools/list`` or call: until
+#: then the start-up exchange has the interpreter to itself (threads share one GIL).
+QUIET_START = 1.0
+
+
+def _in_memory() -> SQLiteStorage:
+    from ..compat.storage import SQLiteStorage
+
+    return SQLiteStorage()
 
 
 class MemoryServer:
     """The memories an MCP server serves: one storage, one facade per user (built on first
-    use), one writer thread for all of them."""
+    use), one writer thread for all of them.
 
-    def __init__(self, storage: SQLiteStorage, *, user: str | None = None) -> None:
-        self.storage = storage
+    Args:
+        storage: the database served, or what opens it: then it opens on first need (or in
+            the background, :meth:`warm_up`), so the server answers before SQLAlchemy and the
+            engine have loaded.
+        user: the user every call is bound to when no token binds one.
+    """
+
+    def __init__(self, storage: SQLiteStorage | Opener, *, user: str | None = None) -> None:
+        self._storage: SQLiteStorage | None = None if callable(storage) else storage
+        self._open: Opener | None = storage if callable(storage) else None
         #: The user every call is bound to when no token binds one (None: the call chooses).
         self.user = user
         self._writer = writer_thread()
         self._readers = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="graphmem-reader")
         self._memories: dict[str, AsyncCortexMemory] = {}
         self._lock = threading.Lock()
+        self._opening = threading.Lock()
+        #: Set once a client has listed the tools or called one (see :meth:`warm_up`).
+        self.greeted = threading.Event()
+
+    @property
+    def storage(self) -> SQLiteStorage:
+        """The database served, opened now if it is not yet (a failed opening is tried
+        again by the next call, which gets its error)."""
+        with self._opening:
+            if self._storage is None:
+                assert self._open is not None
+                self._storage = self._open()
+            return self._storage
+
+    @property
+    def opened(self) -> SQLiteStorage | None:
+        """The database served if it is open (None: not yet)."""
+        return self._storage
 
     def warm_up(self) -> None:
-        """Load the NLP models in the writer thread, in the background: the server answers
-        at once, reads (which analyse no text) do not wait, and a write queues behind the
-        load (:func:`graphmem.aio.warm_up`)."""
+        """Open the database, then load the NLP models, in the writer thread, in the
+        background, once the client has listed the tools or called one (at the latest
+        :data:`QUIET_START` seconds from now): the client is answered at once, reads (which
+        analyse no text) wait at most for the opening, and a write queues behind the load
+        (:func:`graphmem.aio.warm_up`). A database that cannot be opened is reported on
+        stderr (and to each call)."""
+        self._writer.submit(self._open_in_background)
         self._writer.submit(warm_up)
+
+    def _open_in_background(self) -> None:
+        self.greeted.wait(QUIET_START)
+        try:
+            self.storage  # noqa: B018 - opens it
+        except GraphmemError as exc:
+            sys.stderr.write(f"graphmem: error: {exc}\n")
 
     def memory(self, user_id: str) -> AsyncCortexMemory:
         """The facade of ``user_id`` (shared by every call of that user)."""
+        self.greeted.set()
+        storage = self.storage
         with self._lock:
             found = self._memories.get(user_id)
             if found is None:
+                from ..cortex import CortexMemory
+
                 facade = CortexMemory(
-                    storage=self.storage,
+                    storage=storage,
                     user_id=user_id,
                     long_term_capacity=10**9,
                     knowledge_scope="team",  # what one agent saved answers another's task
@@ -204,7 +258,7 @@ GRAPHMEM_INSTRUCTIONS = (
 
 
 def build_server(
-    storage: SQLiteStorage | None,
+    storage: SQLiteStorage | Opener | None,
     *,
     user: str | None = None,
     tokens: TokenMap | None = None,
@@ -215,7 +269,8 @@ def build_server(
     """The MCP server of ``storage`` (None: an in-memory database).
 
     Args:
-        storage: the database served.
+        storage: the database served, or a function that opens it (called on first need,
+            or with ``warm`` at once in the background: the server answers meanwhile).
         user: the user every call is bound to when no token binds one; None lets each call
             choose (``user_id``), defaulting to the user ``""``.
         tokens: bearer tokens the HTTP transport requires, each bound to a user; None: no
@@ -223,13 +278,13 @@ def build_server(
         url: where the HTTP transport listens (named in the OAuth metadata of token errors).
         tools: ``"graphmem"`` (graphmem's tools), ``"reference"`` (exactly the MCP reference
             memory server's, :mod:`graphmem.mcp.reference_tools`) or ``"all"`` (both).
-        warm: load the NLP models now, in the background (:meth:`MemoryServer.warm_up`),
-            so that neither the client's first request nor its first write waits for all of
-            it.
+        warm: open the database and load the NLP models now, in the background
+            (:meth:`MemoryServer.warm_up`), so that neither the client's first request nor its
+            first write waits for all of it.
     """
     if tools not in TOOL_SETS:
         raise InvalidArgumentError(f"tools must be one of {', '.join(TOOL_SETS)}, got {tools!r}")
-    memories = MemoryServer(storage if storage is not None else SQLiteStorage(), user=user)
+    memories = MemoryServer(storage if storage is not None else _in_memory, user=user)
     auth = (
         AuthSettings(
             issuer_url=AnyHttpUrl(url), resource_server_url=None, validate_token_resource=False
@@ -237,7 +292,8 @@ def build_server(
         if tokens is not None
         else None
     )
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
+        memories,
         "graphmem",
         instructions=REFERENCE_INSTRUCTIONS if tools == "reference" else GRAPHMEM_INSTRUCTIONS,
         token_verifier=tokens,
@@ -256,6 +312,19 @@ def build_server(
     if warm:
         memories.warm_up()
     return server
+
+
+class _Server(MCPServer):
+    """The SDK's server, telling its memories when a client has listed the tools."""
+
+    def __init__(self, memories: MemoryServer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._memories = memories
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        self._memories.greeted.set()
+        return tools
 
 
 def _add_remember(server: MCPServer, memories: MemoryServer) -> None:

@@ -22,7 +22,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..errors import InvalidArgumentError, InvalidArgumentTypeError
-from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
 from ..index.reanalysis import DEFAULT_BATCH_SIZE, reanalyse
 from ..items import (
     MemoryItem,
@@ -32,13 +31,13 @@ from ..items import (
     check_optional_id,
     stored_time,
 )
-from ..space.analysis import known_keys_in, names_in_text, relations_between
 from ._tier import Tier
 from .views import RelationshipsView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the graph and text analysis load with the first graph question
     import networkx as nx
 
+    from ..graph.knowledge_graph import Edge, EntityInfo, Hop, KnowledgeGraph
     from ..index.entity_index import Extractor, PatternSource
 
 __all__ = ["OBSERVATIONS", "EntityMemory"]
@@ -442,6 +441,8 @@ class EntityMemory(Tier):
             >>> [(e.predicate, e.object, e.validity) for e in memory.known_relations(["samir haddad"])["samir haddad"]]
             [('works_at', 'Kestrel Automation', 'since 2025-03-03')]
         """
+        from ..graph.knowledge_graph import Edge
+
         kg = self.graph
         nodes = kg.nodes
         wanted = {nodes[key]["entity_id"]: key for key in keys if key in nodes}
@@ -597,6 +598,8 @@ class EntityMemory(Tier):
     @_reading_graph
     def extract_entities(self, text: str) -> list[str]:
         """Entity names in ``text`` (known ones by their canonical name), in text order."""
+        from ..space.analysis import names_in_text
+
         check_content(text, "text")
         return names_in_text(self.space, self._graph_tenant, text)
 
@@ -620,6 +623,8 @@ class EntityMemory(Tier):
             raise InvalidArgumentTypeError("entities must be a list of str")
         if not text.strip() or not entities or self.space.entity_index.relation_source is None:
             return []
+        from ..space.analysis import relations_between
+
         check_content(text, "text")
         return relations_between(self.space, self._graph_tenant, text, entities)
 
@@ -633,6 +638,8 @@ class EntityMemory(Tier):
             >>> memory.known_entities_in("Ask Alice about Acme and Zed")
             [('Alice Johnson', 1), ('Acme Corp', 1)]
         """
+        from ..space.analysis import known_keys_in
+
         check_content(text, "text")
         with self.space.reading():  # one view and its matcher, of the same generation
             kg = self.graph

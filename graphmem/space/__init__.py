@@ -13,21 +13,25 @@ Example:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentTypeError
-from ..index.entity_index import EntityIndex, GraphCache
+from ..index._shared import GraphCache, check_graph_cache
 from ..index.reanalysis import check_store
-from ..index.writer import Writer
 from ..store import DriverError as DriverError  # the driver's own errors, for callers
 from ..store import dump, kv_rows, schema
 from ..store.database import Database
 from ..store.memory_rows import SQL_FILTER_COLUMNS
 from .work import Work
+
+if TYPE_CHECKING:
+    from ..index.entity_index import EntityIndex
+    from ..index.writer import Writer
 
 __all__ = ["GraphCache", "MemorySpace", "StoredCounts", "Work", "split_filters"]
 
@@ -79,12 +83,43 @@ class MemorySpace:
             raise InvalidArgumentTypeError(
                 f"db_path must be a str or path, got {type(db_path).__name__}"
             )
+        self._graph_cache = check_graph_cache(graph_cache)
         self.db_path = os.fspath(db_path) if db_path is not None else None
         self.database = Database(db_path)
-        self.entity_index = EntityIndex(self.database, graph_cache=graph_cache)
-        self.writer = Writer(self.database, self.entity_index)
+        self._entity_index: EntityIndex | None = None
+        self._writer: Writer | None = None
+        self._building = threading.Lock()
         # A store analysed by other rules (or whose re-analysis was cut short) says so.
         check_store(self.database)
+
+    @property
+    def entity_index(self) -> EntityIndex:
+        """The entity index, made on first use: a memory that saves, asks the graph or
+        searches by entity loads the extraction code then, one that only opens, counts or
+        reads rows never (``tests/test_startup.py``)."""
+        index = self._entity_index
+        if index is None:
+            with self._building:
+                if self._entity_index is None:
+                    from ..index.entity_index import EntityIndex
+
+                    self._entity_index = EntityIndex(self.database, graph_cache=self._graph_cache)
+                index = self._entity_index
+        return index
+
+    @property
+    def writer(self) -> Writer:
+        """The write path of every save (made on first use, with the entity index)."""
+        writer = self._writer
+        if writer is None:
+            index = self.entity_index
+            with self._building:
+                if self._writer is None:
+                    from ..index.writer import Writer
+
+                    self._writer = Writer(self.database, index)
+                writer = self._writer
+        return writer
 
     #: The schema version this library writes (``graphmem stats`` reports it).
     schema_version = schema.SCHEMA_VERSION

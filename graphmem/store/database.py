@@ -123,10 +123,12 @@ class Database:
     def _initialise(self) -> None:
         with self.write() as conn:
             self.dialect.lock_schema(conn)  # other processes may be creating it right now
+            new = migrations.is_new(conn)
             # An older graphmem's tables, rewritten in this transaction.
             upgraded = migrations.upgrade(conn)
-            schema.metadata_obj.create_all(conn)
-            for table in schema.metadata_obj.sorted_tables:
+            # A new database: every table and index made in one pass, nothing to look up.
+            schema.metadata_obj.create_all(conn, checkfirst=not new)
+            for table in schema.metadata_obj.sorted_tables if not new else ():
                 for index in table.indexes:  # indexes added since the file was made
                     index.create(conn, checkfirst=True)
             self.dialect.create_extras(conn, rebuild=upgraded)

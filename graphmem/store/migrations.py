@@ -229,9 +229,14 @@ def fill_result_ids(conn: Connection) -> None:
     conn.execute(update(items).where(items.c.result_id.is_(None)).values(result_id=first_of_text))
 
 
+def is_new(conn: Connection) -> bool:
+    """True when the database holds no graphmem tables yet."""
+    return not inspect(conn).has_table(schema.meta.name)
+
+
 def stored_version(conn: Connection) -> int | None:
     """The schema version a database holds (None: no graphmem tables yet)."""
-    if not inspect(conn).has_table("graphmem_meta"):
+    if is_new(conn):
         return None
     value = conn.execute(
         select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")
