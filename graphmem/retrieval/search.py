@@ -276,6 +276,8 @@ class Ranking:
         if semantic:
             weights = weights.for_word_evidence(_word_evidence(conn, space, query, lexical))
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
+        if semantic:
+            _add_strengths(scores, weights)
         order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
 
@@ -347,11 +349,19 @@ class _Score:
     authored: bool = False
     typed: bool = False
     namespace: str = ""
+    #: The score without meaning relative to the ranking's best (0 to 1).
+    strength: float = 0.0
+    #: Reciprocal ranks without meaning and by meaning (reciprocal rank fusion only).
+    rrf: float = 0.0
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
+        if w.semantic_rrf > 0:
+            return self.rrf
         found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
-        weight = w.semantic if found else w.semantic_alone
+        weight = (w.semantic if found else w.semantic_alone) * (
+            1.0 - w.semantic_gate * self.strength
+        )
         return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
 
     def lending(self, w: RankingWeights) -> float:
@@ -686,6 +696,23 @@ def _fuse(
     named = {key for key, via in query.parents.items() if via is None}
     _add_priors(scores, facts, named, query.expected_labels, w)
     return scores
+
+
+def _add_strengths(scores: Mapping[int, _Score], w: RankingWeights) -> None:
+    """Each candidate's score without meaning relative to the best (its shield against
+    meaning), and, for reciprocal rank fusion, its fused reciprocal ranks."""
+    plain = {seq: score.without_meaning(w) for seq, score in scores.items()}
+    top = max(plain.values(), default=0.0) or 1.0
+    for seq, score in scores.items():
+        score.strength = min(1.0, max(0.0, plain[seq] / top))
+    if w.semantic_rrf <= 0:
+        return
+    found = [seq for seq, s in scores.items() if s.lexical > 0 or s.graph > 0 or s.adjacency > 0]
+    for place, seq in enumerate(sorted(found, key=lambda seq: (-plain[seq], -seq)), start=1):
+        scores[seq].rrf = 1.0 / (w.semantic_rrf + place)
+    similar = [seq for seq in scores if scores[seq].semantic > 0]
+    for place, seq in enumerate(sorted(similar, key=lambda s: (-scores[s].semantic, -s)), start=1):
+        scores[seq].rrf += w.semantic_rrf_share / (w.semantic_rrf + place)
 
 
 def _add_adjacency(

@@ -45,6 +45,15 @@ class RankingWeights:
     semantic_alone: float = 0.3
     semantic_weak: float = 0.3
     semantic_alone_weak: float = 0.3
+    #: How much an item's own evidence shields it from meaning: meaning's weight on an item is
+    #: times ``1 - semantic_gate * strength``, its strength being its score without meaning
+    #: relative to the ranking's best such score (0: meaning weighs alike on every item).
+    semantic_gate: float = 0.0
+    #: Reciprocal rank fusion instead of a sum (0: the sum): an item scores
+    #: ``1 / (k + its rank without meaning) + semantic_rrf_share / (k + its rank by meaning)``
+    #: with ``k = semantic_rrf``.
+    semantic_rrf: float = 0.0
+    semantic_rrf_share: float = 1.0
     answer_type: float = 0.15
     importance: float = 0.05
     recency: float = 0.05
