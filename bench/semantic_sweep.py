@@ -115,7 +115,12 @@ def report(bench: str, variants: list[tuple[str, dict[str, Any]]], per: dict) ->
         rows = per[(bench, vname)]
         line = [f"{bench:22} {vname:10}"]
         for tag in ["all", *tags]:
-            keep = [i for i, r in enumerate(base) if tag == "all" or r["tag"] == tag]
+            # LoCoMo's overall is categories 1-4 (5, adversarial, is reported on its own).
+            keep = [
+                i
+                for i, r in enumerate(base)
+                if r["tag"] == tag or (tag == "all" and r["tag"] != "5")
+            ]
             for metric in ("R@10", "MRR"):
                 after = [rows[i]["m"][metric] * 100 for i in keep]
                 before = [base[i]["m"][metric] * 100 for i in keep]

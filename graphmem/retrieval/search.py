@@ -351,17 +351,20 @@ class _Score:
     namespace: str = ""
     #: The score without meaning relative to the ranking's best (0 to 1).
     strength: float = 0.0
-    #: Reciprocal ranks without meaning and by meaning (reciprocal rank fusion only).
-    rrf: float = 0.0
+    #: Lent adjacency by a memory the graph found (a sentence of the entity's document).
+    linked: bool = False
+    #: The query names an entity the graph found, and this item is beyond its reach (neither
+    #: found by the graph, nor said by the entity, nor next to a memory the graph found).
+    outside: bool = False
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
-        if w.semantic_rrf > 0:
-            return self.rrf
         found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
         weight = (w.semantic if found else w.semantic_alone) * (
             1.0 - w.semantic_gate * self.strength
         )
+        if self.outside:
+            weight *= w.semantic_outside
         return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
 
     def lending(self, w: RankingWeights) -> float:
@@ -700,19 +703,13 @@ def _fuse(
 
 def _add_strengths(scores: Mapping[int, _Score], w: RankingWeights) -> None:
     """Each candidate's score without meaning relative to the best (its shield against
-    meaning), and, for reciprocal rank fusion, its fused reciprocal ranks."""
+    meaning), and whether it lies beyond the reach of the entities the query names."""
     plain = {seq: score.without_meaning(w) for seq, score in scores.items()}
     top = max(plain.values(), default=0.0) or 1.0
+    anchored = any(score.graph > 0 for score in scores.values())
     for seq, score in scores.items():
         score.strength = min(1.0, max(0.0, plain[seq] / top))
-    if w.semantic_rrf <= 0:
-        return
-    found = [seq for seq, s in scores.items() if s.lexical > 0 or s.graph > 0 or s.adjacency > 0]
-    for place, seq in enumerate(sorted(found, key=lambda seq: (-plain[seq], -seq)), start=1):
-        scores[seq].rrf = 1.0 / (w.semantic_rrf + place)
-    similar = [seq for seq in scores if scores[seq].semantic > 0]
-    for place, seq in enumerate(sorted(similar, key=lambda s: (-scores[s].semantic, -s)), start=1):
-        scores[seq].rrf += w.semantic_rrf_share / (w.semantic_rrf + place)
+        score.outside = anchored and not (score.graph > 0 or score.authored or score.linked)
 
 
 def _add_adjacency(
@@ -744,10 +741,13 @@ def _add_adjacency(
                 line.append(text_id)
             items_of.setdefault(text_id, []).append(seq)
     lent: dict[int, float] = {}
+    linked: set[int] = set()
 
-    def lend(text_id: int, value: float) -> None:
+    def lend(text_id: int, value: float, by_graph: bool) -> None:
         for item in items_of[text_id]:
             lent[item] = max(lent.get(item, 0.0), value)
+            if by_graph:
+                linked.add(item)
 
     places = {c: {t: i for i, t in enumerate(line)} for c, line in lines.items()}
     for seq in strongest:
@@ -757,17 +757,20 @@ def _add_adjacency(
         line = lines[owned]
         position = places[owned][text_of[seq]]
         base = scores[seq].lexical * w.lexical + scores[seq].graph * w.graph
-        if scores[seq].graph > 0 and len(line) <= w.conversation_share_max:
+        by_graph = scores[seq].graph > 0
+        if by_graph and len(line) <= w.conversation_share_max:
             # A memory naming the query's entity vouches for its whole (document-sized)
             # conversation: the pronoun sentences of a document are about the same entity.
             for neighbour in line:
-                lend(neighbour, base * w.conversation_share)
+                lend(neighbour, base * w.conversation_share, by_graph)
         for distance, decay in enumerate(w.adjacency_decay, start=1):
             for neighbour_at in (position - distance, position + distance):
                 if 0 <= neighbour_at < len(line):
-                    lend(line[neighbour_at], base * decay)
+                    lend(line[neighbour_at], base * decay, by_graph)
     for seq, value in lent.items():
         scores.setdefault(seq, _Score()).adjacency = value
+    for seq in linked:
+        scores[seq].linked = True
 
 
 def _add_priors(

@@ -49,11 +49,10 @@ class RankingWeights:
     #: times ``1 - semantic_gate * strength``, its strength being its score without meaning
     #: relative to the ranking's best such score (0: meaning weighs alike on every item).
     semantic_gate: float = 0.0
-    #: Reciprocal rank fusion instead of a sum (0: the sum): an item scores
-    #: ``1 / (k + its rank without meaning) + semantic_rrf_share / (k + its rank by meaning)``
-    #: with ``k = semantic_rrf``.
-    semantic_rrf: float = 0.0
-    semantic_rrf_share: float = 1.0
+    #: Meaning's weight, times this, on an item beyond the reach of the entities a query
+    #: names (when the graph found any of them): neither found by the graph, nor said by one
+    #: of them, nor next to a memory the graph found.
+    semantic_outside: float = 1.0
     answer_type: float = 0.15
     importance: float = 0.05
     recency: float = 0.05
