@@ -10,8 +10,10 @@
    the most similar join the candidates, scored between the pool's median (0) and best (1).
    The memories of the entities the query names, or that they said, are scored on their own
    scale too (a boost). Every other candidate is scored by similarity as well, so meaning
-   is a boost, never a filter. A candidate only meaning finds weighs less the better the
-   query's words already answer it (:meth:`RankingWeights.for_word_evidence`).
+   is a boost, never a filter. Meaning weighs less on an item the stronger its words and
+   graph score (``semantic_gate``), and, when the query names an entity the graph found,
+   not at all beyond that entity's reach (``semantic_outside``: what the graph, the
+   entity's own words and their neighbours found).
 4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
    weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
    items with a lexical, graph or semantic score are returned; a memory of fewer than
