@@ -10,8 +10,10 @@
    the most similar join the candidates, scored between the pool's median (0) and best (1).
    The memories of the entities the query names, or that they said, are scored on their own
    scale too (a boost). Every other candidate is scored by similarity as well, so meaning
-   is a boost, never a filter. A candidate only meaning finds weighs less the better the
-   query's words already answer it (:meth:`RankingWeights.for_word_evidence`).
+   is a boost, never a filter. Meaning weighs less on an item the stronger its words and
+   graph score (``semantic_gate``), and, when the query names an entity the graph found,
+   not at all beyond that entity's reach (``semantic_outside``: what the graph, the
+   entity's own words and their neighbours found).
 4. A weighted sum of the normalised scores, with importance and recency as minor terms (every
    weight in one :class:`~graphmem.retrieval.weights.RankingWeights`, passed per call). Only
    items with a lexical, graph or semantic score are returned; a memory of fewer than
@@ -30,9 +32,8 @@ Example:
 from __future__ import annotations
 
 import heapq
-import math
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
@@ -46,6 +47,7 @@ from ..store.query_text import query_terms
 from ..store.vector_windows import semantic_pools
 from ..store.vectors import row_dot, vector_matrix
 from .answer_types import expected_answer_labels
+from .graph_scores import expand, graph_scores, path_to
 from .weights import DEFAULT_WEIGHTS, RankingWeights, resolved
 
 if TYPE_CHECKING:
@@ -160,7 +162,7 @@ def analyse_query(
     named: list[str] = []
     if len(kg) and query.strip():
         named = named_keys(kg, index.known_names(tenant), query)
-    entity_weights, parents = _expand(kg, named, weights)
+    entity_weights, parents = expand(kg, named, weights)
     embedder = get_embedder() if weights.meaning() else None
     meaning = _without_names(kg, named, query) if embedder is not None else ""
     return QueryAnalysis(
@@ -265,7 +267,7 @@ class Ranking:
                 heads=heads,
             )
         )
-        graph = _graph_scores(
+        graph = graph_scores(
             conn,
             kg,
             scope,
@@ -277,6 +279,8 @@ class Ranking:
         if semantic:
             weights = weights.for_word_evidence(_word_evidence(conn, space, query, lexical))
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
+        if semantic:
+            _add_strengths(scores, weights)
         order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
 
@@ -333,7 +337,7 @@ class Ranking:
             matched = _matched_terms(self.query.terms, hit.item.content) if part.lexical > 0 else []
             hit.explanation = Explanation(
                 matched_terms=matched,
-                entity_path=_path_to(kg, self.query.parents, part.entity) if part.graph > 0 else [],
+                entity_path=path_to(kg, self.query.parents, part.entity) if part.graph > 0 else [],
                 sources=part.sources(),
                 lexical=part.lexical,
                 graph=part.graph,
@@ -354,11 +358,22 @@ class _Score:
     authored: bool = False
     typed: bool = False
     namespace: str = ""
+    #: The score without meaning relative to the ranking's best (0 to 1).
+    strength: float = 0.0
+    #: Lent adjacency by a memory the graph found (a sentence of the entity's document).
+    linked: bool = False
+    #: The query names an entity the graph found, and this item is beyond its reach (neither
+    #: found by the graph, nor said by the entity, nor next to a memory the graph found).
+    outside: bool = False
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
         found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
-        weight = w.semantic if found else w.semantic_alone
+        weight = (w.semantic if found else w.semantic_alone) * (
+            1.0 - w.semantic_gate * self.strength
+        )
+        if self.outside:
+            weight *= w.semantic_outside
         return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
 
     def lending(self, w: RankingWeights) -> float:
@@ -390,169 +405,6 @@ class _Score:
             for name in ("lexical", "graph", "semantic", "adjacency")
             if getattr(self, name) > 0
         ]
-
-
-def _expand(
-    kg: KnowledgeGraph, starts: Sequence[str], w: RankingWeights
-) -> tuple[dict[str, float], dict[str, str | None]]:
-    """The ``w.graph_entities`` strongest entity keys reached from ``starts`` (the keys a
-    query names) -> weight, and the entity each was reached from (None for the named ones;
-    fewer, stronger entities ranked better than 50 per hop on both benchmarks:
-    docs/benchmarks.md)."""
-    weights: dict[str, float] = {}
-    parent: dict[str, str | None] = {}
-    for start in starts:
-        weights[start] = w.hop_decay[0]
-        parent[start] = None
-    frontier = list(starts)
-    for hop in (1, 2):
-        room = w.graph_entities - len(weights)
-        if room <= 0:
-            break  # a further hop weighs less than every entity kept so far: none would be used
-        # The frontier's strongest neighbours (ties by name), only as many as there is room
-        # for, even around a hub.
-        candidates: dict[str, tuple[int, str]] = {}
-        for node in frontier:
-            # Enough of each node's strongest neighbours to fill the room past those known.
-            for support, nbr in kg.strongest_neighbours(node, room + len(weights)):
-                best = candidates.get(nbr)
-                if nbr not in weights and (best is None or (-support, node) < (-best[0], best[1])):
-                    candidates[nbr] = (support, node)
-        reached = heapq.nsmallest(room, candidates, key=lambda n: (-candidates[n][0], n))
-        for nbr in reached:
-            support, via = candidates[nbr]
-            weights[nbr] = w.hop_decay[hop] * min(1.0, w.support_base + w.support_step * support)
-            parent[nbr] = via
-        frontier = reached[: w.hop2_frontier]
-    strongest = sorted(weights, key=lambda key: (-weights[key], key))[: w.graph_entities]
-    return {key: weights[key] for key in strongest}, {key: parent[key] for key in strongest}
-
-
-def _path_to(kg: KnowledgeGraph, parent: Mapping[str, str | None], key: str) -> list[str]:
-    names: list[str] = []
-    node: str | None = key
-    while node is not None and len(names) < 4:
-        names.append(kg.name_of(node))
-        node = parent.get(node)
-    return names[::-1]
-
-
-def _graph_scores(
-    conn: Any,
-    kg: KnowledgeGraph,
-    scope: ranking_rows.Scope,
-    query: QueryAnalysis,
-    lexical_items: Mapping[int, tuple[int, str]],
-    w: RankingWeights,
-) -> dict[int, tuple[float, str]]:
-    """seq -> (graph score, the entity key that contributed most), for the
-    ``w.graph_candidates`` best items only the graph brings in and every lexical candidate
-    that has one.
-
-    Every lexical candidate is checked against the query's entities; new candidates are, of
-    each entity, the items showing its ``w.graph_window`` newest texts: bounded work at any
-    store size.
-
-    In a memory that also names the entity it was reached from, an entity counts only as much
-    as that one's mention there tells (its rarity): their co-occurrence is what linked them.
-    Beside a speaker named in most memories it adds almost nothing, so words the small model
-    calls names beside a speaker ("Glad", "Kinda") no longer lift the speaker's own turns;
-    beside a rare name it adds nearly its full weight (docs/benchmarks.md).
-    """
-    lexical = {seq: text_id for seq, (text_id, _) in lexical_items.items()}
-    nodes = kg.nodes
-    by_id = {nodes[key]["entity_id"]: key for key in query.weights if key in nodes}
-    by_id.pop(None, None)
-    if not by_id:
-        return {}
-    scoring = _EntityScoring(by_id, query.weights, query.parents, _rarity(kg, by_id.values()))
-    # Each entity's window in proportion to what its texts can score: a rare entity the query
-    # names brings all of its newest texts, a hub reached on the way a few. A window holds the
-    # newest texts an item of the search shows the entity in, looked for among the entity's
-    # newest graph_scan-times-its-size mentions.
-    size = {
-        entity_id: max(
-            w.graph_min_window,
-            round(w.graph_window * query.weights[key] * scoring.rarity[key]),
-        )
-        for entity_id, key in by_id.items()
-    }
-    windows: set[tuple[int, int]] = set()
-    text_of: dict[int, int] = {}
-    views: dict[int, str] = {}
-    for entity_id, seq, text_id, view in ranking_rows.graph_windows(
-        conn, size, w.graph_scan, scope
-    ):
-        windows.add((seq, entity_id))
-        text_of[seq] = text_id
-        views[seq] = view
-    # The strongest items the windows bring in, by what the windows show of them; then every
-    # query entity each of those and each lexical candidate shows, for their final score.
-    first = scoring.scores(windows)
-    # The strongest texts only the graph brings in (a text's items score alike).
-    best_of: dict[int, tuple[float, int]] = {}
-    for seq, (score, _) in first.items():
-        if seq not in lexical:
-            text_id = text_of[seq]
-            best_of[text_id] = max(best_of.get(text_id, (0.0, 0)), (score, seq))
-    strongest = set(heapq.nlargest(w.graph_candidates, best_of, key=lambda t: best_of[t]))
-    kept = [seq for seq in first if seq not in lexical and text_of[seq] in strongest]
-    # A lexical candidate's own view counts over any window's.
-    views.update((seq, view) for seq, (_, view) in lexical_items.items())
-    by_text: dict[int, list[int]] = {}
-    for seq, text_id in {**{seq: text_of[seq] for seq in kept}, **lexical}.items():
-        by_text.setdefault(text_id, []).append(seq)
-    pairs = {
-        (seq, entity_id)
-        for text_id, entity_id, flag in ranking_rows.entities_of_texts(conn, by_text, list(by_id))
-        for seq in by_text[text_id]
-        if not flag or views.get(seq) == "full"
-    }
-    return scoring.scores(pairs)
-
-
-def _rarity(kg: KnowledgeGraph, keys: Iterable[str]) -> dict[str, float]:
-    """Entity key -> its rarity on an absolute scale (1.0 for an entity mentioned once, near 0
-    for one in every text of the tenant), so that a name the whole memory mentions cannot
-    outweigh the words of the query. Both counts are kept in the graph view."""
-    total = max(1, kg.texts)
-    scale = math.log(1 + total)
-    nodes = kg.nodes
-    return {
-        key: math.log(1 + total / max(1, int(nodes[key].get("mentions", 1)))) / scale
-        for key in keys
-    }
-
-
-@dataclass
-class _EntityScoring:
-    """How the query's entities score the items that show them."""
-
-    by_id: Mapping[int, str]
-    weights: Mapping[str, float]
-    parents: Mapping[str, str | None]
-    rarity: Mapping[str, float]
-
-    def strength(self, key: str) -> float:
-        """What a text showing only the entity ``key`` scores."""
-        return self.weights[key] * self.rarity[key]
-
-    def scores(self, pairs: Iterable[tuple[int, int]]) -> dict[int, tuple[float, str]]:
-        """seq -> (score, the strongest entity) of the items of ``(seq, entity id)`` pairs."""
-        named_in: dict[int, set[str]] = {}
-        for seq, entity_id in pairs:
-            named_in.setdefault(seq, set()).add(self.by_id[entity_id])
-        out: dict[int, tuple[float, str]] = {}
-        for seq, keys in named_in.items():
-            best, score = (0.0, ""), 0.0
-            for key in keys:
-                via = self.parents.get(key)
-                share = self.rarity[via] if via is not None and via in keys else 1.0
-                contribution = self.strength(key) * share
-                score += contribution
-                best = max(best, (contribution, key))
-            out[seq] = (min(1.0, score), best[1])
-        return out
 
 
 def _semantic_scores(
@@ -696,6 +548,17 @@ def _fuse(
     return scores
 
 
+def _add_strengths(scores: Mapping[int, _Score], w: RankingWeights) -> None:
+    """Each candidate's score without meaning relative to the best (its shield against
+    meaning), and whether it lies beyond the reach of the entities the query names."""
+    plain = {seq: score.without_meaning(w) for seq, score in scores.items()}
+    top = max(plain.values(), default=0.0) or 1.0
+    anchored = any(score.graph > 0 for score in scores.values())
+    for seq, score in scores.items():
+        score.strength = min(1.0, max(0.0, plain[seq] / top))
+        score.outside = anchored and not (score.graph > 0 or score.authored or score.linked)
+
+
 def _add_adjacency(
     conn: Any,
     scope: ranking_rows.Scope,
@@ -725,10 +588,13 @@ def _add_adjacency(
                 line.append(text_id)
             items_of.setdefault(text_id, []).append(seq)
     lent: dict[int, float] = {}
+    linked: set[int] = set()
 
-    def lend(text_id: int, value: float) -> None:
+    def lend(text_id: int, value: float, by_graph: bool) -> None:
         for item in items_of[text_id]:
             lent[item] = max(lent.get(item, 0.0), value)
+            if by_graph:
+                linked.add(item)
 
     places = {c: {t: i for i, t in enumerate(line)} for c, line in lines.items()}
     for seq in strongest:
@@ -738,17 +604,20 @@ def _add_adjacency(
         line = lines[owned]
         position = places[owned][text_of[seq]]
         base = scores[seq].lexical * w.lexical + scores[seq].graph * w.graph
-        if scores[seq].graph > 0 and len(line) <= w.conversation_share_max:
+        by_graph = scores[seq].graph > 0
+        if by_graph and len(line) <= w.conversation_share_max:
             # A memory naming the query's entity vouches for its whole (document-sized)
             # conversation: the pronoun sentences of a document are about the same entity.
             for neighbour in line:
-                lend(neighbour, base * w.conversation_share)
+                lend(neighbour, base * w.conversation_share, by_graph)
         for distance, decay in enumerate(w.adjacency_decay, start=1):
             for neighbour_at in (position - distance, position + distance):
                 if 0 <= neighbour_at < len(line):
-                    lend(line[neighbour_at], base * decay)
+                    lend(line[neighbour_at], base * decay, by_graph)
     for seq, value in lent.items():
         scores.setdefault(seq, _Score()).adjacency = value
+    for seq in linked:
+        scores[seq].linked = True
 
 
 def _add_priors(

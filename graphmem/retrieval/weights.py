@@ -38,13 +38,25 @@ class RankingWeights:
     #: only meaning found: these when one of the query's best lexical hits holds all of its
     #: words, moving to the ``_weak`` ones as that share falls to none (the less the words
     #: answer, the more meaning may: :meth:`for_word_evidence`).
-    #: Chosen on the dev data (bench/semantic_sweep.py; docs/benchmarks.md, issue 38): 0.3
-    #: throughout ranked LoCoMo best of the variants tried; weights moving with the words'
-    #: share (``_weak``) did not do better there, and worse on Re-DocRED.
-    semantic: float = 0.3
-    semantic_alone: float = 0.3
-    semantic_weak: float = 0.3
-    semantic_alone_weak: float = 0.3
+    #: Chosen on the dev data (bench/semantic_sweep.py, issue 38) with ``semantic_gate`` and
+    #: ``semantic_outside``: 0.5 throughout, shielded by half an item's strength and kept to
+    #: the named entities' reach, ranked LoCoMo no lower than off in every category and
+    #: Re-DocRED within noise of it (0.3 unshielded and everywhere: Re-DocRED R@10 -2.1).
+    semantic: float = 0.5
+    semantic_alone: float = 0.5
+    semantic_weak: float = 0.5
+    semantic_alone_weak: float = 0.5
+    #: How much an item's own evidence shields it from meaning: meaning's weight on an item is
+    #: times ``1 - semantic_gate * strength``, its strength being its score without meaning
+    #: relative to the ranking's best such score (0: meaning weighs alike on every item; the
+    #: strongest hits of words and the graph move least).
+    semantic_gate: float = 0.5
+    #: Meaning's weight, times this, on an item beyond the reach of the entities a query
+    #: names (when the graph found any of them): neither found by the graph, nor said by one
+    #: of them, nor next to a memory the graph found. 0: meaning reorders only what is about
+    #: them (elsewhere it lifted other documents' sentences about "a country" over the named
+    #: one's pronoun sentences: Re-DocRED).
+    semantic_outside: float = 0.0
     answer_type: float = 0.15
     importance: float = 0.05
     recency: float = 0.05
