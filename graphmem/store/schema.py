@@ -214,6 +214,10 @@ mentions = Table(
     # Newest texts of an entity and its text count, read from the index alone.
     Index("ix_mentions_entity_text", "entity_id", "text_id", "in_head"),
     Index("ix_mentions_text", "text_id"),
+    # An entity's label vote (label_rows.mention_label_counts) from the index alone: a save
+    # votes the labels of the entities it mentions, and a frequent entity has many mentions
+    # (at 100k results, 0.30 s for the eight most mentioned without it, 0.02 s with it).
+    Index("ix_mentions_entity_label", "entity_id", "label", "label_source"),
     sqlite_autoincrement=True,
 )
 
