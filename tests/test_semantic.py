@@ -321,3 +321,26 @@ def test_a_named_pool_is_the_one_statement_s_newest(static: embeddings.Embedder)
         memory.save_task_result(
             "Follow-up", f"Priya Nair paid Northwind invoice {more}.", "Grace Liu"
         )
+
+
+def test_meaning_beyond_a_named_entity_s_reach_is_no_answer(static: embeddings.Embedder) -> None:
+    # The question names Dana: what others said, however close in meaning, is beyond her
+    # reach (semantic_outside), so it is neither a hit nor explained as similar.
+    memory = LongTermMemory()
+    memory.save("Dana Whitfield leads the data team at Harbor Analytics.")
+    said = memory.save(
+        "The quarterly forecast looks solid.", metadata={"speaker": "Dana Whitfield"}
+    )
+    for line in (
+        "Our spending plan for next quarter was cut by ten percent.",
+        "Finance moved the cost projections to Friday.",
+    ):
+        memory.save(line, metadata={"speaker": "Grace Liu"})
+    for line in PARAPHRASES["small_talk"]:  # meaning ranks a memory against 20 or more
+        memory.save(line, metadata={"speaker": "Marco Rossi"})
+    hits = memory.search_hits("What did Dana Whitfield say about the budget?", limit=10)
+    assert said.memory_id in [hit.item.memory_id for hit in hits]
+    for hit in hits:
+        assert hit.explanation.sources, hit.item.content
+        about_dana = "Dana Whitfield" in hit.item.content
+        assert about_dana or (hit.item.metadata or {}).get("speaker") == "Dana Whitfield", hit

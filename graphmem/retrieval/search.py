@@ -281,7 +281,10 @@ class Ranking:
         scores = _fuse(conn, scope, query, lexical, graph, semantic, weights)
         if semantic:
             _add_strengths(scores, weights)
-        order = sorted(scores, key=lambda seq: (-scores[seq].total(weights), -seq))
+        # A candidate no term counts for (meaning found it beyond the reach of the entity the
+        # query names) is no answer: its priors alone would rank it.
+        found = [seq for seq in scores if scores[seq].sources(weights)]
+        order = sorted(found, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
 
     def take(
@@ -329,21 +332,24 @@ class Ranking:
         if not explain:
             return
         kg = self.space.entity_index.graph(self.query.tenant)
+        w = self.weights
         similar = _similar_words(
-            self.query, [hit.item.content for hit in hits if self.scores[hit.seq].semantic > 0]
+            self.query,
+            [hit.item.content for hit in hits if self.scores[hit.seq].counted_semantic(w) > 0],
         )
         for hit in hits:
             part = self.scores[hit.seq]
+            semantic = part.counted_semantic(w)
             matched = _matched_terms(self.query.terms, hit.item.content) if part.lexical > 0 else []
             hit.explanation = Explanation(
                 matched_terms=matched,
                 entity_path=path_to(kg, self.query.parents, part.entity) if part.graph > 0 else [],
-                sources=part.sources(),
+                sources=part.sources(w),
                 lexical=part.lexical,
                 graph=part.graph,
                 adjacency=part.adjacency,
-                semantic=part.semantic,
-                similar_to=similar.get(hit.item.content, []) if part.semantic > 0 else [],
+                semantic=semantic,
+                similar_to=similar.get(hit.item.content, []) if semantic > 0 else [],
             )
 
 
@@ -368,13 +374,19 @@ class _Score:
 
     def total(self, w: RankingWeights) -> float:
         """The fused score by the weights ``w``."""
+        return self.without_meaning(w) + self._boosted(self.meaning_weight(w) * self.semantic, w)
+
+    def meaning_weight(self, w: RankingWeights) -> float:
+        """The weight of this item's similarity in its score (0: meaning adds nothing)."""
         found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
         weight = (w.semantic if found else w.semantic_alone) * (
             1.0 - w.semantic_gate * self.strength
         )
-        if self.outside:
-            weight *= w.semantic_outside
-        return self.without_meaning(w) + self._boosted(weight * self.semantic, w)
+        return weight * w.semantic_outside if self.outside else weight
+
+    def counted_semantic(self, w: RankingWeights) -> float:
+        """Its similarity where meaning counts in its score, else 0 (what explanations show)."""
+        return self.semantic if self.meaning_weight(w) > 0 else 0.0
 
     def lending(self, w: RankingWeights) -> float:
         """How strong a lender of adjacency it is: its score, meaning counted by
@@ -399,11 +411,15 @@ class _Score:
             relevance *= 1.0 + w.answer_type
         return relevance
 
-    def sources(self) -> list[str]:
+    def sources(self, w: RankingWeights) -> list[str]:
+        """The terms that count in its score by the weights ``w``."""
+        values = (self.lexical, self.graph, self.counted_semantic(w), self.adjacency)
         return [
             name
-            for name in ("lexical", "graph", "semantic", "adjacency")
-            if getattr(self, name) > 0
+            for name, value in zip(
+                ("lexical", "graph", "semantic", "adjacency"), values, strict=True
+            )
+            if value > 0
         ]
 
 
