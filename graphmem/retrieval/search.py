@@ -283,8 +283,8 @@ class Ranking:
             _add_strengths(scores, weights)
         # A candidate no term counts for (meaning found it beyond the reach of the entity the
         # query names) is no answer: its priors alone would rank it.
-        found = [seq for seq in scores if scores[seq].sources(weights)]
-        order = sorted(found, key=lambda seq: (-scores[seq].total(weights), -seq))
+        answers = [seq for seq in scores if scores[seq].counts(weights)]
+        order = sorted(answers, key=lambda seq: (-scores[seq].total(weights), -seq))
         return cls(space, query, order, scores, weights)
 
     def take(
@@ -376,10 +376,17 @@ class _Score:
         """The fused score by the weights ``w``."""
         return self.without_meaning(w) + self._boosted(self.meaning_weight(w) * self.semantic, w)
 
+    def found(self) -> bool:
+        """Whether words, the graph or adjacency found it (not meaning alone)."""
+        return self.lexical > 0 or self.graph > 0 or self.adjacency > 0
+
+    def counts(self, w: RankingWeights) -> bool:
+        """Whether any term counts in its score by the weights ``w`` (else it is no answer)."""
+        return self.found() or self.counted_semantic(w) > 0
+
     def meaning_weight(self, w: RankingWeights) -> float:
         """The weight of this item's similarity in its score (0: meaning adds nothing)."""
-        found = self.lexical > 0 or self.graph > 0 or self.adjacency > 0
-        weight = (w.semantic if found else w.semantic_alone) * (
+        weight = (w.semantic if self.found() else w.semantic_alone) * (
             1.0 - w.semantic_gate * self.strength
         )
         return weight * w.semantic_outside if self.outside else weight
